@@ -1,0 +1,70 @@
+#pragma once
+// The stages of the CPU reference backend as free functions, so tests can check each one on
+// its own and the CUDA backend's twins can be compared with them stage by stage.
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/common/keys.h"
+#include "sim/common/mac.h"
+#include "sim/particles.h"
+#include "sim/profile.h"
+#include "sim/tree.h"
+
+namespace bhviz::sim::cpu {
+
+Box boundingBox(const std::vector<Vec4>& posMass);
+
+std::vector<std::uint64_t> computeKeys(const std::vector<Vec4>& posMass, const KeyFrame& frame,
+                                       Curve curve);
+
+/// The permutation that sorts the keys; equal keys keep their input order (as a stable radix
+/// sort does), so the order is unique.
+std::vector<std::uint32_t> sortOrder(const std::vector<std::uint64_t>& keys);
+
+/// Applies `order` (new position k takes old element order[k]) to every particle array.
+void reorder(Particles& p, const std::vector<std::uint32_t>& order);
+
+/// Octree topology from sorted keys: a cell is split while it holds more than nLeaf particles
+/// (and is above the deepest level). Fills frame, levelBegin, first, count, child, childCount,
+/// level; the moment arrays are sized but not filled.
+Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& frame, int nLeaf);
+
+/// What the walk needs to know of the MAC.
+struct MacSetup {
+  MacCode code = MacCode::Bonsai;
+  float theta = 0.5f;
+  float param = 0.0f;  ///< Δ_mul or α (mac.h)
+};
+
+/// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
+void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
+
+/// Groups of ≤ nGroup consecutive particles, each inside one cell, that hold an active
+/// particle; boxes and |a_old| minima over the active particles only.
+Groups buildGroups(const Tree& tree, const std::vector<Vec4>& posMass,
+                   const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active,
+                   int nGroup);
+
+struct WalkSettings {
+  MacSetup mac;
+  bool quadrupole = true;
+  float softening = 0.05f;
+};
+
+/// The interaction list of one group, as the walk builds it.
+struct InteractionList {
+  std::vector<std::uint32_t> cells;    ///< cells accepted as multipoles
+  std::vector<std::uint32_t> leaves;   ///< leaves whose particles interact directly
+  std::vector<std::uint32_t> opened;   ///< cells the MAC opened
+};
+
+InteractionList buildInteractionList(const Tree& tree, const Box& groupBox, float accMin,
+                                     const MacSetup& mac);
+
+/// Walks every group and writes accPot of its active particles.
+InteractionCounts walkGroups(const Tree& tree, const Groups& groups, const std::vector<Vec4>& posMass,
+                             const std::vector<std::uint8_t>& active, const WalkSettings& s,
+                             std::vector<Vec4>& accPot);
+
+}  // namespace bhviz::sim::cpu

@@ -1,0 +1,110 @@
+#include <algorithm>
+#include <cmath>
+
+#include "sim/cpu/cpu_stages.h"
+
+namespace bhviz::sim::cpu {
+
+namespace {
+
+// Sums in double: the CPU backend is the oracle the GPU's fp32 moments are compared with.
+struct MomentSum {
+  double m = 0.0, x = 0.0, y = 0.0, z = 0.0;
+  double xx = 0.0, yy = 0.0, zz = 0.0, xy = 0.0, xz = 0.0, yz = 0.0;
+};
+
+float farthestCorner(Vec3 p, const Box& b) {
+  const float dx = fmaxf(fabsf(p.x - b.lo.x), fabsf(p.x - b.hi.x));
+  const float dy = fmaxf(fabsf(p.y - b.lo.y), fabsf(p.y - b.hi.y));
+  const float dz = fmaxf(fabsf(p.z - b.lo.z), fabsf(p.z - b.hi.z));
+  return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
+void leafMoments(Tree& t, std::uint32_t c, const std::vector<Vec4>& posMass) {
+  const std::uint32_t begin = t.first[c], end = begin + t.count[c];
+  MomentSum s;
+  Box box;
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const Vec4 p = posMass[i];
+    s.m += p.w;
+    s.x += double(p.w) * p.x;
+    s.y += double(p.w) * p.y;
+    s.z += double(p.w) * p.z;
+    grow(box, xyz(p));
+  }
+  const double cx = s.x / s.m, cy = s.y / s.m, cz = s.z / s.m;
+  double b2max = 0.0;
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const Vec4 p = posMass[i];
+    const double dx = p.x - cx, dy = p.y - cy, dz = p.z - cz;
+    s.xx += p.w * dx * dx;
+    s.yy += p.w * dy * dy;
+    s.zz += p.w * dz * dz;
+    s.xy += p.w * dx * dy;
+    s.xz += p.w * dx * dz;
+    s.yz += p.w * dy * dz;
+    b2max = std::max(b2max, dx * dx + dy * dy + dz * dz);
+  }
+  t.comMass[c] = {float(cx), float(cy), float(cz), float(s.m)};
+  t.quad[c] = {float(s.xx), float(s.yy), float(s.zz), float(s.xy), float(s.xz), float(s.yz)};
+  t.box[c] = box;
+  t.bmax[c] = float(std::sqrt(b2max));
+}
+
+// Parallel-axis theorem: each child's second moments moved from its COM to the parent's.
+void internalMoments(Tree& t, std::uint32_t c) {
+  const std::uint32_t k0 = t.child[c], k1 = k0 + t.childCount[c];
+  MomentSum s;
+  Box box;
+  for (std::uint32_t k = k0; k < k1; ++k) {
+    const Vec4 cm = t.comMass[k];
+    s.m += cm.w;
+    s.x += double(cm.w) * cm.x;
+    s.y += double(cm.w) * cm.y;
+    s.z += double(cm.w) * cm.z;
+    grow(box, t.box[k]);
+  }
+  const double cx = s.x / s.m, cy = s.y / s.m, cz = s.z / s.m;
+  const Vec3 com{float(cx), float(cy), float(cz)};
+  float bmax = 0.0f;
+  for (std::uint32_t k = k0; k < k1; ++k) {
+    const Vec4 cm = t.comMass[k];
+    const Quadrupole& q = t.quad[k];
+    const double dx = cm.x - cx, dy = cm.y - cy, dz = cm.z - cz;
+    s.xx += q.xx + cm.w * dx * dx;
+    s.yy += q.yy + cm.w * dy * dy;
+    s.zz += q.zz + cm.w * dz * dz;
+    s.xy += q.xy + cm.w * dx * dy;
+    s.xz += q.xz + cm.w * dx * dz;
+    s.yz += q.yz + cm.w * dy * dz;
+    bmax = fmaxf(bmax, float(std::sqrt(dx * dx + dy * dy + dz * dz)) + t.bmax[k]);
+  }
+  t.comMass[c] = {com.x, com.y, com.z, float(s.m)};
+  t.quad[c] = {float(s.xx), float(s.yy), float(s.zz), float(s.xy), float(s.xz), float(s.yz)};
+  t.box[c] = box;
+  // Two upper bounds on the farthest particle; the smaller is the better one.
+  t.bmax[c] = fminf(bmax, farthestCorner(com, box));
+}
+
+}  // namespace
+
+void computeMoments(Tree& t, const std::vector<Vec4>& posMass, const MacSetup& mac) {
+  for (int level = t.depth() - 1; level >= 0; --level) {
+    const std::int64_t begin = t.levelBegin[level], end = t.levelBegin[level + 1];
+#pragma omp parallel for schedule(dynamic, 64)
+    for (std::int64_t c = begin; c < end; ++c) {
+      const auto cell = static_cast<std::uint32_t>(c);
+      if (t.isLeaf(cell)) {
+        leafMoments(t, cell, posMass);
+      } else {
+        internalMoments(t, cell);
+      }
+      const Quadrupole& q = t.quad[cell];
+      const CellShape shape{t.comMass[cell].w, t.side(cell), t.box[cell], xyz(t.comMass[cell]),
+                            t.bmax[cell], q.xx + q.yy + q.zz};
+      t.opening[cell] = openingValue(mac.code, mac.theta, mac.param, shape);
+    }
+  }
+}
+
+}  // namespace bhviz::sim::cpu

@@ -1,0 +1,103 @@
+#include <algorithm>
+#include <numeric>
+
+#include "sim/cpu/cpu_stages.h"
+
+namespace bhviz::sim::cpu {
+
+Box boundingBox(const std::vector<Vec4>& posMass) {
+  Box total;
+#pragma omp parallel
+  {
+    Box local;
+#pragma omp for nowait
+    for (std::size_t i = 0; i < posMass.size(); ++i) grow(local, xyz(posMass[i]));
+#pragma omp critical
+    grow(total, local);
+  }
+  return total;
+}
+
+std::vector<std::uint64_t> computeKeys(const std::vector<Vec4>& posMass, const KeyFrame& frame,
+                                       Curve curve) {
+  std::vector<std::uint64_t> keys(posMass.size());
+#pragma omp parallel for
+  for (std::size_t i = 0; i < posMass.size(); ++i) {
+    keys[i] = encodeKey(curve, quantize(xyz(posMass[i]), frame));
+  }
+  return keys;
+}
+
+std::vector<std::uint32_t> sortOrder(const std::vector<std::uint64_t>& keys) {
+  std::vector<std::uint32_t> order(keys.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+  return order;
+}
+
+namespace {
+template <typename T>
+void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order) {
+  std::vector<T> out(v.size());
+#pragma omp parallel for
+  for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
+  v.swap(out);
+}
+}  // namespace
+
+void reorder(Particles& p, const std::vector<std::uint32_t>& order) {
+  permute(p.posMass, order);
+  permute(p.vel, order);
+  permute(p.accPot, order);
+  permute(p.id, order);
+  permute(p.tag, order);
+  permute(p.bin, order);
+}
+
+Tree buildTree(const std::vector<std::uint64_t>& keys, const KeyFrame& frame, int nLeaf) {
+  Tree t;
+  t.frame = frame;
+  auto addCell = [&](std::uint32_t first, std::uint32_t count, int level) {
+    t.first.push_back(first);
+    t.count.push_back(count);
+    t.child.push_back(0);
+    t.childCount.push_back(0);
+    t.level.push_back(static_cast<std::uint8_t>(level));
+  };
+  addCell(0, static_cast<std::uint32_t>(keys.size()), 0);
+  t.levelBegin = {0, 1};
+  // Breadth first: the children of level L's cells, in order, make level L+1, so each cell's
+  // children are contiguous and every level is in key order.
+  for (int level = 0; level < kMaxLevel; ++level) {
+    const std::uint32_t begin = t.levelBegin[level], end = t.levelBegin[level + 1];
+    for (std::uint32_t c = begin; c < end; ++c) {
+      if (t.count[c] <= static_cast<std::uint32_t>(nLeaf)) continue;
+      const auto cellBegin = keys.begin() + t.first[c];
+      const auto cellEnd = cellBegin + t.count[c];
+      t.child[c] = static_cast<std::uint32_t>(t.first.size());
+      auto lo = cellBegin;
+      while (lo != cellEnd) {
+        // The keys of one child share their digit at level+1; the run ends where it changes.
+        const unsigned digit = keyDigit(*lo, level + 1);
+        const auto hi = std::partition_point(
+            lo, cellEnd, [&](std::uint64_t k) { return keyDigit(k, level + 1) == digit; });
+        addCell(static_cast<std::uint32_t>(lo - keys.begin()), static_cast<std::uint32_t>(hi - lo),
+                level + 1);
+        ++t.childCount[c];
+        lo = hi;
+      }
+    }
+    if (t.first.size() == end) break;  // no cell of this level was split
+    t.levelBegin.push_back(static_cast<std::uint32_t>(t.first.size()));
+  }
+  const std::size_t n = t.first.size();
+  t.comMass.resize(n);
+  t.quad.resize(n);
+  t.box.resize(n);
+  t.bmax.resize(n);
+  t.opening.resize(n);
+  return t;
+}
+
+}  // namespace bhviz::sim::cpu

@@ -1,0 +1,36 @@
+#pragma once
+// Exact O(N²) Plummer-softened gravity in double precision: the reference every tree force
+// is measured against. G = 1.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sim/particles.h"
+
+namespace bhviz::sim {
+
+/// Acceleration (x, y, z) and potential (w) on target i from every other particle.
+using Accel4d = std::array<double, 4>;
+
+/// For the listed targets (indices into p), against all particles; OpenMP over targets.
+std::vector<Accel4d> directSum(const Particles& p, const std::vector<std::uint32_t>& targets,
+                               double softening);
+
+/// Every particle as a target.
+std::vector<Accel4d> directSumAll(const Particles& p, double softening);
+
+struct ForceError {
+  double median = 0.0;  ///< median of |a − a_ref| / |a_ref|
+  double p99 = 0.0;     ///< 99th percentile of the same
+  double max = 0.0;
+};
+
+/// Relative acceleration error of p.accPot at `targets` against the reference `ref` (same order).
+ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targets,
+                      const std::vector<Accel4d>& ref);
+
+/// `count` distinct random indices in [0, n) (all of them when count >= n), sorted.
+std::vector<std::uint32_t> sampleIndices(std::size_t n, std::size_t count, std::uint64_t seed);
+
+}  // namespace bhviz::sim

@@ -1,0 +1,72 @@
+#include "sim/params.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace bhviz::sim {
+
+float effectiveMacParam(const SimParams& p) {
+  if (p.macParam > 0.0f) return p.macParam;
+  switch (p.mac) {
+    case MacKind::Multipole: return 1e-4f;     // absolute acceleration error bound per cell
+    case MacKind::Acceleration: return 2e-3f;  // relative: GADGET's ErrTolForceAcc range
+    default: return 0.0f;                      // θ-based MACs take no extra parameter
+  }
+}
+
+namespace {
+template <typename T>
+void require(bool ok, const char* name, T value, const char* range) {
+  if (ok) return;
+  std::ostringstream s;
+  s << name << " = " << value << " is out of range: must be " << range;
+  throw InvalidParameter(s.str());
+}
+}  // namespace
+
+void validate(const SimParams& p) {
+  require(p.theta > 0.0f && p.theta <= kThetaMax, "theta", p.theta, "in (0, 1.5]");
+  require(p.macParam >= 0.0f && std::isfinite(p.macParam), "mac-param", p.macParam,
+          "> 0 (or 0 for the MAC's default)");
+  require(p.nLeaf >= 1 && p.nLeaf <= 1024, "n-leaf", p.nLeaf, "in [1, 1024]");
+  require(p.nGroup >= 1 && p.nGroup <= 1024, "n-group", p.nGroup, "in [1, 1024]");
+  require(p.softening >= 0.0f && std::isfinite(p.softening), "softening", p.softening,
+          ">= 0 and finite");
+  require(p.dtMax > 0.0f && std::isfinite(p.dtMax), "dt", p.dtMax, "> 0 and finite");
+  require(p.eta > 0.0f && std::isfinite(p.eta), "eta", p.eta, "> 0 and finite");
+  require(p.maxBinDepth >= 0 && p.maxBinDepth <= kMaxBinDepthLimit, "max-bin-depth",
+          p.maxBinDepth, "in [0, 20]");
+  require(!(p.stepping == TimeStepping::Block && p.softening <= 0.0f), "softening", p.softening,
+          "> 0 with block steps (dt_i = eta*sqrt(eps/|a|))");
+}
+
+std::string_view toString(MacKind k) {
+  switch (k) {
+    case MacKind::BarnesHut: return "bh";
+    case MacKind::Bonsai: return "bonsai";
+    case MacKind::Multipole: return "multipole";
+    case MacKind::Acceleration: return "acceleration";
+  }
+  return "?";
+}
+
+std::string_view toString(TimeStepping s) {
+  return s == TimeStepping::Shared ? "shared" : "block";
+}
+
+std::string_view toString(Curve c) { return c == Curve::Hilbert ? "hilbert" : "morton"; }
+
+std::optional<MacKind> parseMacKind(std::string_view name) {
+  for (MacKind k : {MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole, MacKind::Acceleration}) {
+    if (name == toString(k)) return k;
+  }
+  return std::nullopt;
+}
+
+std::optional<Curve> parseCurve(std::string_view name) {
+  if (name == "hilbert") return Curve::Hilbert;
+  if (name == "morton") return Curve::Morton;
+  return std::nullopt;
+}
+
+}  // namespace bhviz::sim

@@ -1,0 +1,70 @@
+#pragma once
+// Every knob of the simulation, filled alike by the CLI, the UI and scenario files.
+// Live settings (θ, MAC, ε, η, quadrupole) take effect at the next substep; clock settings
+// (time-stepping mode, dtMax, maxBinDepth) at the next point where all particles are
+// synchronised.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "sim/common/keys.h"
+
+namespace bhviz::sim {
+
+/// Multipole acceptance criteria (GOTHIC §2.2). Each decides, for a group of particles and a
+/// cell, whether the cell's multipole expansion is accurate enough or the cell must be opened.
+enum class MacKind : std::uint8_t {
+  BarnesHut,     ///< open if d < l/θ: l the geometric cell side, d from the group box to the COM
+  Bonsai,        ///< open if d < l/θ + s: l the largest side of the tight box, s the COM offset
+  Multipole,     ///< Warren–Salmon: open if d < b/2 + sqrt(b²/4 + sqrt(3·B2/Δ_mul))
+  Acceleration,  ///< Springel: open if M·l² > α·|a_old|·d⁴ (θ-test on the first evaluation)
+};
+
+enum class TimeStepping : std::uint8_t {
+  Shared,  ///< one step dtMax for every particle (kick–drift–kick leapfrog)
+  Block,   ///< power-of-two bins: dt_i = η·sqrt(ε/|a_i|), clamped to dtMax / 2^maxBinDepth
+};
+
+struct SimParams {
+  MacKind mac = MacKind::Bonsai;       ///< multipole acceptance criterion
+  float theta = 0.5f;                  ///< opening angle for bh and bonsai (and the first acceleration-MAC step) [1]
+  float macParam = 0.0f;               ///< Δ_mul [acceleration] for multipole, α [1] for acceleration; 0 = the MAC's default
+  bool quadrupole = true;              ///< add the quadrupole term to cell interactions
+  int nLeaf = 16;                      ///< a cell with more particles than this is split [particles]
+  int nGroup = 64;                     ///< largest group sharing one tree walk [particles]
+  float softening = 0.05f;             ///< Plummer softening ε [length]
+  Curve curve = Curve::Hilbert;        ///< space-filling curve for keys and particle order
+  TimeStepping stepping = TimeStepping::Shared;
+  float dtMax = 1.0f / 128.0f;         ///< the shared step, or the longest block step [time]
+  float eta = 0.2f;                    ///< block-step accuracy η in dt_i = η·sqrt(ε/|a_i|) [1]
+  int maxBinDepth = 8;                 ///< deepest block bin: dt ≥ dtMax / 2^maxBinDepth [1]
+};
+
+/// The defaults above, spelled out for callers that want them by name.
+inline SimParams defaultSimParams() { return SimParams{}; }
+
+/// The MAC parameter actually used: macParam, or the MAC's documented default when it is 0.
+float effectiveMacParam(const SimParams& p);
+
+/// A user-facing error: a value out of range or a name that is not known.
+struct InvalidParameter : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Throws InvalidParameter naming the parameter and the allowed range.
+void validate(const SimParams& p);
+
+// Names as the CLI, the JSON stats and the UI spell them.
+std::string_view toString(MacKind k);
+std::string_view toString(TimeStepping s);
+std::string_view toString(Curve c);
+std::optional<MacKind> parseMacKind(std::string_view name);
+std::optional<Curve> parseCurve(std::string_view name);
+
+inline constexpr float kThetaMax = 1.5f;
+inline constexpr int kMaxBinDepthLimit = 20;
+
+}  // namespace bhviz::sim

@@ -1,0 +1,39 @@
+#pragma once
+// The particle state, as a structure of arrays. Both backends use this layout; the CUDA backend
+// keeps the same arrays on the device. G = 1 throughout; units are whatever the initial
+// conditions chose (N-body units for the spheres, galaxy units for the disk models).
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/common/vec.h"
+
+namespace bhviz::sim {
+
+/// What a particle belongs to, for colouring and hiding. Stored in the low 2 bits of the tag.
+enum class Component : std::uint8_t { Sphere = 0, Disk = 1, Bulge = 2, Halo = 3 };
+
+/// A component tag: the component in bits 0-1, the galaxy index (0 or 1 in a merger) in bits 2-7.
+inline std::uint8_t makeTag(Component c, unsigned galaxy) {
+  return static_cast<std::uint8_t>(static_cast<unsigned>(c) | (galaxy << 2));
+}
+inline Component tagComponent(std::uint8_t tag) { return static_cast<Component>(tag & 3u); }
+inline unsigned tagGalaxy(std::uint8_t tag) { return tag >> 2; }
+
+struct Particles {
+  std::vector<Vec4> posMass;           ///< x, y, z [length]; w = mass [mass]
+  std::vector<Vec4> vel;               ///< vx, vy, vz [length/time]; w unused (0)
+  std::vector<Vec4> accPot;            ///< ax, ay, az [length/time²]; w = potential [energy/mass]
+  std::vector<std::uint32_t> id;       ///< stable identity, 0..N-1 at creation
+  std::vector<std::uint8_t> tag;       ///< component and galaxy (makeTag)
+  std::vector<std::uint8_t> bin;       ///< time bin: step = dtMax / 2^bin
+
+  std::size_t size() const { return posMass.size(); }
+  void resize(std::size_t n);
+  /// Throws std::invalid_argument naming the first inconsistency (array sizes, non-finite
+  /// values, non-positive masses, duplicate or out-of-range ids).
+  void validate() const;
+};
+
+}  // namespace bhviz::sim

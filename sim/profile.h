@@ -1,0 +1,47 @@
+#pragma once
+// Per-stage timings of one substep, named alike on every backend.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace bhviz::sim {
+
+enum class Stage : int {
+  Predict,    ///< open kicks, new bins and the drift of every particle
+  BoundingBox,
+  Keys,
+  Sort,       ///< sort by key and reorder the particle arrays
+  Tree,       ///< octree topology from the sorted keys
+  Moments,    ///< masses, centres of mass, quadrupoles, boxes, opening values
+  Groups,
+  Walk,       ///< tree walk and force evaluation of the active particles
+  Integrate,  ///< closing kicks of the active particles
+  Count
+};
+
+inline constexpr std::array<std::string_view, static_cast<int>(Stage::Count)> kStageNames = {
+    "predict", "bbox", "keys", "sort", "tree", "moments", "groups", "walk", "integrate"};
+
+inline std::string_view stageName(Stage s) { return kStageNames[static_cast<int>(s)]; }
+
+struct InteractionCounts {
+  std::uint64_t cell = 0;      ///< cell–particle (M2P) interactions
+  std::uint64_t particle = 0;  ///< particle–particle (P2P) interactions
+  std::uint64_t targets = 0;   ///< particles that received a force
+};
+
+struct StepProfile {
+  std::array<double, static_cast<int>(Stage::Count)> ms{};  ///< milliseconds per stage
+  InteractionCounts interactions;
+
+  double& operator[](Stage s) { return ms[static_cast<int>(s)]; }
+  double operator[](Stage s) const { return ms[static_cast<int>(s)]; }
+  double total() const {
+    double t = 0.0;
+    for (double v : ms) t += v;
+    return t;
+  }
+};
+
+}  // namespace bhviz::sim

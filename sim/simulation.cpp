@@ -1,0 +1,102 @@
+#include "sim/simulation.h"
+
+#include <sstream>
+
+namespace bhviz::sim {
+
+namespace {
+
+int clockDepth(const SimParams& p) { return p.stepping == TimeStepping::Shared ? 0 : p.maxBinDepth; }
+
+void accumulate(StepProfile& total, const StepProfile& step) {
+  for (std::size_t s = 0; s < total.ms.size(); ++s) total.ms[s] += step.ms[s];
+  total.interactions.cell += step.interactions.cell;
+  total.interactions.particle += step.interactions.particle;
+  total.interactions.targets += step.interactions.targets;
+}
+
+}  // namespace
+
+Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initial,
+                       const SimParams& params)
+    : m_backend(std::move(backend)), m_params(params) {
+  validate(params);
+  if (initial.size() == 0) throw InvalidParameter("the simulation needs at least one particle");
+  initial.validate();
+  m_clock = Clock{0.0, 0, clockDepth(params), params.dtMax};
+  Particles start = initial;
+  std::fill(start.bin.begin(), start.bin.end(), std::uint8_t{0});
+  m_backend->upload(start);
+  m_backend->resetProfile();
+  m_backend->computeForces(m_clock, m_params, ForceTargets::All, false);
+  m_last = m_backend->profile();
+  checkFinite();
+}
+
+void Simulation::setParams(const SimParams& params) {
+  validate(params);
+  m_params = params;
+}
+
+void Simulation::applyClockSettings() {
+  // Only where every particle has finished its step may the clock change its grid.
+  m_clock.origin = m_clock.time();
+  m_clock.tick = 0;
+  m_clock.depth = clockDepth(m_params);
+  m_clock.dtMax = m_params.dtMax;
+}
+
+void Simulation::substep() {
+  if (m_clock.synchronized()) applyClockSettings();
+  m_backend->resetProfile();
+  const int deepest = m_backend->openKicks(m_clock, m_params);
+  // The next tick at which some particle ends its step: the deepest occupied bin's next boundary.
+  const std::uint64_t period = binPeriod(deepest, m_clock.depth);
+  const std::uint64_t next = m_clock.tick - m_clock.tick % period + period;
+  m_backend->drift(static_cast<float>(static_cast<double>(next - m_clock.tick) * m_clock.tickDt()));
+  m_clock.tick = next;
+  m_backend->computeForces(m_clock, m_params, ForceTargets::Active, true);
+  m_backend->closeKicks(m_clock);
+  m_last = m_backend->profile();
+  accumulate(m_total, m_last);
+  ++m_substeps;
+  checkFinite();
+}
+
+void Simulation::advance(int steps) {
+  for (int s = 0; s < steps; ++s) {
+    do {
+      substep();
+    } while (!m_clock.synchronized());
+  }
+}
+
+void Simulation::recomputeForces() {
+  if (!m_clock.synchronized()) {
+    throw std::logic_error("recomputeForces needs every particle synchronised");
+  }
+  m_backend->resetProfile();
+  m_backend->computeForces(m_clock, m_params, ForceTargets::All, true);
+  checkFinite();
+}
+
+Diagnostics Simulation::diagnostics() const { return computeDiagnostics(particles(), m_clock); }
+
+Particles Simulation::particles() const {
+  Particles p;
+  m_backend->download(p);
+  return p;
+}
+
+void Simulation::checkFinite() const {
+  const std::vector<std::uint32_t> ids = m_backend->nonFiniteIds(10);
+  if (ids.empty()) return;
+  std::ostringstream s;
+  s << "the state became non-finite (NaN or Inf) at t = " << m_clock.time() << " in particle";
+  s << (ids.size() > 1 ? "s" : "");
+  for (std::size_t k = 0; k < ids.size(); ++k) s << (k ? ", " : " ") << ids[k];
+  if (ids.size() == 10) s << ", …";
+  throw NonFiniteState(s.str(), ids);
+}
+
+}  // namespace bhviz::sim

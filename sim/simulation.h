@@ -1,0 +1,64 @@
+#pragma once
+// One simulation: a backend, its clock and the parameters. The sequence of a substep is here,
+// once, for every backend:
+//   open kicks + new bins (active) → drift (all) → tree + forces (active) → close kicks (active)
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/backend.h"
+
+namespace bhviz::sim {
+
+/// Some particles' state became NaN or infinite: the run stops and says which.
+struct NonFiniteState : std::runtime_error {
+  NonFiniteState(const std::string& what, std::vector<std::uint32_t> ids)
+      : std::runtime_error(what), ids(std::move(ids)) {}
+  std::vector<std::uint32_t> ids;
+};
+
+class Simulation {
+ public:
+  /// Validates the parameters and the particles, uploads them and evaluates every force.
+  Simulation(std::unique_ptr<Backend> backend, const Particles& initial, const SimParams& params);
+
+  /// New parameters (validated). Live ones act at the next substep; the clock's (stepping,
+  /// dtMax, maxBinDepth) at the next point where every particle is synchronised.
+  void setParams(const SimParams& params);
+  const SimParams& params() const { return m_params; }
+
+  /// One force evaluation on the particles active at the next tick. Throws NonFiniteState.
+  void substep();
+  /// Substeps up to the end of the current dtMax interval (or `steps` whole intervals):
+  /// afterwards every particle is synchronised.
+  void advance(int steps = 1);
+  /// A fresh force evaluation of every particle (only when synchronised).
+  void recomputeForces();
+
+  double time() const { return m_clock.time(); }
+  const Clock& clock() const { return m_clock; }
+  bool synchronized() const { return m_clock.synchronized(); }
+  Diagnostics diagnostics() const;
+  Particles particles() const;
+  const Backend& backend() const { return *m_backend; }
+
+  /// Stage timings and interaction counts of the last substep, and summed since construction.
+  const StepProfile& lastProfile() const { return m_last; }
+  const StepProfile& totalProfile() const { return m_total; }
+  std::uint64_t substeps() const { return m_substeps; }
+
+ private:
+  void applyClockSettings();
+  void checkFinite() const;
+
+  std::unique_ptr<Backend> m_backend;
+  SimParams m_params;
+  Clock m_clock;
+  StepProfile m_last;
+  StepProfile m_total;
+  std::uint64_t m_substeps = 0;
+};
+
+}  // namespace bhviz::sim

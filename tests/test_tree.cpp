@@ -1,0 +1,200 @@
+// Octree invariants, moments against brute-force sums, and groups, on clustered random points
+// (including exact duplicates, which force cells down to the deepest level).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/cpu/cpu_stages.h"
+#include "sim/rng.h"
+
+using namespace bhviz::sim;
+
+namespace {
+
+std::vector<Vec4> clusteredPoints(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<Vec4> p(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = rng.uniform();
+    const float m = static_cast<float>(rng.uniform(0.5, 1.5) / double(n));
+    if (u < 0.6) {  // a dense clump
+      p[i] = {float(0.05 * rng.normal()), float(0.05 * rng.normal() + 1.0), float(0.05 * rng.normal()), m};
+    } else if (u < 0.97) {  // a wide background
+      p[i] = {float(rng.uniform(-4, 4)), float(rng.uniform(-4, 4)), float(rng.uniform(-1, 1)), m};
+    } else {  // exact duplicates of one point
+      p[i] = {0.25f, -0.5f, 0.125f, m};
+    }
+  }
+  return p;
+}
+
+struct Built {
+  std::vector<Vec4> pos;
+  std::vector<std::uint64_t> keys;
+  Tree tree;
+};
+
+Built build(std::size_t n, std::uint64_t seed, int nLeaf, Curve curve) {
+  Built b;
+  b.pos = clusteredPoints(n, seed);
+  const KeyFrame frame = keyFrameFor(cpu::boundingBox(b.pos));
+  const std::vector<std::uint64_t> keys = cpu::computeKeys(b.pos, frame, curve);
+  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
+  std::vector<Vec4> sorted(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    sorted[k] = b.pos[order[k]];
+    b.keys.push_back(keys[order[k]]);
+  }
+  b.pos.swap(sorted);
+  b.tree = cpu::buildTree(b.keys, frame, nLeaf);
+  cpu::computeMoments(b.tree, b.pos, cpu::MacSetup{MacCode::Bonsai, 0.5f, 0.0f});
+  return b;
+}
+
+bool inside(const Box& inner, const Box& outer) {
+  return inner.lo.x >= outer.lo.x && inner.lo.y >= outer.lo.y && inner.lo.z >= outer.lo.z &&
+         inner.hi.x <= outer.hi.x && inner.hi.y <= outer.hi.y && inner.hi.z <= outer.hi.z;
+}
+
+struct TreeCase {
+  int nLeaf;
+  Curve curve;
+};
+
+class TreeTest : public ::testing::TestWithParam<TreeCase> {
+ protected:
+  void SetUp() override { m_b = build(30000, 5 + GetParam().nLeaf, GetParam().nLeaf, GetParam().curve); }
+  Built m_b;
+};
+
+}  // namespace
+
+TEST_P(TreeTest, KeysAreSortedAndTheSortIsStable) {
+  EXPECT_TRUE(std::is_sorted(m_b.keys.begin(), m_b.keys.end()));
+  const std::vector<std::uint64_t> keys{5, 3, 5, 1, 3};
+  EXPECT_EQ(cpu::sortOrder(keys), (std::vector<std::uint32_t>{3, 1, 4, 0, 2}));
+}
+
+TEST_P(TreeTest, EveryParticleIsInExactlyOneLeafAndLeavesAreSmall) {
+  const Tree& t = m_b.tree;
+  std::vector<int> owner(m_b.pos.size(), 0);
+  bool sawDeepestLevel = false;
+  for (std::uint32_t c = 0; c < t.cellCount(); ++c) {
+    if (!t.isLeaf(c)) continue;
+    if (t.level[c] == kMaxLevel) sawDeepestLevel = true;
+    else EXPECT_LE(t.count[c], std::uint32_t(GetParam().nLeaf)) << "leaf " << c;
+    EXPECT_GT(t.count[c], 0u);
+    for (std::uint32_t i = t.first[c]; i < t.first[c] + t.count[c]; ++i) ++owner[i];
+  }
+  EXPECT_TRUE(std::all_of(owner.begin(), owner.end(), [](int k) { return k == 1; }));
+  // The duplicates (3% of the points) share one key: only the deepest level can hold them.
+  EXPECT_TRUE(sawDeepestLevel);
+}
+
+TEST_P(TreeTest, ChildrenPartitionTheirParentAndLieInsideIt) {
+  const Tree& t = m_b.tree;
+  ASSERT_EQ(t.levelBegin.front(), 0u);
+  ASSERT_EQ(t.levelBegin.back(), t.cellCount());
+  EXPECT_EQ(t.count[0], m_b.pos.size());
+  for (std::uint32_t c = 0; c < t.cellCount(); ++c) {
+    if (t.isLeaf(c)) {
+      EXPECT_TRUE(t.level[c] == kMaxLevel || t.count[c] <= std::uint32_t(GetParam().nLeaf));
+      continue;
+    }
+    EXPECT_GT(t.count[c], std::uint32_t(GetParam().nLeaf));
+    ASSERT_LE(t.childCount[c], 8);
+    std::uint32_t next = t.first[c];
+    for (std::uint32_t k = t.child[c]; k < t.child[c] + t.childCount[c]; ++k) {
+      EXPECT_EQ(t.level[k], t.level[c] + 1);
+      EXPECT_EQ(t.first[k], next) << "children must be contiguous and in order";
+      next += t.count[k];
+      EXPECT_TRUE(inside(t.box[k], t.box[c]));
+      // Geometric containment: a child's keys extend its parent's key prefix.
+      const int shift = 3 * (kMaxLevel - t.level[c]);
+      for (std::uint32_t i = t.first[k]; i < t.first[k] + t.count[k]; ++i) {
+        ASSERT_EQ(m_b.keys[i] >> shift, m_b.keys[t.first[c]] >> shift);
+      }
+    }
+    EXPECT_EQ(next, t.first[c] + t.count[c]);
+  }
+}
+
+TEST_P(TreeTest, MomentsEqualBruteForceSums) {
+  const Tree& t = m_b.tree;
+  Rng rng(99);
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto c = static_cast<std::uint32_t>(trial < 50 ? trial : rng.below(t.cellCount()));
+    double m = 0, x = 0, y = 0, z = 0;
+    for (std::uint32_t i = t.first[c]; i < t.first[c] + t.count[c]; ++i) {
+      const Vec4 p = m_b.pos[i];
+      m += p.w, x += p.w * double(p.x), y += p.w * double(p.y), z += p.w * double(p.z);
+    }
+    x /= m, y /= m, z /= m;
+    double qxx = 0, qyy = 0, qzz = 0, qxy = 0, qxz = 0, qyz = 0, b2max = 0;
+    Box box;
+    for (std::uint32_t i = t.first[c]; i < t.first[c] + t.count[c]; ++i) {
+      const Vec4 p = m_b.pos[i];
+      const double dx = p.x - x, dy = p.y - y, dz = p.z - z;
+      qxx += p.w * dx * dx, qyy += p.w * dy * dy, qzz += p.w * dz * dz;
+      qxy += p.w * dx * dy, qxz += p.w * dx * dz, qyz += p.w * dy * dz;
+      b2max = std::max(b2max, dx * dx + dy * dy + dz * dz);
+      grow(box, xyz(p));
+    }
+    const Vec4 cm = t.comMass[c];
+    const Quadrupole& q = t.quad[c];
+    const double size = std::max(1e-6, double(t.bmax[c]));
+    EXPECT_NEAR(cm.w, m, 1e-6 * m) << "cell " << c;
+    EXPECT_NEAR(cm.x, x, 1e-5 * size + 1e-6);
+    EXPECT_NEAR(cm.y, y, 1e-5 * size + 1e-6);
+    EXPECT_NEAR(cm.z, z, 1e-5 * size + 1e-6);
+    const double qscale = m * size * size;
+    for (auto [got, want] : {std::pair{q.xx, qxx}, {q.yy, qyy}, {q.zz, qzz}, {q.xy, qxy}, {q.xz, qxz}, {q.yz, qyz}}) {
+      EXPECT_NEAR(got, want, 2e-4 * qscale + 1e-12) << "cell " << c;
+    }
+    EXPECT_EQ(t.box[c].lo.x, box.lo.x);
+    EXPECT_EQ(t.box[c].hi.z, box.hi.z);
+    EXPECT_GE(t.bmax[c] * (1 + 1e-5) + 1e-6, std::sqrt(b2max)) << "bmax must bound every particle";
+  }
+}
+
+TEST_P(TreeTest, GroupsAreSmallContiguousRunsInsideOneCell) {
+  const Tree& t = m_b.tree;
+  const std::size_t n = m_b.pos.size();
+  const std::vector<Vec4> acc(n, Vec4{1, 0, 0, 0});
+  std::vector<std::uint8_t> active(n, 1);
+  const int nGroup = 64;
+  Groups g = cpu::buildGroups(t, m_b.pos, acc, active, nGroup);
+  std::uint32_t next = 0;
+  for (std::size_t k = 0; k < g.size(); ++k) {
+    EXPECT_EQ(g.first[k], next);
+    EXPECT_LE(g.count[k], std::uint32_t(nGroup));
+    next += g.count[k];
+    // The run is a whole cell, or a piece of a leaf with more than nGroup particles.
+    bool inOneCell = false;
+    for (std::uint32_t c = 0; c < t.cellCount() && !inOneCell; ++c) {
+      inOneCell = (t.first[c] == g.first[k] && t.count[c] == g.count[k]) ||
+                  (t.isLeaf(c) && t.first[c] <= g.first[k] && g.first[k] + g.count[k] <= t.first[c] + t.count[c]);
+    }
+    EXPECT_TRUE(inOneCell) << "group " << k;
+    for (std::uint32_t i = g.first[k]; i < g.first[k] + g.count[k]; ++i) {
+      EXPECT_EQ(distSqPointBox(xyz(m_b.pos[i]), g.box[k]), 0.0f);
+    }
+  }
+  EXPECT_EQ(next, n);
+  // Only groups with active particles are listed, and their boxes cover only those.
+  std::fill(active.begin(), active.end(), 0);
+  active[100] = active[20000] = 1;
+  g = cpu::buildGroups(t, m_b.pos, acc, active, nGroup);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g.box[0].lo.x, m_b.pos[100].x);
+  EXPECT_EQ(g.box[0].hi.x, m_b.pos[100].x);
+}
+
+INSTANTIATE_TEST_SUITE_P(LeafSizesAndCurves, TreeTest,
+                         ::testing::Values(TreeCase{1, Curve::Hilbert}, TreeCase{16, Curve::Hilbert},
+                                           TreeCase{16, Curve::Morton}, TreeCase{64, Curve::Morton}),
+                         [](const auto& info) {
+                           return std::string(info.param.curve == Curve::Hilbert ? "Hilbert" : "Morton") +
+                                  "Leaf" + std::to_string(info.param.nLeaf);
+                         });
