@@ -132,10 +132,16 @@ void CpuBackend::closeKicks(const Clock& clock) {
 }
 
 std::vector<std::uint32_t> CpuBackend::nonFiniteIds(std::size_t max) const {
-  std::vector<std::uint32_t> ids;
+  // Positions, then velocities, then forces: one runaway particle soon makes every force
+  // (and through the kicks every velocity) NaN, and it is the one worth naming.
   const Particles& s = m_particles;
-  for (std::size_t i = 0; i < s.size() && ids.size() < max; ++i) {
-    if (!finite(s.posMass[i]) || !finite(s.vel[i]) || !finite(s.accPot[i])) ids.push_back(s.id[i]);
+  const std::vector<Vec4>* tiers[] = {&s.posMass, &s.vel, &s.accPot};
+  std::vector<std::uint32_t> ids;
+  for (const std::vector<Vec4>* tier : tiers) {
+    for (std::size_t i = 0; i < s.size() && ids.size() < max; ++i) {
+      if (!finite((*tier)[i])) ids.push_back(s.id[i]);
+    }
+    if (!ids.empty()) break;
   }
   return ids;
 }

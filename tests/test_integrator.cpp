@@ -1,0 +1,204 @@
+// Time integration: energy conservation with shared and block steps, the block scheme's
+// reduction to the shared leapfrog, a closed Kepler orbit, the bin rules, determinism across
+// thread counts, and a clear stop on a non-finite state.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+
+#include "sim/simulation.h"
+#include "test_support.h"
+
+using namespace bhviz;
+using namespace bhviz::sim;
+
+namespace {
+
+SimParams plummerParams(TimeStepping stepping) {
+  SimParams p;
+  p.mac = MacKind::Bonsai;
+  p.theta = 0.5f;
+  p.softening = 0.05f;
+  p.stepping = stepping;
+  return p;
+}
+
+double relativeDrift(const Diagnostics& a, const Diagnostics& b) {
+  return std::fabs((b.total() - a.total()) / a.total());
+}
+
+Particles twoBody(double e) {
+  // Equal masses 0.5 on an orbit of semi-major axis 1 and eccentricity e, starting at apocentre.
+  Particles p;
+  p.resize(2);
+  const double rApo = 1.0 + e;
+  const double vApo = std::sqrt(1.0 * (1.0 - e) / (1.0 + e));  // relative speed, M = 1, a = 1
+  p.posMass[0] = {float(0.5 * rApo), 0, 0, 0.5f};
+  p.posMass[1] = {float(-0.5 * rApo), 0, 0, 0.5f};
+  p.vel[0] = {0, float(0.5 * vApo), 0, 0};
+  p.vel[1] = {0, float(-0.5 * vApo), 0, 0};
+  p.id = {0, 1};
+  return p;
+}
+
+}  // namespace
+
+TEST(Integrator, SharedStepsConserveEnergyOverOneTimeUnit) {
+  SimParams p = plummerParams(TimeStepping::Shared);
+  p.dtMax = 1.0f / 128.0f;
+  Simulation sim(makeCpuBackend(), makePlummer(4096, 1), p);
+  const Diagnostics start = sim.diagnostics();
+  EXPECT_NEAR(start.total(), -0.25, 0.02) << "Hénon units";
+  sim.advance(128);
+  EXPECT_NEAR(sim.time(), 1.0, 1e-9);
+  const Diagnostics end = sim.diagnostics();
+  EXPECT_LE(relativeDrift(start, end), 1e-3);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(end.momentum[k], start.momentum[k], 1e-4);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(end.angularMomentum[k], start.angularMomentum[k], 1e-3);
+}
+
+TEST(Integrator, BlockStepsConserveEnergyAndUseSeveralBins) {
+  SimParams p = plummerParams(TimeStepping::Block);
+  p.dtMax = 1.0f / 16.0f;
+  p.maxBinDepth = 6;
+  p.eta = 0.1f;
+  Simulation sim(makeCpuBackend(), makePlummer(4096, 2), p);
+  const Diagnostics start = sim.diagnostics();
+  sim.advance(16);
+  EXPECT_NEAR(sim.time(), 1.0, 1e-9);
+  const Diagnostics end = sim.diagnostics();
+  EXPECT_LE(relativeDrift(start, end), 1e-3);
+  int occupied = 0;
+  for (std::uint64_t count : end.binHistogram) occupied += count > 0;
+  EXPECT_GE(occupied, 3) << "the test must exercise several bins";
+  // Fewer forces than stepping everyone at the deepest occupied bin's step.
+  int deepest = 0;
+  for (std::size_t b = 0; b < end.binHistogram.size(); ++b) if (end.binHistogram[b]) deepest = int(b);
+  const double sharedForces = 4096.0 * 16.0 * double(1 << deepest);
+  EXPECT_LT(double(sim.totalProfile().interactions.targets), 0.9 * sharedForces);
+}
+
+TEST(Integrator, BlockStepsWithOneBinEqualSharedSteps) {
+  SimParams shared = plummerParams(TimeStepping::Shared);
+  shared.dtMax = 1.0f / 64.0f;
+  SimParams block = shared;
+  block.stepping = TimeStepping::Block;
+  block.maxBinDepth = 8;
+  block.eta = 1e6f;  // every particle wants the longest step: everyone stays in bin 0
+  const Particles ic = makePlummer(1024, 3);
+  Simulation a(makeCpuBackend(), ic, shared), b(makeCpuBackend(), ic, block);
+  a.advance(8);
+  b.advance(8);
+  EXPECT_EQ(b.substeps(), 8u);
+  const Particles pa = a.particles(), pb = b.particles();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    ASSERT_EQ(pa.id[i], pb.id[i]);
+    ASSERT_EQ(pa.posMass[i].x, pb.posMass[i].x);
+    ASSERT_EQ(pa.posMass[i].y, pb.posMass[i].y);
+    ASSERT_EQ(pa.vel[i].z, pb.vel[i].z);
+  }
+}
+
+TEST(Integrator, KeplerOrbitCloses) {
+  SimParams p;
+  p.softening = 0.0f;
+  p.nLeaf = 1;  // the two bodies meet through the tree, not a single leaf
+  p.mac = MacKind::BarnesHut;
+  const double period = 2.0 * M_PI;  // a = 1, M = 1
+  const int steps = 4000;
+  p.dtMax = static_cast<float>(period / steps);
+  const Particles ic = twoBody(0.5);
+  Simulation sim(makeCpuBackend(), ic, p);
+  const Diagnostics start = sim.diagnostics();
+  EXPECT_NEAR(start.total(), -0.5 * 0.5 / 2.0, 1e-6);  // E = −G m1 m2 / 2a
+  sim.advance(steps);
+  Particles end = sim.particles();
+  if (end.id[0] != 0) std::swap(end.posMass[0], end.posMass[1]);
+  EXPECT_NEAR(end.posMass[0].x, ic.posMass[0].x, 2e-3);
+  EXPECT_NEAR(end.posMass[0].y, ic.posMass[0].y, 2e-3);
+  EXPECT_LE(relativeDrift(start, sim.diagnostics()), 1e-4);
+}
+
+TEST(TimeBins, BinsDeepenAnywhereAndRiseOnlyWhereTheLongerStepBegins) {
+  const int depth = 4;  // periods: bin 0 → 16 ticks, bin 4 → 1 tick
+  EXPECT_EQ(wantedBin(1.0f, 0.05f, 0.2f, 1.0f, depth), 4);   // dt = 0.045: deepest allowed
+  EXPECT_EQ(wantedBin(0.0f, 0.05f, 0.2f, 1.0f, depth), 0);
+  EXPECT_EQ(wantedBin(1e-6f, 0.05f, 0.2f, 1.0f, depth), 0);  // dt ≫ dtMax: clamped
+  EXPECT_EQ(nextBin(3, 5, depth), 4);   // tick 5 is only a bin-4 boundary
+  EXPECT_EQ(nextBin(4, 5, depth), 4);
+  EXPECT_EQ(nextBin(1, 4, depth), 2);   // tick 4 starts a bin-2 step, not a bin-1 step
+  EXPECT_EQ(nextBin(0, 16, depth), 0);  // a full synchronisation point allows any bin
+  for (std::uint64_t tick = 0; tick < 64; ++tick) {
+    const int b = nextBin(0, tick, depth);
+    EXPECT_TRUE(isActive(b, tick, depth)) << "a new step must start on its own boundary";
+  }
+}
+
+TEST(Integrator, ResultDoesNotDependOnTheThreadCount) {
+  SimParams p = plummerParams(TimeStepping::Block);
+  p.dtMax = 1.0f / 16.0f;
+  p.maxBinDepth = 4;
+  const Particles ic = makePlummer(3000, 4);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  Simulation one(makeCpuBackend(), ic, p);
+  one.advance(2);
+  omp_set_num_threads(std::max(2, threads));
+  Simulation many(makeCpuBackend(), ic, p);
+  many.advance(2);
+  omp_set_num_threads(threads);
+  const Particles a = one.particles(), b = many.particles();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a.id[i], b.id[i]);
+    ASSERT_EQ(a.posMass[i].x, b.posMass[i].x);
+    ASSERT_EQ(a.vel[i].y, b.vel[i].y);
+    ASSERT_EQ(a.accPot[i].w, b.accPot[i].w);
+  }
+}
+
+TEST(Integrator, ClockChangesWaitForSynchronisation) {
+  SimParams p = plummerParams(TimeStepping::Block);
+  p.dtMax = 1.0f / 8.0f;
+  p.maxBinDepth = 5;
+  p.eta = 0.05f;
+  Simulation sim(makeCpuBackend(), makePlummer(1000, 5), p);
+  sim.substep();
+  ASSERT_FALSE(sim.synchronized()) << "η is small enough that some particle steps shorter";
+  SimParams shared = p;
+  shared.stepping = TimeStepping::Shared;
+  shared.dtMax = 1.0f / 32.0f;
+  sim.setParams(shared);
+  while (!sim.synchronized()) sim.substep();
+  EXPECT_NEAR(sim.time(), 0.125, 1e-12);
+  sim.substep();
+  EXPECT_NEAR(sim.time(), 0.125 + 1.0 / 32.0, 1e-12);
+  EXPECT_EQ(sim.clock().depth, 0);
+}
+
+TEST(Integrator, NonFiniteStateStopsWithTheParticleIds) {
+  SimParams p;
+  p.dtMax = 4.0f;
+  Particles ic = makePlummer(500, 6);
+  std::size_t k = 0;
+  while (ic.id[k] != 123) ++k;
+  ic.vel[k].x = 3e38f;  // finite, but the first drift overflows to infinity
+  Simulation sim(makeCpuBackend(), ic, p);
+  try {
+    sim.substep();
+    FAIL() << "expected NonFiniteState";
+  } catch (const NonFiniteState& e) {
+    EXPECT_NE(std::find(e.ids.begin(), e.ids.end(), 123u), e.ids.end());
+    EXPECT_NE(std::string(e.what()).find("123"), std::string::npos);
+  }
+}
+
+TEST(Integrator, RejectsInvalidParticlesAndParameters) {
+  Particles ic = makePlummer(100, 7);
+  ic.vel[5].y = NAN;
+  EXPECT_THROW(Simulation(makeCpuBackend(), ic, SimParams{}), std::invalid_argument);
+  SimParams bad;
+  bad.theta = 2.0f;
+  EXPECT_THROW(Simulation(makeCpuBackend(), makePlummer(100, 7), bad), InvalidParameter);
+  EXPECT_THROW(Simulation(makeCpuBackend(), Particles{}, SimParams{}), InvalidParameter);
+}

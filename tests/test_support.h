@@ -1,0 +1,45 @@
+#pragma once
+// Helpers shared by the physics tests: scenes come only from the seeded initial conditions.
+
+#include <vector>
+
+#include "sim/cpu/cpu_backend.h"
+#include "sim/direct_sum.h"
+#include "sim/ic/initial_conditions.h"
+
+namespace bhviz::test {
+
+/// Tree forces of every particle (one evaluation, no old accelerations unless `twice`).
+inline sim::Particles treeForces(const sim::Particles& in, const sim::SimParams& p, bool twice = false,
+                                 sim::InteractionCounts* counts = nullptr) {
+  sim::CpuBackend backend;
+  backend.upload(in);
+  const sim::Clock clock{0.0, 0, 0, p.dtMax};
+  backend.computeForces(clock, p, sim::ForceTargets::All, false);
+  if (twice) {
+    backend.resetProfile();
+    backend.computeForces(clock, p, sim::ForceTargets::All, true);
+  }
+  if (counts) *counts = backend.profile().interactions;
+  sim::Particles out;
+  backend.download(out);
+  return out;
+}
+
+/// Error of tree forces against exact direct summation on a fixed random sample.
+struct Accuracy {
+  sim::ForceError error;
+  double interactionsPerParticle = 0.0;
+};
+
+inline Accuracy measureAccuracy(const sim::Particles& in, const sim::SimParams& p, bool twice = false,
+                                std::size_t sample = 2000) {
+  sim::InteractionCounts counts;
+  const sim::Particles out = treeForces(in, p, twice, &counts);
+  const std::vector<std::uint32_t> targets = sim::sampleIndices(out.size(), sample, 7);
+  const std::vector<sim::Accel4d> ref = sim::directSum(out, targets, p.softening);
+  return {sim::forceError(out, targets, ref),
+          double(counts.cell + counts.particle) / double(counts.targets)};
+}
+
+}  // namespace bhviz::test
