@@ -1,7 +1,8 @@
 #pragma once
 // A small, fully specified random generator (xoshiro256** seeded through splitmix64), so that
-// seeded initial conditions are identical on every platform, compiler and thread count.
-// Standard-library distributions are implementation-defined, so none are used.
+// seeded initial conditions are identical for every compiler, standard library and thread
+// count. Standard-library distributions are implementation-defined, so none are used; the
+// floating-point transforms (log, cos, …) are as exact as the platform's libm.
 
 #include <cmath>
 #include <cstdint>

@@ -95,7 +95,7 @@ void Simulation::checkFinite() const {
   s << "the state became non-finite (NaN or Inf) at t = " << m_clock.time() << " in particle";
   s << (ids.size() > 1 ? "s" : "");
   for (std::size_t k = 0; k < ids.size(); ++k) s << (k ? ", " : " ") << ids[k];
-  if (ids.size() == 10) s << ", …";
+  if (ids.size() == 10) s << ", ...";
   throw NonFiniteState(s.str(), ids);
 }
 

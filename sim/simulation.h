@@ -44,7 +44,8 @@ class Simulation {
   Particles particles() const;
   const Backend& backend() const { return *m_backend; }
 
-  /// Stage timings and interaction counts of the last substep, and summed since construction.
+  /// Stage timings and interaction counts of the last substep, and summed over every substep
+  /// (not the initial evaluation of the constructor, nor recomputeForces).
   const StepProfile& lastProfile() const { return m_last; }
   const StepProfile& totalProfile() const { return m_total; }
   std::uint64_t substeps() const { return m_substeps; }

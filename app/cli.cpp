@@ -1,0 +1,313 @@
+#include "app/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "app/output.h"
+#include "sim/ic/initial_conditions.h"
+
+#ifndef BHVIZ_VERSION
+#define BHVIZ_VERSION "unknown"
+#endif
+
+namespace bhviz::app {
+
+namespace {
+
+// Every value is taken as text and converted here rather than by CLI11, so that a bad value
+// gets our one-line message with the allowed range instead of CLI11's "Could not convert".
+struct RawArgs {
+  bool headless = false;
+  std::string scenario = "merger";
+  std::string n = "20000";
+  std::string steps = "10";
+  std::string theta, mac, macParam, nLeaf, nGroup, softening, eta, dt, maxBinDepth, sharedDt;
+  bool blockSteps = false;
+  std::string quadrupole, curve;
+  std::string backend = "auto";
+  std::string seed = "1";
+  std::string threads, stats, dumpAccel;
+  bool quiet = false;
+};
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+long long toInteger(const std::string& option, const std::string& text, long long lo,
+                    long long hi) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE) {
+    throw UsageError(option + " = " + quoted(text) + " is not an integer: must be in " + range);
+  }
+  if (v < lo || v > hi) {
+    throw UsageError(option + " = " + text + " is out of range: must be in " + range);
+  }
+  return v;
+}
+
+std::uint64_t toUnsigned(const std::string& option, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  // strtoull silently negates "-1"; a seed is never negative.
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE) {
+    throw UsageError(option + " = " + quoted(text) +
+                     " is not an unsigned integer: must be in [0, 18446744073709551615]");
+  }
+  return v;
+}
+
+// Only the syntax is checked here; the ranges are sim::validate's, so they live in one place.
+float toFloat(const std::string& option, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE) {
+    throw UsageError(option + " = " + quoted(text) + " is not a number");
+  }
+  return static_cast<float>(v);
+}
+
+bool toOnOff(const std::string& option, const std::string& text) {
+  if (text == "on") return true;
+  if (text == "off") return false;
+  throw UsageError(option + " = " + quoted(text) + " is not known: must be on or off");
+}
+
+BackendChoice toBackend(const std::string& text) {
+  if (text == "cpu") return BackendChoice::Cpu;
+  if (text == "cuda") return BackendChoice::Cuda;
+  if (text == "auto") return BackendChoice::Auto;
+  throw UsageError("--backend = " + quoted(text) + " is not known: must be cpu, cuda or auto");
+}
+
+const sim::ScenarioInfo& toScenario(const std::string& name) {
+  std::string known;
+  for (const sim::ScenarioInfo& s : sim::scenarios()) {
+    if (s.name == name) return s;
+    known += (known.empty() ? "" : ", ") + s.name;
+  }
+  throw UsageError("--scenario = " + quoted(name) + " is not known: must be one of " + known);
+}
+
+// Checked before the run, so that a typo in a path does not throw away a long run's results.
+// The probe writes the very temporary file the atomic write will use, so permissions count.
+void requireWritable(const std::string& option, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (file.empty()) throw UsageError(option + ": the file name is empty");
+  const fs::path path(file);
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) {
+    throw UsageError(option + " = " + quoted(file) + ": the directory " + quoted(parent.string()) +
+                     " does not exist");
+  }
+  if (fs::is_directory(path, ec)) {
+    throw UsageError(option + " = " + quoted(file) + " is a directory, not a file");
+  }
+  const fs::path probe = temporaryPathFor(path);
+  const bool existed = fs::exists(probe, ec);
+  bool ok = false;
+  {
+    std::ofstream f(probe, std::ios::app);
+    ok = static_cast<bool>(f);
+  }
+  if (!existed) fs::remove(probe, ec);
+  if (!ok) {
+    throw UsageError(option + " = " + quoted(file) + ": cannot write in " +
+                     quoted(parent.string()));
+  }
+}
+
+void defineOptions(CLI::App& app, RawArgs& r) {
+  app.add_flag("--headless", r.headless, "Run without a window (the window is not built yet)");
+  app.add_option("--scenario", r.scenario, "plummer, hernquist, galaxy or merger (default merger)")
+      ->type_name("NAME");
+  app.add_option("--n", r.n, "Number of particles, in [1, 1000000000] (default 20000)")
+      ->type_name("N");
+  app.add_option("--steps", r.steps,
+                 "dtMax intervals to run, >= 0 (default 10); each ends with every particle "
+                 "synchronised, also with block steps")
+      ->type_name("K");
+  app.add_option("--theta", r.theta, "Opening angle, in (0, 1.5] (default 0.5)")->type_name("T");
+  app.add_option("--mac", r.mac,
+                 "Acceptance criterion: bh, bonsai, multipole or acceleration "
+                 "(default bonsai)")
+      ->type_name("NAME");
+  app.add_option("--mac-param", r.macParam,
+                 "Delta_mul for multipole, alpha for acceleration; 0 = the MAC's default")
+      ->type_name("X");
+  app.add_option("--n-leaf", r.nLeaf, "Most particles in a leaf, in [1, 1024] (default 16)")
+      ->type_name("L");
+  app.add_option("--n-group", r.nGroup, "Most particles per walk group, in [1, 1024] (default 64)")
+      ->type_name("G");
+  app.add_option("--softening", r.softening, "Plummer softening, >= 0 (default: the scenario's)")
+      ->type_name("E");
+  app.add_option("--eta", r.eta, "Block-step accuracy, > 0 (default 0.2)")->type_name("H");
+  auto* dt = app.add_option("--dt", r.dt,
+                            "dtMax: the shared step, or the longest block step (default: the "
+                            "scenario's dt; with --block-steps 8 times that)")
+                 ->type_name("DT");
+  app.add_option("--max-bin-depth", r.maxBinDepth,
+                 "Deepest block bin: dt >= dtMax / 2^D, in [0, 20] (default 8)")
+      ->type_name("D");
+  auto* shared = app.add_option("--shared-dt", r.sharedDt, "Shared steps of DT for every particle")
+                     ->type_name("DT");
+  auto* block = app.add_flag("--block-steps", r.blockSteps,
+                             "Power-of-two block steps per particle (dtMax from --dt)");
+  shared->excludes(block);
+  shared->excludes(dt);
+  app.add_option("--quadrupole", r.quadrupole, "Quadrupole cell terms: on or off (default on)")
+      ->type_name("on|off");
+  app.add_option("--curve", r.curve, "Space-filling curve: hilbert or morton (default hilbert)")
+      ->type_name("NAME");
+  app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");
+  app.add_option("--seed", r.seed, "Initial-condition seed (default 1)")->type_name("S");
+  app.add_option("--threads", r.threads, "OpenMP threads, in [1, 4096] (default: OpenMP's)")
+      ->type_name("T");
+  app.add_option("--stats", r.stats, "Write run statistics as JSON")->type_name("FILE.json");
+  app.add_option("--dump-accel", r.dumpAccel,
+                 "After the run, recompute every force and write them as CSV, sorted by id")
+      ->type_name("FILE.csv");
+  app.add_flag("--quiet", r.quiet, "No progress lines");
+  app.set_version_flag("--version", BHVIZ_VERSION);
+}
+
+// sim::validate names parameters as the command line spells them ("theta = 2 is out of
+// range…"); give them their dashes so the message names the option as typed.
+std::string optionMessage(const CLI::App& app, const std::string& message) {
+  const std::string word = message.substr(0, message.find(' '));
+  if (app.get_option_no_throw("--" + word) != nullptr) return "--" + message;
+  return message;
+}
+
+sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::ScenarioInfo& info) {
+  sim::SimParams p = sim::defaultSimParams();
+  auto given = [&](const char* name) { return app.count(name) > 0; };
+  if (given("--mac")) {
+    const auto mac = sim::parseMacKind(r.mac);
+    if (!mac) {
+      throw UsageError("--mac = " + quoted(r.mac) +
+                       " is not known: must be bh, bonsai, multipole or acceleration");
+    }
+    p.mac = *mac;
+  }
+  if (given("--curve")) {
+    const auto curve = sim::parseCurve(r.curve);
+    if (!curve) {
+      throw UsageError("--curve = " + quoted(r.curve) + " is not known: must be hilbert or morton");
+    }
+    p.curve = *curve;
+  }
+  if (given("--quadrupole")) p.quadrupole = toOnOff("--quadrupole", r.quadrupole);
+  if (given("--theta")) p.theta = toFloat("--theta", r.theta);
+  if (given("--mac-param")) p.macParam = toFloat("--mac-param", r.macParam);
+  // Integers in int's range here; sim::validate holds the real ranges.
+  if (given("--n-leaf")) {
+    p.nLeaf = static_cast<int>(toInteger("--n-leaf", r.nLeaf, INT_MIN, INT_MAX));
+  }
+  if (given("--n-group")) {
+    p.nGroup = static_cast<int>(toInteger("--n-group", r.nGroup, INT_MIN, INT_MAX));
+  }
+  if (given("--eta")) p.eta = toFloat("--eta", r.eta);
+  if (given("--max-bin-depth")) {
+    p.maxBinDepth = static_cast<int>(toInteger("--max-bin-depth", r.maxBinDepth, INT_MIN, INT_MAX));
+  }
+  p.softening = given("--softening") ? toFloat("--softening", r.softening) : info.softening;
+
+  if (given("--shared-dt")) {
+    p.stepping = sim::TimeStepping::Shared;
+    p.dtMax = toFloat("--shared-dt", r.sharedDt);
+    if (!(p.dtMax > 0.0f) || !std::isfinite(p.dtMax)) {
+      throw UsageError("--shared-dt = " + r.sharedDt + " is out of range: must be > 0 and finite");
+    }
+  } else if (r.blockSteps) {
+    p.stepping = sim::TimeStepping::Block;
+    p.dtMax = given("--dt") ? toFloat("--dt", r.dt) : info.dt * kBlockDtFactor;
+  } else {
+    p.dtMax = given("--dt") ? toFloat("--dt", r.dt) : info.dt;
+  }
+
+  try {
+    sim::validate(p);
+  } catch (const sim::InvalidParameter& e) {
+    throw UsageError(optionMessage(app, e.what()));
+  }
+  return p;
+}
+
+Options convert(const CLI::App& app, const RawArgs& r) {
+  Options o;
+  o.headless = r.headless;
+  o.quiet = r.quiet;
+  const sim::ScenarioInfo& info = toScenario(r.scenario);
+  o.scenario = info.name;
+  o.n = static_cast<std::size_t>(toInteger("--n", r.n, 1, static_cast<long long>(kMaxParticles)));
+  o.steps = static_cast<int>(toInteger("--steps", r.steps, 0, 1'000'000'000));
+  o.seed = toUnsigned("--seed", r.seed);
+  o.backend = toBackend(r.backend);
+  if (app.count("--threads") > 0) {
+    o.threads = static_cast<int>(toInteger("--threads", r.threads, 1, 4096));
+  }
+  o.params = physicsParams(app, r, info);
+  // Paths last: they touch the file system, so only once everything else is known good.
+  if (app.count("--stats") > 0) {
+    requireWritable("--stats", r.stats);
+    o.statsPath = r.stats;
+  }
+  if (app.count("--dump-accel") > 0) {
+    requireWritable("--dump-accel", r.dumpAccel);
+    o.dumpAccelPath = r.dumpAccel;
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string oneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+std::optional<Options> parseCommandLine(int argc, const char* const* argv, std::ostream& out) {
+  CLI::App app{"bhviz: a Barnes-Hut galaxy simulator (G = 1).", "bhviz"};
+  app.footer(
+      "One step on the command line is one dtMax interval: with block steps it holds many "
+      "substeps, and every run ends with all particles synchronised.\n"
+      "Example: bhviz --headless --scenario plummer --n 20000 --steps 100 --stats run.json");
+  RawArgs raw;
+  defineOptions(app, raw);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return std::nullopt;
+  } catch (const CLI::CallForVersion& e) {
+    out << "bhviz " << e.what() << '\n';
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own message names the option; the full help would bury it.
+    throw UsageError(oneLine(e.what()) + " (see bhviz --help)");
+  }
+  return convert(app, raw);
+}
+
+std::optional<Options> parseCommandLine(const std::vector<std::string>& args, std::ostream& out) {
+  std::vector<const char*> argv{"bhviz"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  return parseCommandLine(static_cast<int>(argv.size()), argv.data(), out);
+}
+
+}  // namespace bhviz::app

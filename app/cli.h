@@ -1,0 +1,54 @@
+#pragma once
+// The command line: parsed and validated in full before any work starts, so a typo costs
+// nothing and every mistake is one line naming the option (exit status 2).
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/params.h"
+
+namespace bhviz::app {
+
+enum class BackendChoice { Cpu, Cuda, Auto };
+
+/// Everything one run needs, with the scenario's suggestions already folded into `params`.
+struct Options {
+  sim::SimParams params;                        ///< validated (sim::validate)
+  bool headless = false;                        ///< --headless; without it the window would open
+  std::string scenario = "merger";              ///< a name from sim::scenarios()
+  std::size_t n = 20000;                        ///< particles [1]
+  int steps = 10;                               ///< dtMax intervals to run [1]
+  std::uint64_t seed = 1;                       ///< initial-condition seed
+  BackendChoice backend = BackendChoice::Auto;  ///< --backend; see selectBackend
+  int threads = 0;                              ///< OpenMP threads; 0 = OpenMP's own default
+  std::string statsPath;                        ///< --stats FILE.json; empty = none
+  std::string dumpAccelPath;                    ///< --dump-accel FILE.csv; empty = none
+  bool quiet = false;                           ///< no progress lines on stdout
+};
+
+/// A mistake on the command line. what() is one line naming the option; exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The largest --n accepted: ids are 32-bit, and no host holds much more than this anyway.
+inline constexpr std::size_t kMaxParticles = 1'000'000'000;
+/// --block-steps without --dt: the longest step is the scenario's shared dt times this, so
+/// that with the default 8 bin levels the finest step is 1/32 of the shared one.
+inline constexpr float kBlockDtFactor = 8.0f;
+
+/// Parses and validates argv (argv[0] is the program name). Returns nullopt when --help or
+/// --version was printed to `out` (exit status 0). Throws UsageError otherwise on any mistake.
+std::optional<Options> parseCommandLine(int argc, const char* const* argv, std::ostream& out);
+/// The same from a list of arguments without the program name (for tests and scripts).
+std::optional<Options> parseCommandLine(const std::vector<std::string>& args, std::ostream& out);
+
+/// `text` with line breaks replaced by spaces: every message we print is a single line.
+std::string oneLine(std::string text);
+
+}  // namespace bhviz::app

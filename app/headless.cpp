@@ -1,0 +1,161 @@
+#include "app/headless.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <ostream>
+#include <sstream>
+#include <utility>
+
+#include "app/output.h"
+#include "sim/ic/initial_conditions.h"
+
+namespace bhviz::app {
+
+namespace {
+
+constexpr std::size_t kIdsNamed = 10;
+/// Long runs print about this many progress lines, not one per step.
+constexpr int kProgressLines = 20;
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+sim::Diagnostics unknownDiagnostics() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  sim::Diagnostics d;
+  d.time = d.mass = d.kinetic = d.potential = nan;
+  d.momentum = d.angularMomentum = {nan, nan, nan};
+  return d;
+}
+
+void printHeader(std::ostream& out, const Options& o, const sim::Simulation& sim) {
+  const sim::SimParams& p = o.params;
+  const int threads = omp_get_max_threads();
+  out << "bhviz: " << o.scenario << ", N = " << o.n << ", seed " << o.seed << ", " << o.steps
+      << " steps of dtMax = " << p.dtMax << " (" << sim::toString(p.stepping) << "), mac "
+      << sim::toString(p.mac) << ", theta " << p.theta << ", softening " << p.softening << ", "
+      << sim.backend().name() << " backend, " << threads
+      << (threads == 1 ? " thread\n" : " threads\n");
+}
+
+void printProgress(std::ostream& out, int step, int steps, const sim::Simulation& sim, double e0,
+                   double msPerStep) {
+  const double e = sim.diagnostics().total();
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "step %*d/%d  t = %-10.6g E = %-14.8g dE/E = %-+10.3e %9.2f ms/step",
+                static_cast<int>(std::to_string(steps).size()), step, steps, sim.time(), e,
+                (e - e0) / std::abs(e0), msPerStep);
+  out << line << '\n' << std::flush;
+}
+
+// Runs the steps; a non-finite state ends the run early and is recorded in the report.
+void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ostream& out,
+             std::ostream& err) {
+  const int every = o.steps <= kProgressLines ? 1 : (o.steps + kProgressLines - 1) / kProgressLines;
+  double msSincePrint = 0.0;
+  int stepsSincePrint = 0;
+  for (int step = 1; step <= o.steps; ++step) {
+    const Clock::time_point t0 = Clock::now();
+    try {
+      sim.advance(1);
+    } catch (const sim::NonFiniteState& e) {
+      report.wallMs += msSince(t0);
+      report.aborted = true;
+      report.abortReason = oneLine(e.what());
+      report.nonFiniteIds = e.ids;
+      err << "bhviz: error: step " << step << ", t = " << sim.time() << ": " << describe(e) << '\n';
+      return;
+    }
+    const double ms = msSince(t0);
+    report.wallMs += ms;
+    report.steps = step;
+    msSincePrint += ms;
+    ++stepsSincePrint;
+    if (!o.quiet && (step % every == 0 || step == o.steps)) {
+      printProgress(out, step, o.steps, sim, report.start.total(), msSincePrint / stepsSincePrint);
+      msSincePrint = 0.0;
+      stepsSincePrint = 0;
+    }
+  }
+}
+
+}  // namespace
+
+BackendSelection selectBackend(BackendChoice choice) {
+  switch (choice) {
+    case BackendChoice::Cpu:
+      return {sim::makeCpuBackend(), ""};
+    case BackendChoice::Cuda:
+      throw BackendUnavailable(
+          "the CUDA backend is not available in this build; use --backend cpu or auto");
+    case BackendChoice::Auto:
+      break;
+  }
+  return {sim::makeCpuBackend(), "bhviz: --backend auto: using the CPU backend"};
+}
+
+std::string describe(const sim::NonFiniteState& e) {
+  // Built from the ids rather than what(), so the line has the same shape on every backend.
+  if (e.ids.empty()) return oneLine(e.what());
+  std::ostringstream s;
+  s << "the state became non-finite (NaN or Inf) in particle id" << (e.ids.size() > 1 ? "s" : "");
+  const std::size_t named = std::min(e.ids.size(), kIdsNamed);
+  for (std::size_t i = 0; i < named; ++i) s << (i == 0 ? " " : ", ") << e.ids[i];
+  if (e.ids.size() > named) s << " and " << e.ids.size() - named << " more";
+  return s.str();
+}
+
+int runHeadless(const Options& o, std::ostream& out, std::ostream& err) {
+  BackendSelection selection = selectBackend(o.backend);
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
+
+  sim::Simulation sim(std::move(selection.backend), sim::makeScenario(o.scenario, o.n, o.seed),
+                      o.params);
+  if (!o.quiet) printHeader(out, o, sim);
+
+  RunReport report;
+  report.scenario = o.scenario;
+  report.n = o.n;
+  report.seed = o.seed;
+  report.backend = std::string(sim.backend().name());
+  report.threads = omp_get_max_threads();
+  report.params = sim.params();
+  report.start = sim.diagnostics();
+  stepAll(sim, o, report, out, err);
+
+  // Simulation's totals cover its substeps only, not the initial force evaluation.
+  report.substeps = sim.substeps();
+  report.time = sim.time();
+  report.profile = sim.totalProfile();
+  try {
+    report.end = sim.diagnostics();
+  } catch (const std::exception&) {
+    // After an abort the state may not support diagnostics; the stats say "unknown" (null).
+    report.end = unknownDiagnostics();
+  }
+  if (!o.statsPath.empty()) writeStats(o.statsPath, report);
+  if (report.aborted) return 1;
+
+  if (!o.dumpAccelPath.empty()) {
+    sim.recomputeForces();
+    writeAccelCsv(o.dumpAccelPath, sim.particles());
+  }
+  if (!o.quiet) {
+    out << "bhviz: " << report.steps << " steps, " << report.substeps << " substeps in "
+        << report.wallMs / 1000.0 << " s; energy drift "
+        << (report.end.total() - report.start.total()) / std::abs(report.start.total()) << '\n';
+  }
+  return 0;
+}
+
+}  // namespace bhviz::app

@@ -1,0 +1,52 @@
+// bhviz: the command-line edge. Every failure becomes one line on stderr and an exit status
+// (2: the command line asked for something impossible, 1: the run failed), never an abort.
+
+#include <exception>
+#include <iostream>
+
+#include "app/cli.h"
+#include "app/headless.h"
+#include "sim/params.h"
+#include "sim/simulation.h"
+
+namespace {
+
+int run(int argc, char** argv) {
+  using namespace bhviz::app;
+  const auto options = parseCommandLine(argc, argv, std::cout);
+  if (!options) return 0;  // --help or --version
+  if (!options->headless) {
+    // The README's demo command has no --headless; until the window lands it still works.
+    std::cout << "bhviz: the interactive window is not implemented yet; running headless "
+                 "(pass --headless to silence this)\n";
+  }
+  return runHeadless(*options, std::cout, std::cerr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using bhviz::app::oneLine;
+  try {
+    return run(argc, argv);
+  } catch (const bhviz::app::BackendUnavailable& e) {
+    std::cerr << "bhviz: " << oneLine(e.what()) << '\n';
+    return 2;
+  } catch (const bhviz::app::UsageError& e) {
+    std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';
+    return 2;
+  } catch (const bhviz::sim::InvalidParameter& e) {
+    // The command line is checked up front; this is a range only the library knew about.
+    std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';
+    return 2;
+  } catch (const bhviz::sim::NonFiniteState& e) {
+    std::cerr << "bhviz: error: " << bhviz::app::describe(e) << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';
+    return 1;
+  } catch (...) {
+    std::cerr << "bhviz: error: unknown failure\n";
+    return 1;
+  }
+}

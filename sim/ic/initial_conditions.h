@@ -1,0 +1,70 @@
+#pragma once
+// Seeded, reproducible initial conditions. G = 1. Every generator returns particles with ids
+// 0..N-1, component tags, zero accelerations and bin 0, centred on the centre of mass at rest
+// (the merger: each galaxy on its orbit, the pair's centre of mass at rest at the origin).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/particles.h"
+
+namespace bhviz::sim {
+
+/// Plummer sphere in standard N-body (Hénon) units: M = 1, E = −1/4, scale length a = 3π/16.
+/// Sampled from its isotropic distribution function (Aarseth, Hénon & Wielen 1974).
+Particles makePlummer(std::size_t n, std::uint64_t seed);
+
+/// Hernquist sphere, mass M and scale a; isotropic velocities from its exact distribution
+/// function (Hernquist 1990), truncated at `rmax` scale lengths.
+Particles makeHernquist(std::size_t n, std::uint64_t seed, double mass = 1.0, double a = 1.0,
+                        double rmax = 100.0);
+
+/// A disk galaxy in galaxy units (G = 1, disk scale length 1, disk mass 1).
+struct GalaxyParams {
+  double diskMass = 1.0;          ///< exponential disk mass [mass]
+  double diskScaleLength = 1.0;   ///< R_d [length]
+  double diskScaleHeight = 0.1;   ///< z_0 of the sech²(z/z_0) profile [length]
+  double toomreQ = 1.5;           ///< Toomre Q of the disk (sets the radial dispersion) [1]
+  double bulgeMass = 0.2;         ///< Hernquist bulge mass inside haloCutoff [mass]
+  double bulgeScale = 0.2;        ///< bulge scale length [length]
+  double haloMass = 8.0;          ///< Hernquist dark halo mass inside haloCutoff [mass]
+  double haloScale = 6.0;         ///< halo scale length [length]
+  double haloCutoff = 30.0;       ///< halo particles are drawn inside this radius [length]
+  double diskFraction = 0.5;      ///< share of the particles in the disk
+  double bulgeFraction = 0.125;   ///< share of the particles in the bulge (the rest: halo)
+};
+
+/// Exponential disk + Hernquist bulge + Hernquist halo; velocities from the total potential,
+/// the disk's radial dispersion from Toomre Q, the spheroids' from the Jeans equation.
+/// `galaxy` is written into the component tags (0 or 1 in a merger).
+Particles makeGalaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& g = {},
+                     unsigned galaxy = 0);
+
+struct MergerParams {
+  GalaxyParams galaxy;             ///< the primary; the secondary is scaled by massRatio
+  double massRatio = 1.0;          ///< secondary mass / primary mass (≤ 1)
+  double pericentre = 2.0;         ///< pericentre distance of the parabolic orbit [length]
+  double separation = 20.0;        ///< initial separation [length]
+  double inclination1 = 0.0;       ///< primary disk tilt to the orbital (x–y) plane, about x [degrees]
+  double inclination2 = 60.0;      ///< secondary disk tilt, about x [degrees]
+};
+
+/// Two galaxies approaching on a parabolic orbit (Keplerian point-mass orbit of total mass).
+Particles makeMerger(std::size_t n, std::uint64_t seed, const MergerParams& m = {});
+
+/// A named built-in scenario: "plummer", "hernquist", "galaxy", "merger".
+struct ScenarioInfo {
+  std::string name;
+  std::string description;
+  float softening = 0.05f;  ///< a sensible ε for it [length]
+  float dt = 1.0f / 64.0f;  ///< a sensible shared step [time]
+};
+const std::vector<ScenarioInfo>& scenarios();
+/// Throws InvalidParameter (sim/params.h) for an unknown name or n = 0.
+Particles makeScenario(std::string_view name, std::size_t n, std::uint64_t seed);
+const ScenarioInfo& scenarioInfo(std::string_view name);
+
+}  // namespace bhviz::sim
