@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iomanip>
 #include <limits>
 #include <ostream>
 #include <sstream>
@@ -88,6 +90,31 @@ void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ost
   }
 }
 
+/// MemAvailable from /proc/meminfo [bytes]; 0 when it cannot be read (then nothing is checked).
+double availableHostBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0.0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return 0.0;
+}
+
+/// Refuses a particle count that cannot fit, before any of it is allocated.
+void checkHostMemory(std::size_t n) {
+  const double need = static_cast<double>(n) * sim::kCpuPeakBytesPerParticle;
+  const double available = availableHostBytes();
+  if (available > 0.0 && need > available) {
+    std::ostringstream s;
+    s << std::setprecision(3) << "--n = " << n << " needs about " << need / 1073741824.0
+      << " GiB of memory on the CPU backend, but only " << available / 1073741824.0
+      << " GiB are available";
+    throw UsageError(s.str());
+  }
+}
+
 }  // namespace
 
 BackendSelection selectBackend(BackendChoice choice) {
@@ -119,6 +146,7 @@ int runHeadless(const Options& o, std::ostream& out, std::ostream& err) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
 
+  checkHostMemory(o.n);
   sim::Simulation sim(std::move(selection.backend), sim::makeScenario(o.scenario, o.n, o.seed),
                       o.params);
   if (!o.quiet) printHeader(out, o, sim);

@@ -2,6 +2,7 @@
 // (2: the command line asked for something impossible, 1: the run failed), never an abort.
 
 #include <exception>
+#include <new>
 #include <iostream>
 
 #include "app/cli.h"
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const bhviz::sim::NonFiniteState& e) {
     std::cerr << "bhviz: error: " << bhviz::app::describe(e) << '\n';
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "bhviz: error: out of memory: try a smaller --n\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';

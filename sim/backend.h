@@ -51,4 +51,9 @@ class Backend {
 
 std::unique_ptr<Backend> makeCpuBackend();
 
+/// Peak host memory of a run on the CPU backend per particle (initial conditions, the
+/// simulation's copies, keys, sort buffers and tree): 194 B measured at N = 10^6 (peak RSS of a
+/// one-step Plummer run), rounded up.
+inline constexpr double kCpuPeakBytesPerParticle = 256.0;
+
 }  // namespace bhviz::sim

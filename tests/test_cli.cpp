@@ -305,6 +305,21 @@ INSTANTIATE_TEST_SUITE_P(
       return name + "_" + std::to_string(info.index);
     });
 
+TEST(CliExe, TooManyParticlesForMemoryIsRefusedBeforeAnyWork) {
+  // 10^9 particles need ~240 GiB on the CPU backend; skip on a host that really has that much.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0.0;
+  while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {
+  }
+  if (key != "MemAvailable:" || kib * 1024.0 > 200e9) GTEST_SKIP() << "cannot provoke the check here";
+  const Process p = runBhviz("--headless --scenario plummer --n 1000000000 --steps 1");
+  EXPECT_EQ(p.status, 2) << p.err;
+  ASSERT_EQ(lines(p.err).size(), 1u) << p.err;
+  EXPECT_NE(p.err.find("--n"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("GiB"), std::string::npos) << p.err;
+}
+
 TEST(CliExe, HelpExitsZero) {
   const Process p = runBhviz("--help");
   EXPECT_EQ(p.status, 0);

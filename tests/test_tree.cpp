@@ -48,7 +48,7 @@ Built build(std::size_t n, std::uint64_t seed, int nLeaf, Curve curve) {
   }
   b.pos.swap(sorted);
   b.tree = cpu::buildTree(b.keys, frame, nLeaf);
-  cpu::computeMoments(b.tree, b.pos, cpu::MacSetup{MacCode::Bonsai, 0.5f, 0.0f});
+  cpu::computeMoments(b.tree, b.pos, MacSetup{MacCode::Bonsai, 0.5f, 0.0f});
   return b;
 }
 

@@ -13,6 +13,13 @@ namespace bhviz::sim {
 /// The MAC as the per-element code sees it (the enum values match MacKind).
 enum class MacCode : int { BarnesHut = 0, Bonsai = 1, Multipole = 2, Acceleration = 3 };
 
+/// What the moments stage and the walk need to know of the MAC.
+struct MacSetup {
+  MacCode code = MacCode::Bonsai;
+  float theta = 0.5f;  ///< opening angle (bh, bonsai, and the acceleration MAC's first step) [1]
+  float param = 0.0f;  ///< Δ_mul [acceleration] (multipole) or α [1] (acceleration)
+};
+
 /// What the moments stage knows about a cell, for its opening value.
 struct CellShape {
   float mass;      ///< [mass]

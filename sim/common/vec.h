@@ -48,6 +48,14 @@ BHVIZ_HD inline float distSqPointBox(Vec3 p, const Box& b) {
   return dx * dx + dy * dy + dz * dz;
 }
 
+/// Distance from p to the farthest corner of box b: an upper bound on |x − p| for x in b.
+BHVIZ_HD inline float farthestCornerDistance(Vec3 p, const Box& b) {
+  const float dx = fmaxf(fabsf(p.x - b.lo.x), fabsf(p.x - b.hi.x));
+  const float dy = fmaxf(fabsf(p.y - b.lo.y), fabsf(p.y - b.hi.y));
+  const float dz = fmaxf(fabsf(p.z - b.lo.z), fabsf(p.z - b.hi.z));
+  return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
 BHVIZ_HD inline bool overlaps(const Box& a, const Box& b) {
   return a.lo.x <= b.hi.x && b.lo.x <= a.hi.x && a.lo.y <= b.hi.y && b.lo.y <= a.hi.y &&
          a.lo.z <= b.hi.z && b.lo.z <= a.hi.z;

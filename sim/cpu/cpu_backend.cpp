@@ -95,7 +95,7 @@ void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTarg
     m_tree = cpu::buildTree(keys, frame, p.nLeaf);
   }
   // The acceleration MAC needs |a_old|; before the first evaluation it falls back to θ.
-  cpu::MacSetup mac{static_cast<MacCode>(p.mac), p.theta, effectiveMacParam(p)};
+  MacSetup mac{static_cast<MacCode>(p.mac), p.theta, effectiveMacParam(p)};
   if (mac.code == MacCode::Acceleration && !oldAccValid) mac.code = MacCode::BarnesHut;
   {
     StageTimer timer(m_profile, Stage::Moments);

@@ -30,13 +30,6 @@ void reorder(Particles& p, const std::vector<std::uint32_t>& order);
 /// level; the moment arrays are sized but not filled.
 Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& frame, int nLeaf);
 
-/// What the walk needs to know of the MAC.
-struct MacSetup {
-  MacCode code = MacCode::Bonsai;
-  float theta = 0.5f;
-  float param = 0.0f;  ///< Δ_mul or α (mac.h)
-};
-
 /// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
 void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
 

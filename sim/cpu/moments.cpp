@@ -13,13 +13,6 @@ struct MomentSum {
   double xx = 0.0, yy = 0.0, zz = 0.0, xy = 0.0, xz = 0.0, yz = 0.0;
 };
 
-float farthestCorner(Vec3 p, const Box& b) {
-  const float dx = fmaxf(fabsf(p.x - b.lo.x), fabsf(p.x - b.hi.x));
-  const float dy = fmaxf(fabsf(p.y - b.lo.y), fabsf(p.y - b.hi.y));
-  const float dz = fmaxf(fabsf(p.z - b.lo.z), fabsf(p.z - b.hi.z));
-  return sqrtf(dx * dx + dy * dy + dz * dz);
-}
-
 void leafMoments(Tree& t, std::uint32_t c, const std::vector<Vec4>& posMass) {
   const std::uint32_t begin = t.first[c], end = begin + t.count[c];
   MomentSum s;
@@ -83,7 +76,7 @@ void internalMoments(Tree& t, std::uint32_t c) {
   t.quad[c] = {float(s.xx), float(s.yy), float(s.zz), float(s.xy), float(s.xz), float(s.yz)};
   t.box[c] = box;
   // Two upper bounds on the farthest particle; the smaller is the better one.
-  t.bmax[c] = fminf(bmax, farthestCorner(com, box));
+  t.bmax[c] = fminf(bmax, farthestCornerDistance(com, box));
 }
 
 }  // namespace

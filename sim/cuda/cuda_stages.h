@@ -1,0 +1,127 @@
+#pragma once
+// The CUDA twins of the tree-construction stages (bounding box, keys, sort, tree, moments).
+// Each takes the same inputs and fills the same layout as its CPU twin in sim/cpu/cpu_stages.h,
+// so tests compare them stage by stage. Plain C++: compiles under g++ and nvcc; the CUDA
+// runtime stays inside the .cu files.
+//
+// A build is: launchBoundingBox → launchKeys → launchSort → launchTree → launchMoments, all on
+// one stream. Only launchTree waits for the device, once, to read back the level table.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/common/keys.h"
+#include "sim/common/vec.h"
+#include "sim/common/mac.h"
+#include "sim/cuda/device_buffer.h"
+#include "sim/particles.h"
+#include "sim/tree.h"
+
+namespace bhviz::sim::cuda {
+
+/// The particle arrays on the device, in the layout of sim::Particles.
+struct DeviceParticles {
+  DeviceBuffer<Vec4> posMass;  ///< x, y, z [length]; w = mass [mass]
+  DeviceBuffer<Vec4> vel;      ///< [length/time]
+  DeviceBuffer<Vec4> accPot;   ///< [length/time²]; w = potential [energy/mass]
+  DeviceBuffer<std::uint32_t> id;
+  DeviceBuffer<std::uint8_t> tag;
+  DeviceBuffer<std::uint8_t> bin;
+  std::size_t n = 0;  ///< number of particles
+
+  void resize(std::size_t count);  ///< sets n; grows the buffers, contents are undefined
+  void poison();
+  void swap(DeviceParticles& o) noexcept;
+};
+
+/// Scratch of the build stages, kept between steps so that nothing is allocated per step.
+struct BuildWorkspace {
+  DeviceBuffer<Box> box;                     ///< 1 element: the bounding box
+  DeviceBuffer<KeyFrame> frame;              ///< 1 element: keyFrameFor(box)
+  DeviceBuffer<std::uint64_t> keys[2];       ///< radix sort ping-pong
+  DeviceBuffer<std::uint32_t> order[2];      ///< sort permutation ping-pong
+  int current = 0;                           ///< which of keys/order holds the latest result
+  DeviceParticles scratch;                   ///< the gather's target, swapped in afterwards
+  DeviceBuffer<std::uint32_t> levelOffsets;  ///< tree build: per-block child offsets of a level
+  DeviceBuffer<std::uint32_t> levelTable;    ///< levelBegin[0..kMaxLevel+1] + overflow flag
+  DeviceBuffer<unsigned char> temp;          ///< CUB temporary storage
+
+  void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
+  const std::uint64_t* keysData() const { return keys[current].data(); }
+  const std::uint32_t* orderData() const { return order[current].data(); }
+};
+
+/// The octree on the device, in the layout of sim::Tree.
+struct DeviceTree {
+  std::vector<std::uint32_t> levelBegin;  ///< host copy, as Tree::levelBegin (depth + 1 entries)
+  std::size_t cells = 0;                  ///< number of cells
+  std::size_t capacity = 0;               ///< cells the buffers hold
+  std::size_t firstGuess = 0;  ///< cells to reserve before the first build; 0: from n and nLeaf
+
+  DeviceBuffer<std::uint32_t> first, count, child;
+  DeviceBuffer<std::uint8_t> childCount, level;
+  DeviceBuffer<Vec4> comMass;
+  DeviceBuffer<Quadrupole> quad;
+  DeviceBuffer<Box> box;
+  DeviceBuffer<float> bmax, opening;
+
+  void reserve(std::size_t cellCount);
+  void poison();
+  int depth() const { return static_cast<int>(levelBegin.size()) - 1; }
+};
+
+/// Bounding box of the positions (cub::DeviceReduce) and its key frame, into ws.box, ws.frame.
+void launchBoundingBox(const DeviceParticles& p, BuildWorkspace& ws, Stream stream);
+
+/// Keys of the positions in ws.frame into ws.keys[0], and the identity permutation into
+/// ws.order[0]; sets ws.current = 0.
+void launchKeys(const DeviceParticles& p, Curve curve, BuildWorkspace& ws, Stream stream);
+
+/// Stable radix sort of the keys with their indices (cub::DeviceRadixSort, bits 0..63), then
+/// a gather of every particle array into key order. Afterwards ws.keysData() are the sorted
+/// keys and ws.orderData() the permutation (new position k holds old particle order[k]).
+void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
+
+/// Octree topology from ws's sorted keys, identical to cpu::buildTree: level by level on the
+/// device with no per-level host round trip. Waits for the stream once at the end to read
+/// the level table (and rebuilds with larger buffers in the rare case they overflowed).
+void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
+
+/// Moments bottom-up in fp32 (one thread per cell, one launch per level) and opening values.
+/// Positions must be in key order (after launchSort).
+void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
+                   const MacSetup& mac, Stream stream);
+
+/// Runs the five stages in order.
+void launchBuild(DeviceParticles& p, Curve curve, int nLeaf, const MacSetup& mac,
+                 BuildWorkspace& ws, DeviceTree& tree, Stream stream);
+
+// Host copies (blocking), for tests and the CPU fallback.
+void uploadParticles(const Particles& h, DeviceParticles& d);
+void downloadParticles(const DeviceParticles& d, Particles& h);
+void copyParticles(const DeviceParticles& src, DeviceParticles& dst, Stream stream);
+Box downloadBox(const BuildWorkspace& ws);
+KeyFrame downloadFrame(const BuildWorkspace& ws);
+std::vector<std::uint64_t> downloadKeys(const BuildWorkspace& ws, std::size_t n);
+std::vector<std::uint32_t> downloadOrder(const BuildWorkspace& ws, std::size_t n);
+/// The whole tree: topology, and the moments when withMoments.
+void downloadTree(const DeviceTree& d, const BuildWorkspace& ws, Tree& h, bool withMoments = true);
+
+/// Wall time of device work between two points of a stream (CUDA events).
+class EventTimer {
+ public:
+  EventTimer();
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start(Stream stream);
+  void stop(Stream stream);
+  float elapsedMs();  ///< waits for the stop event
+
+ private:
+  void* m_start = nullptr;
+  void* m_stop = nullptr;
+};
+
+}  // namespace bhviz::sim::cuda

@@ -1,0 +1,69 @@
+#pragma once
+// Device memory that plain C++ can hold: a typed buffer that grows geometrically and never
+// shrinks, so a simulation step allocates nothing once the sizes settle. The CUDA calls live in
+// device_memory.cu; this header needs no <cuda_runtime.h>.
+
+#include <cstddef>
+#include <utility>
+
+struct CUstream_st;  // CUDA's stream type; cudaStream_t is CUstream_st*
+
+namespace bhviz::sim::cuda {
+
+using Stream = CUstream_st*;  ///< a cudaStream_t; nullptr is the legacy default stream
+
+/// Number of CUDA devices; 0 (never an exception) when there is no driver or no device.
+int deviceCount() noexcept;
+
+void* deviceAlloc(std::size_t bytes);  ///< cudaMalloc; throws std::runtime_error
+void deviceFree(void* p) noexcept;
+void copyToDevice(void* d_dst, const void* h_src, std::size_t bytes);  ///< blocking
+void copyToHost(void* h_dst, const void* d_src, std::size_t bytes);    ///< blocking
+void copyOnDevice(void* d_dst, const void* d_src, std::size_t bytes, Stream stream);
+void fillBytes(void* d_dst, int value, std::size_t bytes);  ///< blocking memset
+void synchronize(Stream stream);
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { deviceFree(m_ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+
+  /// Makes room for n elements. Growth is by at least 1.5× and discards the old contents.
+  void reserve(std::size_t n) {
+    if (n <= m_capacity) return;
+    const std::size_t grown = m_capacity + m_capacity / 2;
+    const std::size_t cap = n > grown ? n : grown;
+    void* p = deviceAlloc(cap * sizeof(T));
+    deviceFree(m_ptr);
+    m_ptr = static_cast<T*>(p);
+    m_capacity = cap;
+  }
+
+  /// Fills the whole capacity with one byte value (tests poison outputs with 0xFF).
+  void poison(int value = 0xFF) {
+    if (m_ptr) fillBytes(m_ptr, value, m_capacity * sizeof(T));
+  }
+
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(m_ptr, o.m_ptr);
+    std::swap(m_capacity, o.m_capacity);
+  }
+
+  T* data() { return m_ptr; }
+  const T* data() const { return m_ptr; }
+  std::size_t capacity() const { return m_capacity; }
+
+ private:
+  T* m_ptr = nullptr;
+  std::size_t m_capacity = 0;
+};
+
+}  // namespace bhviz::sim::cuda

@@ -1,0 +1,147 @@
+// Cell moments bottom-up, the device twin of cpu::computeMoments, in fp32.
+//
+// One thread per cell, one launch per level from the deepest up. Sums are taken about a
+// reference point inside the cell (the first particle, or the first child's centre of mass),
+// so their rounding is relative to the cell's size rather than to the absolute coordinates;
+// this keeps the quadrupole of a small cell far from the origin accurate in fp32.
+//
+// bmax is a guaranteed upper bound of the distance from the stored (rounded) centre of mass to
+// every particle of the cell: each fp32 distance is rounded up by 2^-20 relative, which covers
+// the few rounding errors of a subtraction, a dot product and a square root.
+#include "sim/common/mac.h"
+#include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/cuda_stages.h"
+
+namespace bhviz::sim::cuda {
+
+namespace {
+
+constexpr float kRoundUp = 1.0f + 0x1.0p-20f;
+
+struct MomentArrays {
+  const std::uint32_t* first;
+  const std::uint32_t* count;
+  const std::uint32_t* child;
+  const std::uint8_t* childCount;
+  const std::uint8_t* level;
+  Vec4* comMass;
+  Quadrupole* quad;
+  Box* box;
+  float* bmax;
+  float* opening;
+};
+
+struct Moments {
+  float mass = 0.0f;
+  Vec3 com;
+  Quadrupole q;
+  Box box;
+  float bmax = 0.0f;
+};
+
+__device__ void addOuter(Quadrupole& q, float m, Vec3 d) {
+  q.xx += m * d.x * d.x;
+  q.yy += m * d.y * d.y;
+  q.zz += m * d.z * d.z;
+  q.xy += m * d.x * d.y;
+  q.xz += m * d.x * d.z;
+  q.yz += m * d.y * d.z;
+}
+
+__device__ Vec3 divide(Vec3 v, float s) { return {v.x / s, v.y / s, v.z / s}; }
+
+__device__ Moments leafMoments(const Vec4* __restrict__ posMass, std::uint32_t begin,
+                               std::uint32_t end) {
+  Moments r;
+  if (begin == end) return r;
+  const Vec3 ref = xyz(posMass[begin]);
+  Vec3 sum;
+  float lost = 0.0f;  // compensated mass sum: a deepest-level leaf may hold many duplicates
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const Vec4 p = posMass[i];
+    const float y = p.w - lost;
+    const float t = r.mass + y;
+    lost = (t - r.mass) - y;
+    r.mass = t;
+    sum = sum + p.w * (xyz(p) - ref);
+    grow(r.box, xyz(p));
+  }
+  const Vec3 offset = divide(sum, r.mass);
+  r.com = ref + offset;
+  float d2max = 0.0f;
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const Vec4 p = posMass[i];
+    addOuter(r.q, p.w, (xyz(p) - ref) - offset);
+    const Vec3 e = xyz(p) - r.com;
+    d2max = fmaxf(d2max, dot(e, e));
+  }
+  r.bmax = sqrtf(d2max) * kRoundUp;
+  return r;
+}
+
+// Parallel-axis theorem: each child's second moments moved from its COM to the parent's.
+__device__ Moments internalMoments(const MomentArrays& a, std::uint32_t k0, std::uint32_t k1) {
+  Moments r;
+  const Vec3 ref = xyz(a.comMass[k0]);
+  Vec3 sum;
+  for (std::uint32_t k = k0; k < k1; ++k) {
+    const Vec4 cm = a.comMass[k];
+    r.mass += cm.w;
+    sum = sum + cm.w * (xyz(cm) - ref);
+    grow(r.box, a.box[k]);
+  }
+  const Vec3 offset = divide(sum, r.mass);
+  r.com = ref + offset;
+  float bound = 0.0f;
+  for (std::uint32_t k = k0; k < k1; ++k) {
+    const Vec4 cm = a.comMass[k];
+    const Quadrupole qk = a.quad[k];
+    r.q.xx += qk.xx;
+    r.q.yy += qk.yy;
+    r.q.zz += qk.zz;
+    r.q.xy += qk.xy;
+    r.q.xz += qk.xz;
+    r.q.yz += qk.yz;
+    addOuter(r.q, cm.w, (xyz(cm) - ref) - offset);
+    const Vec3 e = xyz(cm) - r.com;
+    bound = fmaxf(bound, (sqrtf(dot(e, e)) * kRoundUp + a.bmax[k]) * kRoundUp);
+  }
+  // Two upper bounds on the farthest particle; the smaller is the better one.
+  r.bmax = fminf(bound, farthestCornerDistance(r.com, r.box) * kRoundUp);
+  return r;
+}
+
+__global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
+                              const KeyFrame* __restrict__ frame, MacSetup mac,
+                              const Vec4* __restrict__ posMass, MomentArrays a) {
+  const std::uint32_t c = begin + blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= end) return;
+  const unsigned children = a.childCount[c];
+  const Moments m = children == 0 ? leafMoments(posMass, a.first[c], a.first[c] + a.count[c])
+                                  : internalMoments(a, a.child[c], a.child[c] + children);
+  a.comMass[c] = {m.com.x, m.com.y, m.com.z, m.mass};
+  a.quad[c] = m.q;
+  a.box[c] = m.box;
+  a.bmax[c] = m.bmax;
+  const float side = frame->side / static_cast<float>(1u << a.level[c]);
+  const CellShape shape{m.mass, side, m.box, m.com, m.bmax, m.q.xx + m.q.yy + m.q.zz};
+  a.opening[c] = openingValue(mac.code, mac.theta, mac.param, shape);
+}
+
+}  // namespace
+
+void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
+                   const MacSetup& mac, Stream stream) {
+  const MomentArrays a{tree.first.data(),      tree.count.data(), tree.child.data(),
+                       tree.childCount.data(), tree.level.data(), tree.comMass.data(),
+                       tree.quad.data(),       tree.box.data(),   tree.bmax.data(),
+                       tree.opening.data()};
+  for (int L = tree.depth() - 1; L >= 0; --L) {
+    const std::uint32_t begin = tree.levelBegin[L], end = tree.levelBegin[L + 1];
+    momentsKernel<<<blocksFor(end - begin), kBlock, 0, stream>>>(begin, end, ws.frame.data(), mac,
+                                                                 p.posMass.data(), a);
+    BHVIZ_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace bhviz::sim::cuda

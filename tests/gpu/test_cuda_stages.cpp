@@ -1,0 +1,356 @@
+// Each CUDA tree-construction stage against its CPU twin, on fresh random clustered points
+// (with exact duplicates, which drive cells down to the deepest level): bounding box, keys,
+// sort order and gathered particles, and tree topology must be identical; moments agree within
+// fp32 tolerances. Output buffers are poisoned (0xFF) before the checked run, so an entry the
+// device never wrote cannot pass. Every test skips when there is no CUDA device.
+//
+// The inputs are fresh each run: the seed is printed, and BHVIZ_TEST_SEED=<n> repeats a run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "sim/cpu/cpu_stages.h"
+#include "sim/cuda/cuda_stages.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/rng.h"
+
+using namespace bhviz::sim;
+
+namespace {
+
+bool haveGpu() {
+  static const bool have = cuda::deviceCount() > 0;
+  return have;
+}
+
+std::uint64_t baseSeed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("BHVIZ_TEST_SEED");
+    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("test_cuda_stages: BHVIZ_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+/// A dense clump, a wide flat background and a pile of exact duplicates; every particle
+/// array filled (ids shuffled) so the gather is checked on all of them.
+Particles clusteredParticles(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  Particles p;
+  p.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = rng.uniform();
+    const float m = static_cast<float>(rng.uniform(0.5, 1.5) / double(n));
+    if (u < 0.6) {
+      p.posMass[i] = {float(0.05 * rng.normal()), float(0.05 * rng.normal() + 1.0),
+                      float(0.05 * rng.normal()), m};
+    } else if (u < 0.97) {
+      p.posMass[i] = {float(rng.uniform(-4, 4)), float(rng.uniform(-4, 4)),
+                      float(rng.uniform(-1, 1)), m};
+    } else {
+      p.posMass[i] = {0.25f, -0.5f, 0.125f, m};
+    }
+    p.vel[i] = {float(rng.normal()), float(rng.normal()), float(rng.normal()), 0.0f};
+    p.accPot[i] = {float(rng.normal()), float(rng.normal()), float(rng.normal()),
+                   float(-rng.uniform())};
+    p.id[i] = static_cast<std::uint32_t>(i);
+    p.tag[i] = static_cast<std::uint8_t>(rng.next() & 0xFF);
+    p.bin[i] = static_cast<std::uint8_t>(rng.next() % 8);
+  }
+  for (std::size_t i = n; i > 1; --i) std::swap(p.id[i - 1], p.id[rng.next() % i]);
+  return p;
+}
+
+/// Index of the first difference (bitwise for floats), or -1.
+template <typename T>
+long firstMismatch(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+#define EXPECT_SAME_ARRAY(gpu, cpu)                                                           \
+  do {                                                                                        \
+    const long at_ = firstMismatch(gpu, cpu);                                                 \
+    EXPECT_EQ(at_, -1) << #gpu " differs from the CPU twin (sizes " << (gpu).size() << " vs " \
+                       << (cpu).size() << ") first at index " << at_;                         \
+  } while (0)
+
+bool sameBits(const Box& a, const Box& b) { return std::memcmp(&a, &b, sizeof(Box)) == 0; }
+
+/// Collects violations of a per-cell tolerance and reports the count and the first one.
+class Violations {
+ public:
+  explicit Violations(std::string what) : m_what(std::move(what)) {}
+  void check(bool ok, std::uint32_t cell, double gpu, double cpu, double tol) {
+    if (ok) return;
+    if (m_count++ == 0) {
+      std::ostringstream s;
+      s.precision(9);
+      s << "cell " << cell << ": gpu " << gpu << " cpu " << cpu << " tolerance " << tol;
+      m_first = s.str();
+    }
+  }
+  ~Violations() { EXPECT_EQ(m_count, 0u) << m_what << " out of tolerance; first: " << m_first; }
+
+ private:
+  std::string m_what;
+  std::size_t m_count = 0;
+  std::string m_first;
+};
+
+struct StageCase {
+  std::size_t n;
+  int nLeaf;
+  Curve curve;
+  MacCode mac;
+  bool plummer = false;  ///< a Plummer sphere instead of the clustered points
+};
+
+void PrintTo(const StageCase& c, std::ostream* os) {
+  *os << (c.plummer ? "plummer " : "clustered ") << "n=" << c.n << " nLeaf=" << c.nLeaf
+      << (c.curve == Curve::Hilbert ? " hilbert" : " morton") << " mac=" << static_cast<int>(c.mac);
+}
+
+std::string caseName(const ::testing::TestParamInfo<StageCase>& info) {
+  static const char* macs[] = {"bh", "bonsai", "multipole", "acceleration"};
+  const StageCase& c = info.param;
+  return std::string(c.plummer ? "plummer_" : "") + "n" + std::to_string(c.n) + "_leaf" +
+         std::to_string(c.nLeaf) + "_" + (c.curve == Curve::Hilbert ? "hilbert" : "morton") + "_" +
+         macs[static_cast<int>(c.mac)];
+}
+
+std::vector<StageCase> allCases() {
+  std::vector<StageCase> cases;
+  int k = 0;
+  const auto mac = [&k] { return static_cast<MacCode>(k++ % 4); };
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1000), std::size_t(100000)}) {
+    for (int nLeaf : {1, 16, 64}) {
+      for (Curve curve : {Curve::Hilbert, Curve::Morton}) cases.push_back({n, nLeaf, curve, mac()});
+    }
+  }
+  cases.push_back({1000000, 16, Curve::Hilbert, MacCode::Bonsai});
+  cases.push_back({1000000, 1, Curve::Morton, MacCode::Multipole});
+  cases.push_back({1000000, 64, Curve::Hilbert, MacCode::Acceleration});
+  cases.push_back({200000, 16, Curve::Hilbert, MacCode::Bonsai, true});
+  cases.push_back({200000, 8, Curve::Morton, MacCode::Multipole, true});
+  return cases;
+}
+
+void poisonAll(cuda::BuildWorkspace& ws, cuda::DeviceTree& tree) {
+  ws.box.poison();
+  ws.frame.poison();
+  for (int k = 0; k < 2; ++k) {
+    ws.keys[k].poison();
+    ws.order[k].poison();
+  }
+  ws.scratch.poison();
+  ws.levelOffsets.poison();
+  ws.levelTable.poison();
+  tree.poison();
+}
+
+/// The uncertainty of a stored fp32 coordinate of magnitude |x|, a few units in the last place:
+/// no fp32 centre of mass can be closer to the true one, whatever the cell size.
+double ulpSlack(Vec4 c) {
+  const double m = std::max({std::fabs(c.x), std::fabs(c.y), std::fabs(c.z)});
+  return 16.0 * m * 0x1.0p-23;
+}
+
+void checkMoments(const Tree& g, const Tree& c, const std::vector<Vec4>& pos,
+                  const MacSetup& mac) {
+  Violations mass("mass"), com("centre of mass"), quad("quadrupole"), box("box"),
+      bmaxLow("bmax below the farthest particle"), bmaxHigh("bmax far above the CPU's"),
+      openSelf("opening vs openingValue(gpu moments)"), openCpu("opening vs the CPU's");
+  for (std::uint32_t k = 0; k < c.cellCount(); ++k) {
+    const Vec4 mg = g.comMass[k], mc = c.comMass[k];
+    const double side = c.side(k);
+    mass.check(std::fabs(mg.w - mc.w) <= 1e-5 * mc.w, k, mg.w, mc.w, 1e-5 * mc.w);
+    const double comTol = 1e-5 * side + ulpSlack(mc);
+    const double dcom =
+        std::max({std::fabs(mg.x - mc.x), std::fabs(mg.y - mc.y), std::fabs(mg.z - mc.z)});
+    com.check(dcom <= comTol, k, dcom, 0.0, comTol);
+
+    const double b = std::max(g.bmax[k], c.bmax[k]);
+    const double qTol = 1e-4 * mc.w * b * b + 2.0 * mc.w * b * ulpSlack(mc);
+    const Quadrupole& qg = g.quad[k];
+    const Quadrupole& qc = c.quad[k];
+    const double dq =
+        std::max({std::fabs(qg.xx - qc.xx), std::fabs(qg.yy - qc.yy), std::fabs(qg.zz - qc.zz),
+                  std::fabs(qg.xy - qc.xy), std::fabs(qg.xz - qc.xz), std::fabs(qg.yz - qc.yz)});
+    quad.check(dq <= qTol, k, dq, 0.0, qTol);
+    box.check(sameBits(g.box[k], c.box[k]), k, g.box[k].lo.x, c.box[k].lo.x, 0.0);
+
+    // bmax must bound the distance from the GPU's own centre of mass to every particle.
+    double far = 0.0;
+    for (std::uint32_t i = c.first[k]; i < c.first[k] + c.count[k]; ++i) {
+      const double dx = double(pos[i].x) - mg.x, dy = double(pos[i].y) - mg.y,
+                   dz = double(pos[i].z) - mg.z;
+      far = std::max(far, std::sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    bmaxLow.check(double(g.bmax[k]) >= far, k, g.bmax[k], far, 0.0);
+    const double bTol = 1e-4 * c.bmax[k] + 2.0 * ulpSlack(mc);
+    bmaxHigh.check(g.bmax[k] <= c.bmax[k] + bTol, k, g.bmax[k], c.bmax[k], bTol);
+
+    // The opening value from the GPU's moments, through the same per-element function.
+    const CellShape shape{mg.w, g.side(k), g.box[k], xyz(mg), g.bmax[k], qg.xx + qg.yy + qg.zz};
+    const double self = openingValue(mac.code, mac.theta, mac.param, shape);
+    openSelf.check(std::fabs(g.opening[k] - self) <= 1e-5 * std::fabs(self), k, g.opening[k], self,
+                   1e-5 * std::fabs(self));
+    // Against the CPU: relative 1e-4, plus what the moments' own tolerances allow (the
+    // critical radius moves at most by the COM shift, the bmax change and, for the multipole
+    // MAC, the change of (3 B2/Δ)^(1/4)).
+    if (mac.code == MacCode::Acceleration) {
+      openCpu.check(std::fabs(g.opening[k] - c.opening[k]) <= 1e-4 * c.opening[k], k, g.opening[k],
+                    c.opening[k], 1e-4 * c.opening[k]);
+    } else {
+      const double rg = std::sqrt(double(g.opening[k])), rc = std::sqrt(double(c.opening[k]));
+      double tol = 1e-4 * rc + std::sqrt(3.0) * comTol + std::fabs(double(g.bmax[k]) - c.bmax[k]);
+      if (mac.code == MacCode::Multipole) {
+        const auto s = [&](const Quadrupole& q) {
+          return std::sqrt(std::sqrt(3.0 * (double(q.xx) + q.yy + q.zz) / mac.param));
+        };
+        tol += std::fabs(s(qg) - s(qc)) + 1e-4 * s(qc);
+      }
+      openCpu.check(std::fabs(rg - rc) <= tol, k, rg, rc, tol);
+    }
+  }
+}
+
+class CudaStagesTest : public ::testing::TestWithParam<StageCase> {};
+
+}  // namespace
+
+TEST_P(CudaStagesTest, EachStageMatchesItsCpuTwin) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const StageCase tc = GetParam();
+  const std::uint64_t seed = baseSeed() * 1000003u + tc.n * 131u + std::uint64_t(tc.nLeaf) * 7u +
+                             static_cast<std::uint64_t>(tc.curve);
+  const Particles h = tc.plummer ? makePlummer(tc.n, seed) : clusteredParticles(tc.n, seed);
+  // θ for the distance MACs; Δ_mul and α are 1e-3 (param is unused by bh and bonsai).
+  const MacSetup mac{tc.mac, 0.6f, 1e-3f};
+
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  // A first build sizes every buffer; the checked build after the poisoning allocates nothing.
+  cuda::uploadParticles(h, d);
+  cuda::launchBuild(d, tc.curve, tc.nLeaf, mac, ws, tree, nullptr);
+  cuda::synchronize(nullptr);
+  poisonAll(ws, tree);
+  d.poison();
+  cuda::uploadParticles(h, d);
+
+  // Bounding box and key frame: min/max are exact, so bit-identical.
+  cuda::launchBoundingBox(d, ws, nullptr);
+  const Box cpuBox = cpu::boundingBox(h.posMass);
+  EXPECT_TRUE(sameBits(cuda::downloadBox(ws), cpuBox)) << "bounding box";
+  const KeyFrame frame = keyFrameFor(cpuBox);
+  const KeyFrame gpuFrame = cuda::downloadFrame(ws);
+  EXPECT_EQ(std::memcmp(&gpuFrame, &frame, sizeof(KeyFrame)), 0) << "key frame";
+
+  // Keys: the same encodeKey(quantize(...)) on both sides.
+  cuda::launchKeys(d, tc.curve, ws, nullptr);
+  const std::vector<std::uint64_t> keys = cpu::computeKeys(h.posMass, frame, tc.curve);
+  const std::vector<std::uint64_t> gpuKeys = cuda::downloadKeys(ws, tc.n);
+  EXPECT_SAME_ARRAY(gpuKeys, keys);
+
+  // Sort: the stable permutation, the sorted keys and every gathered particle array.
+  cuda::launchSort(d, ws, nullptr);
+  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
+  const std::vector<std::uint32_t> gpuOrder = cuda::downloadOrder(ws, tc.n);
+  EXPECT_SAME_ARRAY(gpuOrder, order);
+  std::vector<std::uint64_t> sortedKeys(tc.n);
+  for (std::size_t k = 0; k < tc.n; ++k) sortedKeys[k] = keys[order[k]];
+  const std::vector<std::uint64_t> gpuSortedKeys = cuda::downloadKeys(ws, tc.n);
+  EXPECT_SAME_ARRAY(gpuSortedKeys, sortedKeys);
+  Particles sorted = h, gpuSorted;
+  cpu::reorder(sorted, order);
+  cuda::downloadParticles(d, gpuSorted);
+  EXPECT_SAME_ARRAY(gpuSorted.posMass, sorted.posMass);
+  EXPECT_SAME_ARRAY(gpuSorted.vel, sorted.vel);
+  EXPECT_SAME_ARRAY(gpuSorted.accPot, sorted.accPot);
+  EXPECT_SAME_ARRAY(gpuSorted.id, sorted.id);
+  EXPECT_SAME_ARRAY(gpuSorted.tag, sorted.tag);
+  EXPECT_SAME_ARRAY(gpuSorted.bin, sorted.bin);
+  if (HasFailure()) return;  // later stages would only repeat the difference
+
+  // Tree topology: identical arrays.
+  cuda::launchTree(ws, tc.n, tc.nLeaf, tree, nullptr);
+  Tree cpuTree = cpu::buildTree(sortedKeys, frame, tc.nLeaf);
+  Tree gpuTree;
+  cuda::downloadTree(tree, ws, gpuTree, false);
+  EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
+  EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
+  EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
+  EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
+  EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
+  EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
+  if (HasFailure()) return;
+
+  // Moments: fp32 on the device against double sums on the CPU.
+  cuda::launchMoments(tree, d, ws, mac, nullptr);
+  cuda::downloadTree(tree, ws, gpuTree, true);
+  cpu::computeMoments(cpuTree, sorted.posMass, mac);
+  checkMoments(gpuTree, cpuTree, sorted.posMass, mac);
+  RecordProperty("cells", static_cast<int>(cpuTree.cellCount()));
+  RecordProperty("depth", cpuTree.depth());
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, CudaStagesTest, ::testing::ValuesIn(allCases()), caseName);
+
+// Buffers far too small for the tree: the build must notice the overflow and start again with
+// larger ones, and still produce the CPU's tree.
+TEST(CudaStages, TreeBuildRetriesWhenItsBuffersOverflow) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 20000;
+  const int nLeaf = 2;
+  const Particles h = clusteredParticles(n, baseSeed() + 17);
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  tree.firstGuess = 3;
+  cuda::uploadParticles(h, d);
+  cuda::launchBoundingBox(d, ws, nullptr);
+  cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
+  cuda::launchSort(d, ws, nullptr);
+  cuda::launchTree(ws, n, nLeaf, tree, nullptr);
+  Tree gpuTree;
+  cuda::downloadTree(tree, ws, gpuTree, false);
+  const std::vector<std::uint64_t> keys = cuda::downloadKeys(ws, n);
+  const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, nLeaf);
+  EXPECT_GT(cpuTree.cellCount(), 1000u);
+  EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
+  EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
+  EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
+  EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
+  EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
+  EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
+}
+
+TEST(CudaStages, BuffersGrowAndNeverShrink) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  cuda::DeviceBuffer<float> b;
+  b.reserve(100);
+  EXPECT_GE(b.capacity(), 100u);
+  const float* p = b.data();
+  b.reserve(50);
+  EXPECT_EQ(b.data(), p);
+  b.reserve(101);
+  EXPECT_GE(b.capacity(), 150u);
+}
+
+TEST(CudaStages, ErrorsBecomeExceptions) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  EXPECT_THROW(cuda::deviceAlloc(std::size_t(1) << 62), std::runtime_error);
+}
