@@ -15,6 +15,9 @@
 
 #include "app/output.h"
 #include "sim/ic/initial_conditions.h"
+#if BHVIZ_HAVE_CUDA
+#include "sim/cuda/cuda_backend.h"
+#endif
 
 namespace bhviz::app {
 
@@ -117,17 +120,32 @@ void checkHostMemory(std::size_t n) {
 
 }  // namespace
 
-BackendSelection selectBackend(BackendChoice choice) {
-  switch (choice) {
-    case BackendChoice::Cpu:
-      return {sim::makeCpuBackend(), ""};
-    case BackendChoice::Cuda:
-      throw BackendUnavailable(
-          "the CUDA backend is not available in this build; use --backend cpu or auto");
-    case BackendChoice::Auto:
-      break;
+BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
+  if (choice == BackendChoice::Cpu) return {sim::makeCpuBackend(), ""};
+#if BHVIZ_HAVE_CUDA
+  try {
+    auto backend = sim::cuda::makeCudaBackend(n);
+    std::string note;
+    if (choice == BackendChoice::Auto) {
+      note = "bhviz: --backend auto: using the CUDA backend on " + sim::cuda::deviceDescription();
+    }
+    return {std::move(backend), note};
+  } catch (const sim::cuda::CudaUnavailable& e) {
+    if (choice == BackendChoice::Cuda) {
+      throw BackendUnavailable(std::string("the CUDA backend cannot run: ") + e.what() +
+                               "; use --backend cpu or auto");
+    }
+    return {sim::makeCpuBackend(),
+            std::string("bhviz: --backend auto: ") + e.what() + "; using the CPU backend"};
+  }
+#else
+  (void)n;
+  if (choice == BackendChoice::Cuda) {
+    throw BackendUnavailable(
+        "the CUDA backend is not available in this build; use --backend cpu or auto");
   }
   return {sim::makeCpuBackend(), "bhviz: --backend auto: using the CPU backend"};
+#endif
 }
 
 std::string describe(const sim::NonFiniteState& e) {
@@ -142,11 +160,11 @@ std::string describe(const sim::NonFiniteState& e) {
 }
 
 int runHeadless(const Options& o, std::ostream& out, std::ostream& err) {
-  BackendSelection selection = selectBackend(o.backend);
+  BackendSelection selection = selectBackend(o.backend, o.n);
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
 
-  checkHostMemory(o.n);
+  if (selection.backend->name() == "cpu") checkHostMemory(o.n);
   sim::Simulation sim(std::move(selection.backend), sim::makeScenario(o.scenario, o.n, o.seed),
                       o.params);
   if (!o.quiet) printHeader(out, o, sim);

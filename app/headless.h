@@ -23,9 +23,10 @@ struct BackendSelection {
   std::string note;  ///< one line for the user when the choice was made for them, else empty
 };
 
-/// The one place that maps --backend onto a backend, so the CUDA backend plugs in here.
-/// Throws BackendUnavailable when the choice cannot be met in this build.
-BackendSelection selectBackend(BackendChoice choice);
+/// The one place that maps --backend onto a backend for n particles: auto takes CUDA when it
+/// is built, a device exists and n fits in its memory, else the CPU (and says why). Throws
+/// BackendUnavailable when `cuda` was asked for and cannot run.
+BackendSelection selectBackend(BackendChoice choice, std::size_t n);
 
 /// One line naming what went wrong and up to 10 of the particles it happened to.
 std::string describe(const sim::NonFiniteState& e);

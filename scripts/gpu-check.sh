@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU checks on a machine with an NVIDIA GPU, from a folder of built binaries:
 #   every GPU test binary (test_*), compute-sanitizer memcheck and racecheck on a small case,
-#   every benchmark binary (bench_*), and the headless render when a bhviz binary is there.
+#   every benchmark binary (bench_*), and a headless run of bhviz on the CUDA backend.
 # Logs go to OUT_DIR (default ./gpu-check-logs); a short summary is printed last.
 #
 #   scripts/gpu-check.sh BIN_DIR [OUT_DIR]
@@ -59,39 +59,57 @@ for t in "$BIN_DIR"/test_*; do
   rm -f "$one_log"
 done
 
-# 2. Sanitizers on a small case.
+# 2. Sanitizers on small cases of every GPU test binary.
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-FILTER=${BHVIZ_SANITIZE_FILTER:-'*n1000_leaf16_*:*n2_*'}
-if [ -x "$SAN" ] && [ -x "$BIN_DIR/test_cuda_stages" ]; then
+sanitize_filter() {
+  case "$1" in
+    test_cuda_stages) echo "${BHVIZ_SANITIZE_FILTER:-*n1000_leaf16_*:*n2_*}" ;;
+    test_cuda_walk) echo "*n1000_leaf16_group64_*:*n2_leaf1_*" ;;
+    test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.BlockStepsWithOneBin*" ;;
+    *) echo "*" ;;
+  esac
+}
+if [ -x "$SAN" ]; then
   SAN_LOG="$OUT_DIR/sanitizer.log"
   : >"$SAN_LOG"
-  for tool in memcheck racecheck; do
-    run_logged "$SAN_LOG" "compute-sanitizer $tool" "$SAN" --tool "$tool" --error-exitcode 3 \
-      "$BIN_DIR/test_cuda_stages" --gtest_color=no "--gtest_filter=$FILTER"
+  for t in "$BIN_DIR"/test_*; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t")
+    for tool in memcheck racecheck; do
+      run_logged "$SAN_LOG" "compute-sanitizer $tool $name" "$SAN" --tool "$tool" \
+        --error-exitcode 3 "$t" --gtest_color=no "--gtest_filter=$(sanitize_filter "$name")"
+    done
   done
   note "  sanitizer summaries" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$SAN_LOG" | paste -sd ' ' -)"
 else
-  note "compute-sanitizer" "skipped (not found, or no test_cuda_stages)"
+  note "compute-sanitizer" "skipped (not found)"
 fi
 
-# 3. Benchmarks.
+# 3. Benchmarks: each with the arguments that fill docs/BENCHMARKS.md (BHVIZ_QUICK=1: fewer).
+bench_args() {
+  case "$1" in
+    bench_gpu)
+      if [ "${BHVIZ_QUICK:-0}" = 1 ]; then echo "--n 1000000 --theta 0.5"
+      else echo "--scenario plummer,galaxy --n 1000000,4000000 --theta 0.4,0.5,0.75 --csv $OUT_DIR/bench_gpu.csv"; fi ;;
+    bench_block_steps) echo "--backend cuda --n 1000000 --time 0.25" ;;
+    bench_cpu) echo "--benchmark_filter=n:100000/" ;;
+    *) echo "" ;;
+  esac
+}
 if [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ]; then
   BENCH_LOG="$OUT_DIR/bench.log"
   : >"$BENCH_LOG"
   for b in "$BIN_DIR"/bench_*; do
     [ -x "$b" ] || continue
-    run_logged "$BENCH_LOG" "$(basename "$b")" "$b"
+    # shellcheck disable=SC2046  # the arguments are meant to split
+    run_logged "$BENCH_LOG" "$(basename "$b")" "$b" $(bench_args "$(basename "$b")")
   done
 fi
 
-# 4. Headless render (once the app exists): a few frames of a small scene on the CUDA backend.
+# 4. The command line on the CUDA backend: a million-particle merger, a few steps.
 if [ -x "$BIN_DIR/bhviz" ]; then
-  FRAMES=$(mktemp -d)
-  run_logged "$OUT_DIR/render.log" "bhviz headless render" "$BIN_DIR/bhviz" --headless \
-    --backend cuda --n 100000 --steps 10 --frames "$FRAMES"
-  note "  frames written" "$(find "$FRAMES" -name '*.png' | wc -l)"
-  first=$(find "$FRAMES" -name '*.png' | sort | head -1)
-  [ -n "$first" ] && cp "$first" "$OUT_DIR/render-first.png"
+  run_logged "$OUT_DIR/bhviz.log" "bhviz headless merger 1M (cuda)" "$BIN_DIR/bhviz" --headless \
+    --backend cuda --scenario merger --n 1000000 --steps 4 --stats "$OUT_DIR/bhviz-stats.json"
 fi
 
 [ -f "${BENCH_LOG:-/nonexistent}" ] && { echo; echo "--- bench"; grep -vE '^===' "$BENCH_LOG" | tail -40; }

@@ -187,12 +187,29 @@ TEST(CliParse, HelpReturnsNothing) {
 
 TEST(CliParse, OneLine) { EXPECT_EQ(bhviz::app::oneLine("a\nb\r\n"), "a b"); }
 
-TEST(CliBackend, CudaIsNotInThisBuild) {
-  EXPECT_THROW(bhviz::app::selectBackend(bhviz::app::BackendChoice::Cuda),
-               bhviz::app::BackendUnavailable);
-  const auto automatic = bhviz::app::selectBackend(bhviz::app::BackendChoice::Auto);
-  ASSERT_NE(automatic.backend, nullptr);
-  EXPECT_NE(automatic.note.find("CPU"), std::string::npos);
+TEST(CliBackend, AutoUsesCudaWhenItCanAndOtherwiseFallsBackToTheCpu) {
+  using bhviz::app::BackendChoice;
+  using bhviz::app::selectBackend;
+  std::unique_ptr<bhviz::sim::Backend> cuda;
+  try {
+    cuda = selectBackend(BackendChoice::Cuda, 100).backend;
+  } catch (const bhviz::app::BackendUnavailable& e) {
+    // No CUDA in this build, or no device: auto says so and takes the CPU.
+    EXPECT_NE(std::string(e.what()).find("--backend cpu"), std::string::npos) << e.what();
+    const auto automatic = selectBackend(BackendChoice::Auto, 100);
+    ASSERT_NE(automatic.backend, nullptr);
+    EXPECT_EQ(automatic.backend->name(), "cpu");
+    EXPECT_NE(automatic.note.find("CPU"), std::string::npos);
+    return;
+  }
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_EQ(cuda->name(), "cuda");
+  EXPECT_EQ(selectBackend(BackendChoice::Auto, 100).backend->name(), "cuda");
+  // Far more particles than any GPU holds: auto falls back with a reason, cuda refuses.
+  const auto huge = selectBackend(BackendChoice::Auto, std::size_t{1} << 40);
+  EXPECT_EQ(huge.backend->name(), "cpu");
+  EXPECT_NE(huge.note.find("GiB"), std::string::npos) << huge.note;
+  EXPECT_THROW(selectBackend(BackendChoice::Cuda, std::size_t{1} << 40), bhviz::app::BackendUnavailable);
 }
 
 // ---- The writers, in-process ------------------------------------------------------------

@@ -1,0 +1,153 @@
+// GPU benchmark of the whole step: scenario × N × θ × MAC → per-stage ms (median over substeps
+// after warm-up; CUDA events), total, interactions per particle and per second, and the force
+// error of the first evaluation against exact direct summation (double, on the GPU) on a random
+// sample. Prints a Markdown table; --csv also writes the rows as CSV.
+//
+//   bench_gpu --n 1000000,4000000 --theta 0.4,0.5,0.75 --mac bonsai --scenario plummer
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "sim/cuda/cuda_backend.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/simulation.h"
+
+using namespace bhviz::sim;
+
+namespace {
+
+struct Config {
+  std::string scenario;
+  std::size_t n;
+  float theta;
+  MacKind mac;
+};
+
+struct Row {
+  Config c;
+  std::array<double, static_cast<int>(Stage::Count)> stageMs{};
+  double totalMs = 0.0;
+  double interactionsPerParticle = 0.0;
+  double walkInteractionsPerSecond = 0.0;
+  ForceError error;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::size_t sample) {
+  SimParams p = base;
+  p.theta = c.theta;
+  p.mac = c.mac;
+  const Particles ic = makeScenario(c.scenario, c.n, 1);
+  Simulation sim(cuda::makeCudaBackend(ic.size()), ic, p);
+  Row r;
+  r.c = c;
+  {
+    const Particles first = sim.particles();
+    const std::vector<std::uint32_t> targets = sampleIndices(first.size(), sample, 4000);
+    r.error = forceError(first, targets, cuda::directSumDevice(first, targets, p.softening));
+  }
+  for (int k = 0; k < warmup; ++k) sim.substep();
+  std::vector<std::vector<double>> stage(r.stageMs.size());
+  std::vector<double> total, perParticle, rate;
+  for (int k = 0; k < steps; ++k) {
+    sim.substep();
+    const StepProfile& s = sim.lastProfile();
+    for (std::size_t j = 0; j < stage.size(); ++j) stage[j].push_back(s.ms[j]);
+    total.push_back(s.total());
+    const double inter = double(s.interactions.cell + s.interactions.particle);
+    perParticle.push_back(inter / double(s.interactions.targets));
+    rate.push_back(inter / (s[Stage::Walk] * 1e-3));
+  }
+  for (std::size_t j = 0; j < stage.size(); ++j) r.stageMs[j] = median(stage[j]);
+  r.totalMs = median(total);
+  r.interactionsPerParticle = median(perParticle);
+  r.walkInteractionsPerSecond = median(rate);
+  return r;
+}
+
+template <typename T>
+std::vector<T> parseList(const std::string& text, T (*convert)(const std::string&)) {
+  std::vector<T> out;
+  std::stringstream s(text);
+  for (std::string item; std::getline(s, item, ',');) out.push_back(convert(item));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bhviz GPU benchmark: the whole step per stage"};
+  std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", csvPath;
+  int warmup = 3, steps = 20, nLeaf = 16, nGroup = 64;
+  std::size_t sample = 4000;
+  float softening = 0.05f;
+  app.add_option("--scenario", scenarios, "comma-separated scenario names");
+  app.add_option("--n", ns, "comma-separated particle counts");
+  app.add_option("--theta", thetas, "comma-separated opening angles");
+  app.add_option("--mac", macs, "comma-separated MACs");
+  app.add_option("--warmup", warmup, "substeps before timing");
+  app.add_option("--steps", steps, "timed substeps (median)");
+  app.add_option("--sample", sample, "particles in the force-error sample");
+  app.add_option("--n-leaf", nLeaf);
+  app.add_option("--n-group", nGroup);
+  app.add_option("--softening", softening);
+  app.add_option("--csv", csvPath, "also write the rows as CSV");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    std::cout << "device: " << cuda::deviceDescription() << "\n\n";
+    SimParams base;
+    base.nLeaf = nLeaf;
+    base.nGroup = nGroup;
+    base.softening = softening;
+    base.dtMax = 1.0f / 128.0f;  // shared steps, tree rebuilt every step
+    std::vector<Row> rows;
+    std::cout << "| scenario | N | MAC | θ | bbox+keys+sort | tree+moments | groups | walk | predict+integrate | "
+                 "total ms | interactions/particle | walk interactions/s | error median | error p99 |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const std::string& sc : parseList<std::string>(scenarios, [](const std::string& s) { return s; }))
+      for (std::size_t n : parseList<std::size_t>(ns, [](const std::string& s) { return std::size_t(std::stoull(s)); }))
+        for (const std::string& m : parseList<std::string>(macs, [](const std::string& s) { return s; }))
+          for (float th : parseList<float>(thetas, [](const std::string& s) { return std::stof(s); })) {
+            const auto mac = parseMacKind(m);
+            if (!mac) throw std::invalid_argument("unknown MAC " + m);
+            const Row r = measure({sc, n, th, *mac}, base, warmup, steps, sample);
+            auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
+            char line[512];
+            std::snprintf(line, sizeof line,
+                          "| %s | %zu | %s | %.2f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3g | %.2e | %.2e |\n",
+                          sc.c_str(), n, m.c_str(), th,
+                          ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
+                          ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups), ms(Stage::Walk),
+                          ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs,
+                          r.interactionsPerParticle, r.walkInteractionsPerSecond, r.error.median,
+                          r.error.p99);
+            std::cout << line << std::flush;
+            rows.push_back(r);
+          }
+    if (!csvPath.empty()) {
+      std::ofstream csv(csvPath);
+      csv << "scenario,n,mac,theta";
+      for (auto name : kStageNames) csv << ',' << name << "_ms";
+      csv << ",total_ms,interactions_per_particle,walk_interactions_per_s,error_median,error_p99\n";
+      for (const Row& r : rows) {
+        csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta;
+        for (double v : r.stageMs) csv << ',' << v;
+        csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ','
+            << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99 << '\n';
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_gpu: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,286 @@
+// The CUDA backend: the particles stay on the device; each stage is a CUDA twin of the CPU
+// stage with the same output layout. Host round trips per substep: the tree build's level
+// table, the deepest occupied bin, the interaction counters and the stage events — a few
+// scalars, read where the step waits anyway.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <sstream>
+
+#include "sim/common/timestep.h"
+#include "sim/cuda/cuda_backend.h"
+#include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/walk.h"
+
+namespace bhviz::sim::cuda {
+
+namespace {
+
+/// Half steps of every bin, computed on the host exactly as the CPU backend does
+/// (Clock::binDt), so both backends kick by the same floats.
+struct HalfSteps {
+  float dt[kMaxBinDepthLimit + 1];
+};
+
+HalfSteps halfSteps(const Clock& clock) {
+  HalfSteps h{};
+  for (int b = 0; b <= clock.depth; ++b) h.dt[b] = 0.5f * clock.binDt(b);
+  return h;
+}
+
+__device__ float magnitude(const Vec4& a) { return sqrtf(a.x * a.x + a.y * a.y + a.z * a.z); }
+
+__global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, float eps,
+                                float eta, float dtMax, HalfSteps half, Vec4* __restrict__ vel,
+                                const Vec4* __restrict__ accPot, std::uint8_t* __restrict__ bin,
+                                int* __restrict__ deepest) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  int b = 0;
+  if (i < n) {
+    b = min(static_cast<int>(bin[i]), depth);
+    if (isActive(b, tick, depth)) {
+      const Vec4 a = accPot[i];
+      b = nextBin(wantedBin(magnitude(a), eps, eta, dtMax, depth), tick, depth);
+      bin[i] = static_cast<std::uint8_t>(b);
+      Vec4 v = vel[i];
+      kick(v, a, half.dt[b]);
+      vel[i] = v;
+    }
+  }
+  // One atomic per warp: the deepest bin of the warp's particles.
+  for (int offset = 16; offset > 0; offset >>= 1) b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
+  if ((threadIdx.x & 31) == 0 && b > 0) atomicMax(deepest, b);
+}
+
+__global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
+                            const Vec4* __restrict__ vel) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Vec4 x = posMass[i];
+  drift(x, vel[i], dt);
+  posMass[i] = x;
+}
+
+__global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
+                                 Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
+                                 const std::uint8_t* __restrict__ bin) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int b = min(static_cast<int>(bin[i]), depth);
+  if (!isActive(b, tick, depth)) return;
+  Vec4 v = vel[i];
+  kick(v, accPot[i], half.dt[b]);
+  vel[i] = v;
+}
+
+__device__ bool finite4(const Vec4& v) {
+  return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
+}
+
+/// Up to `max` ids per tier (0: position, 1: velocity, 2: force) of non-finite particles.
+__global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
+                                const Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
+                                const std::uint32_t* __restrict__ id, std::uint32_t max,
+                                std::uint32_t* __restrict__ counts, std::uint32_t* __restrict__ ids) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int tier = !finite4(posMass[i]) ? 0 : !finite4(vel[i]) ? 1 : !finite4(accPot[i]) ? 2 : -1;
+  if (tier < 0) return;
+  const std::uint32_t slot = atomicAdd(&counts[tier], 1u);
+  if (slot < max) ids[tier * max + slot] = id[i];
+}
+
+/// A pair of CUDA events per stage; stage times are read when the step waits anyway.
+class StageEvents {
+ public:
+  StageEvents() {
+    for (auto& e : m_start) BHVIZ_CUDA_CHECK(cudaEventCreate(&e));
+    for (auto& e : m_stop) BHVIZ_CUDA_CHECK(cudaEventCreate(&e));
+  }
+  ~StageEvents() {
+    for (auto& e : m_start) (void)cudaEventDestroy(e);
+    for (auto& e : m_stop) (void)cudaEventDestroy(e);
+  }
+  StageEvents(const StageEvents&) = delete;
+  StageEvents& operator=(const StageEvents&) = delete;
+
+  void begin(Stage stage, Stream s) { BHVIZ_CUDA_CHECK(cudaEventRecord(m_start[index(stage)], s)); }
+  void end(Stage stage, Stream s) {
+    BHVIZ_CUDA_CHECK(cudaEventRecord(m_stop[index(stage)], s));
+    m_pending[index(stage)] = true;
+  }
+  /// Adds the pending stages' times to the profile (waits for their stop events).
+  void collect(StepProfile& profile) {
+    for (int k = 0; k < kStages; ++k) {
+      if (!m_pending[k]) continue;
+      BHVIZ_CUDA_CHECK(cudaEventSynchronize(m_stop[k]));
+      float ms = 0.0f;
+      BHVIZ_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start[k], m_stop[k]));
+      profile.ms[k] += ms;
+      m_pending[k] = false;
+    }
+  }
+
+ private:
+  static constexpr int kStages = static_cast<int>(Stage::Count);
+  static int index(Stage s) { return static_cast<int>(s); }
+  std::array<cudaEvent_t, kStages> m_start{}, m_stop{};
+  std::array<bool, kStages> m_pending{};
+};
+
+/// Runs `launch` between a stage's two events.
+template <typename Launch>
+void timed(StageEvents& events, Stage stage, Stream s, Launch&& launch) {
+  events.begin(stage, s);
+  launch();
+  events.end(stage, s);
+}
+
+class CudaBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cuda"; }
+
+  void upload(const Particles& h) override {
+    uploadParticles(h, m_p);
+    m_ws.reserve(h.size());
+  }
+  void download(Particles& h) const override { downloadParticles(m_p, h); }
+  std::size_t size() const override { return m_p.n; }
+
+  int openKicks(const Clock& clock, const SimParams& p) override {
+    m_deepest.reserve(1);
+    timed(m_events, Stage::Predict, m_stream, [&] {
+      BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_deepest.data(), 0, sizeof(int), m_stream));
+      openKicksKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
+          count(), clock.tick, clock.depth, p.softening, p.eta, static_cast<float>(clock.dtMax),
+          halfSteps(clock), m_p.vel.data(), m_p.accPot.data(), m_p.bin.data(), m_deepest.data());
+      BHVIZ_CUDA_CHECK_LAUNCH();
+    });
+    m_events.collect(m_profile);
+    int deepest = 0;
+    copyToHost(&deepest, m_deepest.data(), sizeof(int));
+    return deepest;
+  }
+
+  void drift(float dt) override {
+    timed(m_events, Stage::Predict, m_stream, [&] {
+      driftKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(count(), dt, m_p.posMass.data(),
+                                                              m_p.vel.data());
+      BHVIZ_CUDA_CHECK_LAUNCH();
+    });
+  }
+
+  void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                     bool oldAccValid) override {
+    MacSetup mac{static_cast<MacCode>(p.mac), p.theta, effectiveMacParam(p)};
+    if (mac.code == MacCode::Acceleration && !oldAccValid) mac.code = MacCode::BarnesHut;
+    const Stream s = m_stream;
+    timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
+    timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
+    timed(m_events, Stage::Sort, s, [&] { launchSort(m_p, m_ws, s); });
+    timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
+    timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, mac, s); });
+    const ActiveRule rule{clock.tick, clock.depth, targets == ForceTargets::All};
+    timed(m_events, Stage::Groups, s,
+          [&] { launchGroups(m_tree, m_p, m_ws, rule, p.nGroup, m_groups, s); });
+    m_counters.reserve(1);
+    timed(m_events, Stage::Walk, s, [&] {
+      launchWalk(m_tree, m_groups, m_p, rule, WalkSettings{mac, p.quadrupole, p.softening},
+                 m_counters.data(), s);
+    });
+    const InteractionCounts c = downloadCounters(m_counters.data());
+    m_profile.interactions.cell += c.cell;
+    m_profile.interactions.particle += c.particle;
+    m_profile.interactions.targets += c.targets;
+    m_events.collect(m_profile);
+  }
+
+  void closeKicks(const Clock& clock) override {
+    timed(m_events, Stage::Integrate, m_stream, [&] {
+      closeKicksKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
+          count(), clock.tick, clock.depth, halfSteps(clock), m_p.vel.data(), m_p.accPot.data(),
+          m_p.bin.data());
+      BHVIZ_CUDA_CHECK_LAUNCH();
+    });
+    m_events.collect(m_profile);
+  }
+
+  std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override {
+    if (max == 0 || m_p.n == 0) return {};
+    const auto cap = static_cast<std::uint32_t>(max);
+    DeviceBuffer<std::uint32_t> counts, ids;
+    counts.reserve(3);
+    ids.reserve(3 * max);
+    fillBytes(counts.data(), 0, 3 * sizeof(std::uint32_t));
+    nonFiniteKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
+        count(), m_p.posMass.data(), m_p.vel.data(), m_p.accPot.data(), m_p.id.data(), cap,
+        counts.data(), ids.data());
+    BHVIZ_CUDA_CHECK_LAUNCH();
+    std::uint32_t h_counts[3];
+    copyToHost(h_counts, counts.data(), sizeof(h_counts));
+    // Positions, then velocities, then forces: the first tier with a bad particle names it.
+    for (int tier = 0; tier < 3; ++tier) {
+      if (h_counts[tier] == 0) continue;
+      std::vector<std::uint32_t> out(std::min<std::uint32_t>(h_counts[tier], cap));
+      copyToHost(out.data(), ids.data() + tier * max, out.size() * sizeof(std::uint32_t));
+      std::sort(out.begin(), out.end());  // atomics append in no particular order
+      return out;
+    }
+    return {};
+  }
+
+  const StepProfile& profile() const override { return m_profile; }
+  void resetProfile() override { m_profile = {}; }
+
+ private:
+  std::uint32_t count() const { return static_cast<std::uint32_t>(m_p.n); }
+
+  Stream m_stream = nullptr;
+  DeviceParticles m_p;
+  BuildWorkspace m_ws;
+  DeviceTree m_tree;
+  DeviceGroups m_groups;
+  DeviceBuffer<WalkCounters> m_counters;
+  DeviceBuffer<int> m_deepest;
+  StageEvents m_events;
+  StepProfile m_profile;
+};
+
+}  // namespace
+
+std::string deviceDescription() {
+  if (deviceCount() == 0) throw CudaUnavailable("no CUDA device found");
+  int device = 0;
+  BHVIZ_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  BHVIZ_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  std::ostringstream s;
+  s.precision(4);
+  s << prop.name << " (" << prop.multiProcessorCount << " SMs, "
+    << double(prop.totalGlobalMem) / 1073741824.0 << " GiB)";
+  return s.str();
+}
+
+void checkDeviceCapacity(std::size_t n) {
+  if (deviceCount() == 0) throw CudaUnavailable("no CUDA device found");
+  std::size_t freeBytes = 0, totalBytes = 0;
+  BHVIZ_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const double need = double(n) * kDeviceBytesPerParticle;
+  if (need > double(freeBytes)) {
+    std::ostringstream s;
+    s.precision(3);
+    s << n << " particles need about " << need / 1073741824.0 << " GiB of GPU memory, but only "
+      << double(freeBytes) / 1073741824.0 << " GiB are free";
+    throw CudaUnavailable(s.str());
+  }
+}
+
+std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles) {
+  checkDeviceCapacity(expectedParticles);
+  return std::make_unique<CudaBackend>();
+}
+
+}  // namespace bhviz::sim::cuda

@@ -1,0 +1,41 @@
+#pragma once
+// The CUDA backend: every stage of a step on the GPU, the particles resident there. Plain C++
+// header: the app includes it only when bhviz is built with CUDA (BHVIZ_HAVE_CUDA).
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/backend.h"
+#include "sim/direct_sum.h"
+
+namespace bhviz::sim::cuda {
+
+/// The GPU cannot run this simulation: no device, or not enough memory for N particles.
+/// `auto` falls back to the CPU backend on it; an explicit `cuda` request reports it.
+struct CudaUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Device memory a run needs per particle: two copies of the particle arrays (the sort's
+/// gather), keys and permutations (double-buffered), the tree (about one cell per two
+/// particles at N_leaf = 16), groups and CUB scratch, rounded up.
+inline constexpr double kDeviceBytesPerParticle = 320.0;
+
+/// "NVIDIA H200 (132 SMs, 139.8 GiB)"; throws CudaUnavailable when there is no device.
+std::string deviceDescription();
+
+/// Throws CudaUnavailable unless a device exists with memory for n particles.
+void checkDeviceCapacity(std::size_t n);
+
+/// A backend on the current device. Throws CudaUnavailable (see checkDeviceCapacity).
+std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles);
+
+/// Exact Plummer-softened direct summation in double precision on the GPU: acceleration and
+/// potential of the targets from every particle (the accuracy reference of the benchmarks).
+std::vector<Accel4d> directSumDevice(const Particles& p, const std::vector<std::uint32_t>& targets,
+                                     double softening);
+
+}  // namespace bhviz::sim::cuda

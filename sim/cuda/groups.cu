@@ -1,0 +1,210 @@
+// Groups on the device, the twin of cpu::buildGroups, with no host round trip.
+//
+// The groups partition the particles into runs, so each is known by where it starts and how
+// long it is. Three steps:
+//   1. markRunsKernel (one thread per cell) writes runLength[first] = count at the start of
+//      every run: the root when it holds ≤ nGroup particles, every child holding ≤ nGroup of
+//      an internal cell holding more, and the nGroup-chunks of a leaf holding more (a leaf at
+//      the deepest level, or N_leaf > N_group). Every other entry stays 0 (memset).
+//   2. cub::DeviceSelect::If over the particle indices keeps the starts of runs that hold an
+//      active particle, in index (= key) order: groups.first and groups.size, on the device.
+//   3. groupBoxKernel (one warp per group, grid-stride up to *size) reduces the box and the
+//      smallest |a_old| over the active particles: min/max are exact, so the boxes are
+//      bit-identical to the CPU's whatever the order.
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <cub/device/device_select.cuh>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/walk.h"
+
+namespace bhviz::sim::cuda {
+
+namespace {
+
+struct CellTopology {
+  const std::uint32_t* first;
+  const std::uint32_t* count;
+  const std::uint32_t* child;
+  const std::uint8_t* childCount;
+};
+
+__global__ void markRunsKernel(CellTopology t, std::uint32_t cells, std::uint32_t nGroup,
+                               std::uint32_t* __restrict__ runLength) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= cells) return;
+  const std::uint32_t n = t.count[c];
+  if (c == 0 && n <= nGroup) runLength[t.first[0]] = n;
+  if (n <= nGroup) return;
+  const unsigned children = t.childCount[c];
+  if (children == 0) {
+    const std::uint32_t end = t.first[c] + n;
+    for (std::uint32_t f = t.first[c]; f < end; f += nGroup) runLength[f] = min(nGroup, end - f);
+    return;
+  }
+  for (std::uint32_t k = t.child[c]; k < t.child[c] + children; ++k) {
+    const std::uint32_t m = t.count[k];
+    if (m <= nGroup) runLength[t.first[k]] = m;
+  }
+}
+
+/// Keeps particle index i when a run starts there and holds an active particle.
+struct ActiveRunStart {
+  const std::uint32_t* runLength;
+  const std::uint8_t* bin;
+  ActiveRule rule;
+
+  __device__ bool operator()(std::uint32_t i) const {
+    const std::uint32_t len = runLength[i];
+    if (len == 0) return false;
+    if (rule.all) return true;
+    for (std::uint32_t k = i; k < i + len; ++k) {
+      if (isTarget(rule, bin[k])) return true;
+    }
+    return false;
+  }
+};
+
+/// |a| exactly as the CPU computes it: no fused multiply-add, correctly rounded sqrt.
+__device__ inline float accMagnitude(Vec4 a) {
+  return sqrtf(__fadd_rn(__fadd_rn(__fmul_rn(a.x, a.x), __fmul_rn(a.y, a.y)), __fmul_rn(a.z, a.z)));
+}
+
+__device__ inline float warpMin(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__device__ inline float warpMax(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+struct GroupArrays {
+  const std::uint32_t* first;
+  std::uint32_t* count;
+  Box* box;
+  float* accMin;
+  const std::uint32_t* size;
+};
+
+__global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ runLength,
+                               const Vec4* __restrict__ posMass, const Vec4* __restrict__ accPot,
+                               const std::uint8_t* __restrict__ bin, ActiveRule rule) {
+  const unsigned lane = threadIdx.x % 32;
+  const std::uint32_t warps = gridDim.x * blockDim.x / 32;
+  const std::uint32_t groups = *g.size;
+  for (std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32; w < groups; w += warps) {
+    const std::uint32_t first = g.first[w];
+    const std::uint32_t len = runLength[first];
+    Box b;
+    float amin = INFINITY;
+    for (std::uint32_t i = first + lane; i < first + len; i += 32) {
+      if (!isTarget(rule, bin[i])) continue;
+      grow(b, xyz(posMass[i]));
+      amin = fminf(amin, accMagnitude(accPot[i]));
+    }
+    b.lo = {warpMin(b.lo.x), warpMin(b.lo.y), warpMin(b.lo.z)};
+    b.hi = {warpMax(b.hi.x), warpMax(b.hi.y), warpMax(b.hi.z)};
+    amin = warpMin(amin);
+    if (lane == 0) {
+      g.count[w] = len;
+      g.box[w] = b;
+      g.accMin[w] = amin;
+    }
+  }
+}
+
+/// Blocks for a grid-stride kernel: enough to fill the device, no more than the work needs.
+unsigned residentBlocks(std::size_t work, int block) {
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    BHVIZ_CUDA_CHECK(cudaGetDevice(&dev));
+    BHVIZ_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  }();
+  return std::max(1u, std::min(blocksFor(work, block), static_cast<unsigned>(sms * 8)));
+}
+
+}  // namespace
+
+void DeviceGroups::reserve(std::size_t n) {
+  const std::size_t m = std::max<std::size_t>(n, 1);
+  first.reserve(m);
+  count.reserve(m);
+  box.reserve(m);
+  accMin.reserve(m);
+  size.reserve(1);
+  runLength.reserve(m);
+  capacity = std::min({first.capacity(), count.capacity(), box.capacity(), accMin.capacity()});
+}
+
+void DeviceGroups::poison() {
+  first.poison();
+  count.poison();
+  box.poison();
+  accMin.poison();
+  size.poison();
+  runLength.poison();
+}
+
+void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace&,
+                  ActiveRule rule, int nGroup, DeviceGroups& g, Stream stream) {
+  if (nGroup < 1 || nGroup > kMaxWalkGroup) {
+    throw std::invalid_argument("launchGroups: nGroup must be in [1, " +
+                                std::to_string(kMaxWalkGroup) + "], got " + std::to_string(nGroup));
+  }
+  const std::size_t n = p.n;
+  g.reserve(n);
+  g.nGroup = nGroup;
+  if (n == 0 || tree.cells == 0) {
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(g.size.data(), 0, sizeof(std::uint32_t), stream));
+    return;
+  }
+  BHVIZ_CUDA_CHECK(cudaMemsetAsync(g.runLength.data(), 0, n * sizeof(std::uint32_t), stream));
+  const CellTopology topo{tree.first.data(), tree.count.data(), tree.child.data(),
+                          tree.childCount.data()};
+  const auto cells = static_cast<std::uint32_t>(tree.cells);
+  markRunsKernel<<<blocksFor(cells), kBlock, 0, stream>>>(topo, cells, std::uint32_t(nGroup),
+                                                          g.runLength.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+
+  const thrust::counting_iterator<std::uint32_t> indices(0);
+  const ActiveRunStart keep{g.runLength.data(), p.bin.data(), rule};
+  const int items = static_cast<int>(n);
+  std::size_t tempBytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, tempBytes, indices, g.first.data(), g.size.data(),
+                                         items, keep, stream));
+  g.temp.reserve(tempBytes);
+  tempBytes = g.temp.capacity();
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(g.temp.data(), tempBytes, indices, g.first.data(),
+                                         g.size.data(), items, keep, stream));
+
+  // Groups ≤ cells + n / nGroup (each group is a cell, or a chunk of a leaf).
+  const std::size_t bound = std::min(n, tree.cells + n / std::size_t(nGroup));
+  const GroupArrays arrays{g.first.data(), g.count.data(), g.box.data(), g.accMin.data(),
+                           g.size.data()};
+  groupBoxKernel<<<residentBlocks(bound * 32, kBlock), kBlock, 0, stream>>>(
+      arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+Groups downloadGroups(const DeviceGroups& d) {
+  std::uint32_t size = 0;
+  copyToHost(&size, d.size.data(), sizeof(size));
+  Groups h;
+  h.first.resize(size);
+  h.count.resize(size);
+  h.box.resize(size);
+  h.accMin.resize(size);
+  copyToHost(h.first.data(), d.first.data(), size * sizeof(std::uint32_t));
+  copyToHost(h.count.data(), d.count.data(), size * sizeof(std::uint32_t));
+  copyToHost(h.box.data(), d.box.data(), size * sizeof(Box));
+  copyToHost(h.accMin.data(), d.accMin.data(), size * sizeof(float));
+  return h;
+}
+
+}  // namespace bhviz::sim::cuda

@@ -1,0 +1,440 @@
+// The tree walk on the device, the twin of cpu::walkGroups.
+//
+// One warp per group (GOTHIC §2.3, Bonsai): each lane holds up to kTargets of the group's
+// particles in registers (target t of lane l is particle first + l + 32 t). The warp walks the
+// tree once for the whole group with a cell stack in global memory, popping up to 32 cells at
+// a time, one per lane, and testing each with the CPU's mustOpen against the group's box:
+//   - accepted cells go to a ring of 64 multipoles in shared memory (ballot + popc prefix);
+//   - opened leaves put their particles into a ring of 64 sources in shared memory (a warp
+//     prefix sum of their counts; any leaf size, so deepest-level piles of duplicates too);
+//   - opened internal cells push their children onto the stack.
+// Whenever a ring holds ≥ 32 entries the warp flushes 32 of them (m2p / p2p from gravity.h,
+// fp32), reading the sources from shared memory. Groups are mostly far smaller than the
+// warp's 32 kTargets slots (18 particles on average at N_group = 64), so each target is
+// replicated over the idle slots and the copies split every flush's sources between them
+// (Targets); their partial sums are added at the end. The remainders are flushed last.
+//
+// The stack bound. Cells on the stack have non-decreasing levels from bottom to top (the
+// children of the popped top entries are one level deeper than the shallowest popped cell,
+// and everything below it is at most that level). So when level-L cells are pushed, every
+// level-L cell already there lay above a popped level-(L−1) cell and was popped with it: a
+// level never holds more than one push, 32 × 8 = 256 cells. With levels 1..kMaxLevel that is
+// at most 1 + 256 kMaxLevel cells; kStackCapacity is above it. The overflow flag is a guard
+// against a broken invariant, reported by downloadCounters, never silent.
+//
+// A persistent grid: as many warps as are resident at once, each taking groups from an atomic
+// counter (groups differ widely in cost, so static scheduling would leave warps idle).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "sim/common/gravity.h"
+#include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/walk.h"
+
+namespace bhviz::sim::cuda {
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kWalkWarps = 4;  // warps per block
+constexpr int kWalkBlock = 32 * kWalkWarps;
+constexpr unsigned kRing = 64;  // entries per shared-memory ring (≥ 2 × 32)
+constexpr std::uint32_t kStackCapacity = 256 * (kMaxLevel + 1);
+
+struct alignas(8) QuadTail {
+  float xz, yz;
+};
+
+constexpr int kMaxTargets = kMaxWalkGroup / 32;  // target slots per lane, at most
+
+/// One warp's shared memory: the two rings and the leaf scan during the walk, then the copies'
+/// partial sums (reduceCopies).
+struct WarpRings {
+  Vec4 cellComMass[kRing];
+  Vec4 cellQuadHead[kRing];  // xx, yy, zz, xy
+  QuadTail cellQuadTail[kRing];
+  Vec4 source[kRing];          // P2P sources: position, mass
+  std::uint32_t leafBase[32];  // first particle of the lane's leaf − its exclusive prefix
+  std::uint32_t leafEnd[32];   // inclusive prefix of the opened leaves' counts
+};
+
+union WarpShared {
+  WarpRings r;
+  Vec4 partial[32 * kMaxTargets];
+  __device__ WarpShared() {}  // shared memory: nothing is initialised
+};
+
+struct WalkArgs {
+  // tree
+  const Vec4* __restrict__ comMass;
+  const Quadrupole* __restrict__ quad;
+  const Box* __restrict__ box;
+  const float* __restrict__ opening;
+  const std::uint32_t* __restrict__ first;
+  const std::uint32_t* __restrict__ count;
+  const std::uint32_t* __restrict__ child;
+  const std::uint8_t* __restrict__ childCount;
+  // groups
+  const std::uint32_t* __restrict__ groupFirst;
+  const std::uint32_t* __restrict__ groupCount;
+  const Box* __restrict__ groupBox;
+  const float* __restrict__ groupAccMin;
+  const std::uint32_t* __restrict__ groups;
+  // particles
+  const Vec4* __restrict__ posMass;
+  Vec4* __restrict__ accPot;
+  const std::uint8_t* __restrict__ bin;
+  ActiveRule rule;
+  MacSetup mac;
+  float eps2;
+  std::uint32_t* __restrict__ stack;
+  WalkCounters* counters;
+};
+
+/// The lane's target slots. Slot i of lane l is s = l + 32 i. A group of n targets in the S = 32
+/// kTargets slots is replicated r = min(⌊S / n⌋, 32) times: slot s holds target s mod n and
+/// takes every r-th source of each flush, starting at its copy s / n (slots with copy ≥ r idle).
+/// So small groups keep the lanes busy and a flush of 32 sources costs ⌈32 / r⌉ steps; the
+/// copies' partial sums are added at the end (reduceCopies). The interaction lists are untouched.
+template <int kTargets>
+struct Targets {
+  Vec3 x[kTargets];
+  Vec4 acc[kTargets];
+  unsigned copy[kTargets];  // first source of each slot within a run of `stride` (≥ 32: idle)
+  unsigned stride;          // r
+};
+
+template <int kTargets>
+__device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass, std::uint32_t first,
+                                            std::uint32_t n, unsigned lane, Targets<kTargets>& t) {
+  constexpr unsigned kSlots = 32u * kTargets;
+  t.stride = min(kSlots / n, 32u);
+#pragma unroll
+  for (int i = 0; i < kTargets; ++i) {
+    const unsigned s = lane + 32u * i;
+    const unsigned copy = s / n;
+    t.copy[i] = copy < t.stride ? copy : 32u;
+    t.x[i] = xyz(posMass[first + (copy < t.stride ? s - copy * n : 0u)]);
+    t.acc[i] = {};
+  }
+}
+
+__device__ inline void addTo(Vec4& a, const Vec4& b) {
+  a.x += b.x;
+  a.y += b.y;
+  a.z += b.z;
+  a.w += b.w;
+}
+
+/// Sums the copies of each target into slot s = target (s < n), through shared memory.
+template <int kTargets>
+__device__ __forceinline__ void reduceCopies(WarpShared& sh, std::uint32_t n, unsigned lane,
+                                             Targets<kTargets>& t) {
+  if (t.stride == 1) return;
+    // The rings are idle: the last flush ended with __syncwarp.
+#pragma unroll
+  for (int i = 0; i < kTargets; ++i) sh.partial[lane + 32 * i] = t.acc[i];
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < kTargets; ++i) {
+    const unsigned s = lane + 32u * i;
+    if (s < n) {
+      for (unsigned c = 1; c < t.stride; ++c) addTo(t.acc[i], sh.partial[s + c * n]);
+    }
+  }
+  __syncwarp();  // read before the next group's rings reuse the memory
+}
+
+__device__ inline unsigned lanesBelow(unsigned mask, unsigned lane) {
+  return __popc(mask & ((1u << lane) - 1u));
+}
+
+__device__ inline std::uint32_t inclusiveWarpSum(std::uint32_t v, unsigned lane) {
+  for (unsigned o = 1; o < 32; o <<= 1) {
+    const std::uint32_t u = __shfl_up_sync(kFull, v, o);
+    if (lane >= o) v += u;
+  }
+  return v;
+}
+
+/// Evaluates `num` (≤ 32) multipoles from ring slot `head`: slot i takes sources copy[i],
+/// copy[i] + stride, ...
+template <int kTargets, bool kQuad>
+__device__ __forceinline__ void flushCells(const WarpShared& sh, unsigned head, unsigned num,
+                                           float eps2, Targets<kTargets>& t) {
+  __syncwarp();  // the appends are visible
+  const unsigned steps = (num + t.stride - 1) / t.stride;
+#pragma unroll 2
+  for (unsigned k = 0; k < steps; ++k) {
+#pragma unroll
+    for (int i = 0; i < kTargets; ++i) {
+      const unsigned src = k * t.stride + t.copy[i];
+      if (src >= num) continue;
+      const unsigned s = (head + src) % kRing;
+      const Vec4 cm = sh.r.cellComMass[s];
+      Quadrupole q;
+      if (kQuad) {
+        const Vec4 a = sh.r.cellQuadHead[s];
+        const QuadTail b = sh.r.cellQuadTail[s];
+        q = {a.x, a.y, a.z, a.w, b.xz, b.yz};
+      }
+      m2p(t.x[i], cm, q, kQuad, eps2, t.acc[i]);
+    }
+  }
+  __syncwarp();  // the slots may be refilled
+}
+
+/// Evaluates `num` (≤ 32) particle sources from ring slot `head`, split as flushCells.
+template <int kTargets>
+__device__ __forceinline__ void flushParticles(const WarpShared& sh, unsigned head, unsigned num,
+                                               float eps2, Targets<kTargets>& t) {
+  __syncwarp();
+  const unsigned steps = (num + t.stride - 1) / t.stride;
+#pragma unroll 2
+  for (unsigned k = 0; k < steps; ++k) {
+#pragma unroll
+    for (int i = 0; i < kTargets; ++i) {
+      const unsigned src = k * t.stride + t.copy[i];
+      if (src < num) p2p(t.x[i], sh.r.source[(head + src) % kRing], eps2, t.acc[i]);
+    }
+  }
+  __syncwarp();
+}
+
+/// Ring positions of one warp (the same in every lane).
+struct Rings {
+  unsigned cellHead = 0, cellTail = 0, partHead = 0, partTail = 0;
+  unsigned long long cells = 0, particles = 0;  // interactions per target of this group
+};
+
+/// Puts the particles of the leaves opened by this warp step into the source ring, flushing
+/// every 32.
+template <int kTargets>
+__device__ __forceinline__ void appendLeaves(const WalkArgs& a, WarpShared& sh, bool openLeaf,
+                                             std::uint32_t leafFirst, std::uint32_t leafCount,
+                                             unsigned lane, Rings& r, Targets<kTargets>& t) {
+  const std::uint32_t n = openLeaf ? leafCount : 0u;
+  const std::uint32_t incl = inclusiveWarpSum(n, lane);
+  const std::uint32_t total = __shfl_sync(kFull, incl, 31);
+  __syncwarp();  // the previous step's searches are done
+  sh.r.leafEnd[lane] = incl;
+  sh.r.leafBase[lane] = (openLeaf ? leafFirst : 0u) - (incl - n);
+  __syncwarp();
+  r.particles += total;
+  for (std::uint32_t base = 0; base < total; base += 32) {
+    const std::uint32_t j = base + lane;
+    if (j < total) {
+      unsigned leaf = 0;  // the first lane whose inclusive prefix exceeds j
+#pragma unroll
+      for (unsigned step = 16; step > 0; step >>= 1) {
+        if (sh.r.leafEnd[leaf + step - 1] <= j) leaf += step;
+      }
+      sh.r.source[(r.partTail + lane) % kRing] = a.posMass[sh.r.leafBase[leaf] + j];
+    }
+    r.partTail += min(32u, total - base);
+    if (r.partTail - r.partHead >= 32) {
+      flushParticles(sh, r.partHead, 32, a.eps2, t);
+      r.partHead += 32;
+    }
+  }
+}
+
+/// What the walk reads of a popped cell, loaded at once so that the loads overlap.
+template <bool kQuad>
+struct Popped {
+  Vec4 comMass;
+  std::uint32_t first = 0, count = 0, child = 0;
+  unsigned children = 0;
+  bool open = false;
+};
+
+template <bool kQuad>
+__device__ __forceinline__ Popped<kQuad> testCell(const WalkArgs& a, std::uint32_t c,
+                                                  const Box& gbox, float accMin) {
+  Popped<kQuad> p;
+  p.comMass = a.comMass[c];
+  const float opening = a.opening[c];
+  const Box box = a.box[c];
+  p.first = a.first[c];
+  p.count = a.count[c];
+  p.child = a.child[c];
+  p.children = a.childCount[c];
+  const float d2 = distSqPointBox(xyz(p.comMass), gbox);
+  p.open = mustOpen(a.mac.code, opening, d2, accMin, overlaps(box, gbox));
+  return p;
+}
+
+/// Puts the cells this warp step accepted into the multipole ring, flushing every 32.
+template <int kTargets, bool kQuad>
+__device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, bool accept,
+                                            std::uint32_t c, const Popped<kQuad>& p, unsigned lane,
+                                            Rings& r, Targets<kTargets>& t) {
+  const unsigned mask = __ballot_sync(kFull, accept);
+  if (accept) {
+    const unsigned s = (r.cellTail + lanesBelow(mask, lane)) % kRing;
+    sh.r.cellComMass[s] = p.comMass;
+    if (kQuad) {
+      const Quadrupole q = a.quad[c];  // only accepted cells need it (prefetching was slower)
+      sh.r.cellQuadHead[s] = {q.xx, q.yy, q.zz, q.xy};
+      sh.r.cellQuadTail[s] = {q.xz, q.yz};
+    }
+  }
+  r.cellTail += __popc(mask);
+  r.cells += __popc(mask);
+  if (r.cellTail - r.cellHead >= 32) {
+    flushCells<kTargets, kQuad>(sh, r.cellHead, 32, a.eps2, t);
+    r.cellHead += 32;
+  }
+}
+
+/// Walks the tree for one group and sums its forces into t. Returns false on a stack overflow.
+template <int kTargets, bool kQuad>
+__device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, float accMin,
+                                         WarpShared& sh, std::uint32_t* stack, unsigned lane,
+                                         Rings& r, Targets<kTargets>& t) {
+  if (lane == 0) stack[0] = 0;  // the root
+  std::uint32_t top = 1;
+  __syncwarp();
+  while (top > 0) {
+    const std::uint32_t take = min(top, 32u);
+    top -= take;
+    const bool valid = lane < take;
+    const std::uint32_t c = valid ? stack[top + lane] : 0u;
+    __syncwarp();  // popped before the pushes below overwrite the slots
+    Popped<kQuad> p;
+    if (valid) p = testCell<kQuad>(a, c, gbox, accMin);
+    appendCells<kTargets, kQuad>(a, sh, valid && !p.open, c, p, lane, r, t);
+    const bool openLeaf = p.open && p.children == 0;
+    if (__any_sync(kFull, openLeaf)) appendLeaves(a, sh, openLeaf, p.first, p.count, lane, r, t);
+
+    const std::uint32_t push = p.open ? p.children : 0u;
+    const std::uint32_t incl = inclusiveWarpSum(push, lane);
+    const std::uint32_t total = __shfl_sync(kFull, incl, 31);
+    if (top + total > kStackCapacity) return false;
+    const std::uint32_t dst = top + incl - push;
+    for (std::uint32_t k = 0; k < push; ++k) stack[dst + k] = p.child + k;
+    top += total;
+    __syncwarp();  // pushed before the next pop
+  }
+  if (r.cellTail != r.cellHead) {
+    flushCells<kTargets, kQuad>(sh, r.cellHead, r.cellTail - r.cellHead, a.eps2, t);
+  }
+  if (r.partTail != r.partHead) flushParticles(sh, r.partHead, r.partTail - r.partHead, a.eps2, t);
+  return true;
+}
+
+template <int kTargets, bool kQuad>
+__global__ void __launch_bounds__(kWalkBlock) walkKernel(WalkArgs a) {
+  __shared__ WarpShared shared[kWalkWarps];
+  WarpShared& sh = shared[threadIdx.x / 32];
+  const unsigned lane = threadIdx.x % 32;
+  const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  std::uint32_t* stack = a.stack + std::size_t(warp) * kStackCapacity;
+  const std::uint32_t groups = *a.groups;
+  unsigned long long cellSum = 0, particleSum = 0, targetSum = 0;
+  for (;;) {
+    std::uint32_t g = 0;
+    if (lane == 0) g = atomicAdd(&a.counters->nextGroup, 1u);
+    g = __shfl_sync(kFull, g, 0);
+    if (g >= groups) break;
+    const std::uint32_t first = a.groupFirst[g], n = a.groupCount[g];
+    Targets<kTargets> t;
+    loadTargets(a.posMass, first, n, lane, t);
+    Rings r;
+    if (!walkTree<kTargets, kQuad>(a, a.groupBox[g], a.groupAccMin[g], sh, stack, lane, r, t)) {
+      if (lane == 0) atomicOr(&a.counters->overflow, 1u);
+      continue;
+    }
+    reduceCopies(sh, n, lane, t);
+    unsigned active = 0;
+#pragma unroll
+    for (int i = 0; i < kTargets; ++i) {
+      const std::uint32_t k = lane + 32u * i;
+      const bool write = k < n && isTarget(a.rule, a.bin[first + k]);
+      if (write) a.accPot[first + k] = t.acc[i];
+      active += __popc(__ballot_sync(kFull, write));
+    }
+    cellSum += r.cells * active;
+    particleSum += r.particles * active;
+    targetSum += active;
+  }
+  if (lane == 0) {
+    atomicAdd(&a.counters->cell, cellSum);
+    atomicAdd(&a.counters->particle, particleSum);
+    atomicAdd(&a.counters->targets, targetSum);
+  }
+}
+
+/// Resident blocks of a kernel on this device (the persistent grid's size).
+template <typename Kernel>
+unsigned persistentBlocks(Kernel kernel) {
+  int dev = 0, sms = 0, perSm = 0;
+  BHVIZ_CUDA_CHECK(cudaGetDevice(&dev));
+  BHVIZ_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  BHVIZ_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kWalkBlock, 0));
+  return static_cast<unsigned>(std::max(1, sms * perSm));
+}
+
+template <int kTargets, bool kQuad>
+void launchFor(const WalkArgs& args, const DeviceGroups& g, Stream stream) {
+  static const unsigned blocks = persistentBlocks(walkKernel<kTargets, kQuad>);
+  g.walkStack.reserve(std::size_t(blocks) * kWalkWarps * kStackCapacity);
+  WalkArgs a = args;
+  a.stack = g.walkStack.data();
+  walkKernel<kTargets, kQuad><<<blocks, kWalkBlock, 0, stream>>>(a);
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p, ActiveRule rule,
+                const WalkSettings& s, WalkCounters* d_counters, Stream stream) {
+  BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_counters, 0, sizeof(WalkCounters), stream));
+  if (p.n == 0 || tree.cells == 0) return;
+  if (g.nGroup < 1 || g.nGroup > kMaxWalkGroup) {
+    throw std::invalid_argument("launchWalk: groups built with nGroup " + std::to_string(g.nGroup) +
+                                ", supported 1.." + std::to_string(kMaxWalkGroup));
+  }
+  const WalkArgs a{tree.comMass.data(),
+                   tree.quad.data(),
+                   tree.box.data(),
+                   tree.opening.data(),
+                   tree.first.data(),
+                   tree.count.data(),
+                   tree.child.data(),
+                   tree.childCount.data(),
+                   g.first.data(),
+                   g.count.data(),
+                   g.box.data(),
+                   g.accMin.data(),
+                   g.size.data(),
+                   p.posMass.data(),
+                   p.accPot.data(),
+                   p.bin.data(),
+                   rule,
+                   s.mac,
+                   s.softening * s.softening,
+                   nullptr,
+                   d_counters};
+  const int targets = (g.nGroup + 31) / 32;
+  if (targets <= 1) {
+    s.quadrupole ? launchFor<1, true>(a, g, stream) : launchFor<1, false>(a, g, stream);
+  } else if (targets <= 2) {
+    s.quadrupole ? launchFor<2, true>(a, g, stream) : launchFor<2, false>(a, g, stream);
+  } else {
+    s.quadrupole ? launchFor<4, true>(a, g, stream) : launchFor<4, false>(a, g, stream);
+  }
+}
+
+InteractionCounts downloadCounters(const WalkCounters* d_counters) {
+  WalkCounters h{};
+  copyToHost(&h, d_counters, sizeof(h));
+  if (h.overflow != 0) {
+    throw std::runtime_error("CUDA walk: a warp's cell stack overflowed (capacity " +
+                             std::to_string(kStackCapacity) + " cells); the forces are incomplete");
+  }
+  return {h.cell, h.particle, h.targets};
+}
+
+}  // namespace bhviz::sim::cuda

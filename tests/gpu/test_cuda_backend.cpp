@@ -1,0 +1,212 @@
+// The CUDA backend end to end: the same Simulation as the CPU tests, with the CUDA backend,
+// against the CPU backend and against exact direct summation (on the GPU, in double).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/cuda/cuda_backend.h"
+#include "sim/cuda/device_buffer.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/simulation.h"
+
+using namespace bhviz::sim;
+
+namespace {
+
+#define REQUIRE_GPU() \
+  if (cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device"
+
+SimParams plummerParams(MacKind mac = MacKind::Bonsai, float theta = 0.5f) {
+  SimParams p;
+  p.mac = mac;
+  p.theta = theta;
+  p.softening = 0.05f;
+  p.dtMax = 1.0f / 128.0f;
+  return p;
+}
+
+Simulation cudaSim(const Particles& ic, const SimParams& p) {
+  return Simulation(cuda::makeCudaBackend(ic.size()), ic, p);
+}
+
+/// Particles sorted by id, so two backends' states compare element by element.
+Particles byId(const Particles& in) {
+  Particles out;
+  out.resize(in.size());
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const std::uint32_t i = in.id[k];
+    out.posMass[i] = in.posMass[k];
+    out.vel[i] = in.vel[k];
+    out.accPot[i] = in.accPot[k];
+    out.id[i] = i;
+    out.tag[i] = in.tag[k];
+    out.bin[i] = in.bin[k];
+  }
+  return out;
+}
+
+ForceError gpuForceError(const Simulation& sim, float softening, std::size_t sample = 4000) {
+  const Particles p = sim.particles();
+  const std::vector<std::uint32_t> targets = sampleIndices(p.size(), sample, 11);
+  return forceError(p, targets, cuda::directSumDevice(p, targets, softening));
+}
+
+double relativeDrift(const Diagnostics& a, const Diagnostics& b) {
+  return std::fabs((b.total() - a.total()) / a.total());
+}
+
+}  // namespace
+
+TEST(CudaDirectSum, MatchesTheCpuReference) {
+  REQUIRE_GPU();
+  const Particles p = makePlummer(3000, 1);
+  const std::vector<std::uint32_t> targets = sampleIndices(p.size(), 300, 2);
+  const auto gpu = cuda::directSumDevice(p, targets, 0.05);
+  const auto cpu = directSum(p, targets, 0.05);
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    for (int k = 0; k < 4; ++k) EXPECT_NEAR(gpu[t][k], cpu[t][k], 1e-9 * (1.0 + std::fabs(cpu[t][k])));
+  }
+}
+
+TEST(CudaBackend, FirstForcesMatchTheCpuBackend) {
+  REQUIRE_GPU();
+  for (MacKind mac : {MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole}) {
+    const Particles ic = makePlummer(50000, 3);
+    const Simulation gpu = cudaSim(ic, plummerParams(mac));
+    const Simulation cpu(makeCpuBackend(), ic, plummerParams(mac));
+    const Particles a = byId(gpu.particles()), b = byId(cpu.particles());
+    std::vector<double> rel(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const Vec4 x = a.accPot[i], y = b.accPot[i];
+      const double d = std::sqrt(double(x.x - y.x) * (x.x - y.x) + double(x.y - y.y) * (x.y - y.y) +
+                                 double(x.z - y.z) * (x.z - y.z));
+      rel[i] = d / std::sqrt(double(y.x) * y.x + double(y.y) * y.y + double(y.z) * y.z);
+    }
+    std::sort(rel.begin(), rel.end());
+    EXPECT_LE(rel[rel.size() * 99 / 100], 1e-4) << toString(mac);
+    // The same lists up to MAC decisions that fp32 moments flip at the margin.
+    const double gi = double(gpu.lastProfile().interactions.cell + gpu.lastProfile().interactions.particle);
+    const double ci = double(cpu.lastProfile().interactions.cell + cpu.lastProfile().interactions.particle);
+    EXPECT_NEAR(gi / ci, 1.0, 1e-3) << toString(mac);
+  }
+}
+
+TEST(CudaBackend, AccuracyBoundsForEveryMac) {
+  REQUIRE_GPU();
+  const Particles ic = makePlummer(20000, 2026);
+  struct Case {
+    MacKind mac;
+    float param;
+  };
+  for (Case c : {Case{MacKind::BarnesHut, 0}, Case{MacKind::Bonsai, 0}, Case{MacKind::Multipole, 1e-4f},
+                 Case{MacKind::Acceleration, 2e-3f}}) {
+    SimParams p = plummerParams(c.mac);
+    p.macParam = c.param;
+    Simulation sim = cudaSim(ic, p);
+    if (c.mac == MacKind::Acceleration) sim.recomputeForces();  // now with |a_old|
+    const ForceError e = gpuForceError(sim, p.softening);
+    EXPECT_LE(e.median, 1e-3) << toString(c.mac);
+    EXPECT_LE(e.p99, 1e-2) << toString(c.mac);
+  }
+}
+
+TEST(CudaBackend, ErrorFallsAsThetaFallsAndWithTheQuadrupole) {
+  REQUIRE_GPU();
+  const Particles ic = makePlummer(20000, 2026);
+  double prev = INFINITY;
+  for (float theta : {0.9f, 0.7f, 0.5f, 0.35f}) {
+    const ForceError e = gpuForceError(cudaSim(ic, plummerParams(MacKind::Bonsai, theta)), 0.05f);
+    EXPECT_LT(e.median, prev) << "θ = " << theta;
+    prev = e.median;
+  }
+  SimParams mono = plummerParams(MacKind::Bonsai, 0.5f);
+  mono.quadrupole = false;
+  const ForceError q = gpuForceError(cudaSim(ic, plummerParams(MacKind::Bonsai, 0.5f)), 0.05f);
+  const ForceError m = gpuForceError(cudaSim(ic, mono), 0.05f);
+  EXPECT_LT(q.median, 0.5 * m.median);
+}
+
+TEST(CudaBackend, StepsFollowTheCpuBackend) {
+  REQUIRE_GPU();
+  const Particles ic = makePlummer(20000, 4);
+  SimParams p = plummerParams();
+  p.stepping = TimeStepping::Block;
+  p.dtMax = 1.0f / 16.0f;
+  p.maxBinDepth = 5;
+  Simulation gpu = cudaSim(ic, p);
+  Simulation cpu(makeCpuBackend(), ic, p);
+  gpu.advance(1);
+  cpu.advance(1);
+  EXPECT_EQ(gpu.substeps(), cpu.substeps());
+  const Particles a = byId(gpu.particles()), b = byId(cpu.particles());
+  float worst = 0.0f;
+  int sameBin = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    worst = std::max({worst, std::fabs(a.posMass[i].x - b.posMass[i].x),
+                      std::fabs(a.posMass[i].y - b.posMass[i].y), std::fabs(a.posMass[i].z - b.posMass[i].z)});
+    sameBin += a.bin[i] == b.bin[i];
+  }
+  EXPECT_LT(worst, 1e-5f);
+  EXPECT_GE(sameBin, int(0.999 * a.size())) << "fp32 force differences may move a rare particle";
+  EXPECT_NEAR(gpu.diagnostics().total(), cpu.diagnostics().total(), 1e-6);
+}
+
+TEST(CudaBackend, SharedAndBlockStepsConserveEnergy) {
+  REQUIRE_GPU();
+  SimParams shared = plummerParams();
+  Simulation a = cudaSim(makePlummer(4096, 1), shared);
+  const Diagnostics a0 = a.diagnostics();
+  a.advance(128);
+  EXPECT_LE(relativeDrift(a0, a.diagnostics()), 1e-3);
+
+  SimParams block = plummerParams();
+  block.stepping = TimeStepping::Block;
+  block.dtMax = 1.0f / 16.0f;
+  block.maxBinDepth = 6;
+  block.eta = 0.1f;
+  Simulation b = cudaSim(makePlummer(4096, 2), block);
+  const Diagnostics b0 = b.diagnostics();
+  b.advance(16);
+  const Diagnostics b1 = b.diagnostics();
+  EXPECT_LE(relativeDrift(b0, b1), 1e-3);
+  EXPECT_GE(std::count_if(b1.binHistogram.begin(), b1.binHistogram.end(), [](auto c) { return c > 0; }), 3);
+}
+
+TEST(CudaBackend, BlockStepsWithOneBinEqualSharedSteps) {
+  REQUIRE_GPU();
+  SimParams shared = plummerParams();
+  shared.dtMax = 1.0f / 64.0f;
+  SimParams block = shared;
+  block.stepping = TimeStepping::Block;
+  block.maxBinDepth = 8;
+  block.eta = 1e6f;
+  const Particles ic = makePlummer(5000, 3);
+  Simulation a = cudaSim(ic, shared), b = cudaSim(ic, block);
+  a.advance(4);
+  b.advance(4);
+  const Particles pa = a.particles(), pb = b.particles();
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    ASSERT_EQ(pa.id[i], pb.id[i]);
+    ASSERT_EQ(pa.posMass[i].x, pb.posMass[i].x);
+    ASSERT_EQ(pa.vel[i].y, pb.vel[i].y);
+  }
+}
+
+TEST(CudaBackend, NonFiniteStateNamesTheRunawayParticle) {
+  REQUIRE_GPU();
+  SimParams p = plummerParams();
+  p.dtMax = 4.0f;
+  Particles ic = makePlummer(2000, 6);
+  std::size_t k = 0;
+  while (ic.id[k] != 123) ++k;
+  ic.vel[k].x = 3e38f;
+  Simulation sim = cudaSim(ic, p);
+  try {
+    sim.substep();
+    FAIL() << "expected NonFiniteState";
+  } catch (const NonFiniteState& e) {
+    ASSERT_EQ(e.ids.size(), 1u);
+    EXPECT_EQ(e.ids[0], 123u);
+  }
+}

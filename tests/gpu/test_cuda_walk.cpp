@@ -1,0 +1,310 @@
+// The CUDA groups and walk against their CPU twins, on fresh random inputs: the groups must be
+// identical to cpu::buildGroups on the same (downloaded) tree and particles; the accelerations
+// and potentials agree with cpu::walkGroups within fp32 tolerances, inactive particles keep
+// their (poisoned) accPot, and the interaction counts agree within 0.1% (fp32 rounding of the
+// MAC's distance may flip a borderline decision). Then the walk against exact direct summation.
+// Every test skips when there is no CUDA device.
+//
+// The inputs are fresh each run: the seed is printed, and BHVIZ_TEST_SEED=<n> repeats a run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <string>
+
+#include "sim/cpu/cpu_stages.h"
+#include "sim/cuda/walk.h"
+#include "sim/direct_sum.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/rng.h"
+
+using namespace bhviz::sim;
+
+namespace {
+
+bool haveGpu() {
+  static const bool have = cuda::deviceCount() > 0;
+  return have;
+}
+
+std::uint64_t baseSeed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("BHVIZ_TEST_SEED");
+    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("test_cuda_walk: BHVIZ_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+/// A dense clump, a wide flat background and a pile of exact duplicates (as test_cuda_stages).
+Particles clusteredParticles(std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  Particles p;
+  p.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = rng.uniform();
+    const float m = static_cast<float>(rng.uniform(0.5, 1.5) / double(n));
+    if (u < 0.6) {
+      p.posMass[i] = {float(0.05 * rng.normal()), float(0.05 * rng.normal() + 1.0),
+                      float(0.05 * rng.normal()), m};
+    } else if (u < 0.97) {
+      p.posMass[i] = {float(rng.uniform(-4, 4)), float(rng.uniform(-4, 4)),
+                      float(rng.uniform(-1, 1)), m};
+    } else {
+      p.posMass[i] = {0.25f, -0.5f, 0.125f, m};
+    }
+    p.vel[i] = {0.0f, 0.0f, 0.0f, 0.0f};
+    p.accPot[i] = {float(rng.normal()), float(rng.normal()), float(rng.normal()), -1.0f};
+    p.id[i] = static_cast<std::uint32_t>(i);
+    p.tag[i] = 0;
+  }
+  return p;
+}
+
+/// The sparse active set: depth 4 at tick 4 makes bins 2, 3, 4 (and deeper, clamped) active;
+/// most particles sit in bins 0 and 1, so about one in eight is a target.
+constexpr cuda::ActiveRule kSparse{4, 4, false};
+constexpr cuda::ActiveRule kAll{0, 0, true};
+
+void setBins(Particles& p, bool sparse, std::uint64_t seed) {
+  Rng rng(seed ^ 0x5bd1e995u);
+  for (auto& b : p.bin) {
+    const double u = rng.uniform();
+    b = !sparse ? 0 : u < 0.87 ? std::uint8_t(rng.next() % 2) : std::uint8_t(2 + rng.next() % 6);
+  }
+}
+
+struct WalkCase {
+  std::size_t n;
+  int nLeaf;
+  int nGroup;
+  MacCode mac;
+  bool quad;
+  bool sparse;
+  bool plummer;
+};
+
+const char* macName(MacCode m) {
+  static const char* names[] = {"bh", "bonsai", "multipole", "acceleration"};
+  return names[static_cast<int>(m)];
+}
+
+void PrintTo(const WalkCase& c, std::ostream* os) {
+  *os << (c.plummer ? "plummer" : "clustered") << " n=" << c.n << " nLeaf=" << c.nLeaf
+      << " nGroup=" << c.nGroup << " mac=" << macName(c.mac) << (c.quad ? " quad" : " mono")
+      << (c.sparse ? " sparse" : " all");
+}
+
+std::string caseName(const ::testing::TestParamInfo<WalkCase>& info) {
+  const WalkCase& c = info.param;
+  return std::string(c.plummer ? "plummer_" : "clustered_") + "n" + std::to_string(c.n) + "_leaf" +
+         std::to_string(c.nLeaf) + "_group" + std::to_string(c.nGroup) + "_" + macName(c.mac) +
+         (c.quad ? "_quad" : "_mono") + (c.sparse ? "_sparse" : "_all");
+}
+
+std::vector<WalkCase> allCases() {
+  std::vector<WalkCase> cases;
+  int k = 0;
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1000), std::size_t(100000)}) {
+    for (int nLeaf : {1, 16, 64}) {
+      for (int nGroup : {1, 32, 64, 128}) {
+        cases.push_back({n, nLeaf, nGroup, static_cast<MacCode>(k % 4), (k / 4) % 2 == 0,
+                         (k / 2) % 2 == 1, k % 3 == 0});
+        ++k;
+      }
+    }
+  }
+  cases.push_back({1000000, 16, 64, MacCode::Bonsai, true, false, true});
+  cases.push_back({1000000, 64, 128, MacCode::Acceleration, true, true, false});
+  cases.push_back({1000000, 1, 32, MacCode::Multipole, false, true, true});
+  cases.push_back({1000000, 16, 32, MacCode::BarnesHut, true, false, false});
+  return cases;
+}
+
+MacSetup macFor(MacCode code) {
+  switch (code) {
+    case MacCode::Multipole:
+      return {code, 0.6f, 1e-3f};
+    case MacCode::Acceleration:
+      return {code, 0.6f, 2e-3f};
+    default:
+      return {code, 0.6f, 0.0f};
+  }
+}
+
+bool sameBits(const void* a, const void* b, std::size_t bytes) {
+  return std::memcmp(a, b, bytes) == 0;
+}
+
+void expectSameGroups(const Groups& g, const Groups& c) {
+  ASSERT_EQ(g.size(), c.size()) << "number of groups";
+  long firstBad = -1;
+  for (std::size_t k = 0; k < c.size() && firstBad < 0; ++k) {
+    const bool same = g.first[k] == c.first[k] && g.count[k] == c.count[k] &&
+                      sameBits(&g.box[k], &c.box[k], sizeof(Box)) &&
+                      sameBits(&g.accMin[k], &c.accMin[k], sizeof(float));
+    if (!same) firstBad = static_cast<long>(k);
+  }
+  EXPECT_EQ(firstBad, -1) << "groups differ from cpu::buildGroups first at group " << firstBad;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * double(v.size() - 1) + 0.5))];
+}
+
+double relative(double d, double ref) { return ref == 0.0 ? (d == 0.0 ? 0.0 : INFINITY) : d / ref; }
+
+/// Forces of the targets against the CPU's, and the untouched (poisoned) non-targets.
+void expectSameForces(const Particles& gpu, const std::vector<Vec4>& cpu,
+                      const std::vector<std::uint8_t>& active) {
+  std::vector<double> accErr, potErr;
+  std::size_t touched = 0, nonFinite = 0;
+  unsigned char poison[sizeof(Vec4)];
+  std::memset(poison, 0xFF, sizeof(poison));
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    const Vec4 g = gpu.accPot[i], c = cpu[i];
+    if (!active[i]) {
+      touched += sameBits(&g, poison, sizeof(Vec4)) ? 0 : 1;
+      continue;
+    }
+    if (!std::isfinite(g.x) || !std::isfinite(g.y) || !std::isfinite(g.z) || !std::isfinite(g.w)) {
+      ++nonFinite;
+      continue;
+    }
+    const double dx = double(g.x) - c.x, dy = double(g.y) - c.y, dz = double(g.z) - c.z;
+    const double norm = std::sqrt(double(c.x) * c.x + double(c.y) * c.y + double(c.z) * c.z);
+    accErr.push_back(relative(std::sqrt(dx * dx + dy * dy + dz * dz), norm));
+    potErr.push_back(relative(std::fabs(double(g.w) - c.w), std::fabs(double(c.w))));
+  }
+  EXPECT_EQ(touched, 0u) << "inactive particles whose accPot the walk overwrote";
+  EXPECT_EQ(nonFinite, 0u) << "targets the walk did not write (or wrote NaN/Inf)";
+  const double accP99 = quantile(accErr, 0.99), potP99 = quantile(potErr, 0.99);
+  EXPECT_LE(accP99, 1e-4) << "99th percentile of |a_gpu − a_cpu| / |a_cpu|";
+  EXPECT_LE(potP99, 1e-4) << "99th percentile of |φ_gpu − φ_cpu| / |φ_cpu|";
+  ::testing::Test::RecordProperty("acc_p99", std::to_string(accP99));
+}
+
+void expectCountsClose(const InteractionCounts& g, const InteractionCounts& c) {
+  EXPECT_EQ(g.targets, c.targets) << "targets";
+  EXPECT_LE(std::fabs(double(g.cell) - double(c.cell)), 1e-3 * double(c.cell))
+      << "M2P interactions: gpu " << g.cell << " cpu " << c.cell;
+  EXPECT_LE(std::fabs(double(g.particle) - double(c.particle)), 1e-3 * double(c.particle))
+      << "P2P interactions: gpu " << g.particle << " cpu " << c.particle;
+}
+
+/// A device scene: particles uploaded, tree built and moments for `mac`.
+struct Scene {
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  cuda::DeviceGroups groups;
+  cuda::DeviceBuffer<cuda::WalkCounters> counters;
+
+  Scene() { counters.reserve(1); }
+  void build(const Particles& h, int nLeaf, const MacSetup& mac) {
+    cuda::uploadParticles(h, d);
+    cuda::launchBuild(d, Curve::Hilbert, nLeaf, mac, ws, tree, nullptr);
+  }
+  InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s) {
+    cuda::launchGroups(tree, d, ws, rule, nGroup, groups, nullptr);
+    cuda::launchWalk(tree, groups, d, rule, s, counters.data(), nullptr);
+    return cuda::downloadCounters(counters.data());
+  }
+};
+
+class CudaWalkTest : public ::testing::TestWithParam<WalkCase> {};
+
+}  // namespace
+
+TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const WalkCase tc = GetParam();
+  const std::uint64_t seed = baseSeed() * 1000003u + tc.n * 131u + std::uint64_t(tc.nLeaf) * 7u +
+                             std::uint64_t(tc.nGroup) * 17u;
+  Particles h = tc.plummer ? makePlummer(tc.n, seed) : clusteredParticles(tc.n, seed);
+  setBins(h, tc.sparse, seed);
+  const MacSetup mac = macFor(tc.mac);
+  const cuda::WalkSettings s{mac, tc.quad, tc.plummer ? 0.05f : 0.01f};
+  const cuda::ActiveRule rule = tc.sparse ? kSparse : kAll;
+
+  Scene scene;
+  if (tc.mac == MacCode::Acceleration) {
+    // No old accelerations yet: a first all-active walk with the bh MAC, as the backends do.
+    const MacSetup bh{MacCode::BarnesHut, mac.theta, 0.0f};
+    scene.build(h, tc.nLeaf, bh);
+    scene.forces(kAll, tc.nGroup, {bh, tc.quad, s.softening});
+    cuda::launchMoments(scene.tree, scene.d, scene.ws, mac, nullptr);
+  } else {
+    scene.build(h, tc.nLeaf, mac);
+  }
+  Tree tree;
+  Particles sorted;
+  cuda::downloadTree(scene.tree, scene.ws, tree, true);
+  cuda::downloadParticles(scene.d, sorted);
+  std::vector<std::uint8_t> active(tc.n);
+  for (std::size_t i = 0; i < tc.n; ++i) active[i] = cuda::isTarget(rule, sorted.bin[i]) ? 1 : 0;
+
+  // (a) groups, bit for bit.
+  const Groups cpuGroups = cpu::buildGroups(tree, sorted.posMass, sorted.accPot, active, tc.nGroup);
+  scene.groups.reserve(tc.n);
+  scene.groups.poison();
+  cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, tc.nGroup, scene.groups, nullptr);
+  expectSameGroups(cuda::downloadGroups(scene.groups), cpuGroups);
+  if (HasFailure()) return;
+
+  // (b) forces of the targets; every accPot poisoned first (groups already read the old ones).
+  scene.d.accPot.poison();
+  cuda::launchWalk(scene.tree, scene.groups, scene.d, rule, s, scene.counters.data(), nullptr);
+  const InteractionCounts gpuCounts = cuda::downloadCounters(scene.counters.data());
+  Particles gpu;
+  cuda::downloadParticles(scene.d, gpu);
+  std::vector<Vec4> cpuAcc = sorted.accPot;
+  const cpu::WalkSettings cs{s.mac, s.quadrupole, s.softening};
+  const InteractionCounts cpuCounts =
+      cpu::walkGroups(tree, cpuGroups, sorted.posMass, active, cs, cpuAcc);
+  expectSameForces(gpu, cpuAcc, active);
+  // (c) interaction counts.
+  expectCountsClose(gpuCounts, cpuCounts);
+  RecordProperty("groups", static_cast<int>(cpuGroups.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Walk, CudaWalkTest, ::testing::ValuesIn(allCases()), caseName);
+
+// (d) accuracy against exact direct summation: 200k Plummer sphere, θ = 0.5, bonsai, quadrupole.
+TEST(CudaWalk, AccurateAgainstDirectSummation) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 200000;
+  const Particles h = makePlummer(n, baseSeed() + 99);
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  Scene scene;
+  scene.build(h, 16, mac);
+  const InteractionCounts counts = scene.forces(kAll, 64, {mac, true, 0.05f});
+  EXPECT_EQ(counts.targets, n);
+  Particles gpu;
+  cuda::downloadParticles(scene.d, gpu);
+  const std::vector<std::uint32_t> sample = sampleIndices(n, 2000, baseSeed() + 5);
+  const ForceError e = forceError(gpu, sample, directSum(gpu, sample, 0.05));
+  EXPECT_LE(e.median, 1e-3);
+  EXPECT_LE(e.p99, 1e-2);
+  std::printf("direct-sum check: median %.3g p99 %.3g max %.3g, %.0f interactions/particle\n",
+              e.median, e.p99, e.max, double(counts.cell + counts.particle) / double(n));
+}
+
+// N_group outside [1, kMaxWalkGroup] is a clear error, not a wrong walk.
+TEST(CudaWalk, RejectsUnsupportedGroupSizes) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  Scene scene;
+  scene.build(makePlummer(100, baseSeed()), 16, {});
+  EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, cuda::kMaxWalkGroup + 1,
+                                  scene.groups, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, 0, scene.groups, nullptr),
+               std::invalid_argument);
+}
