@@ -9,8 +9,11 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "app/output.h"
+#include "sim/common/keys.h"
 #include "sim/ic/initial_conditions.h"
 
 #ifndef BHVIZ_VERSION
@@ -35,6 +38,13 @@ struct RawArgs {
   std::string seed = "1";
   std::string threads, stats, dumpAccel;
   bool quiet = false;
+  std::string frames, screenshot;
+  std::string frameEvery = "1";
+  std::string size = "1280x720";
+  std::string color = "component";
+  bool showHalo = false;
+  std::string overlay = "none";
+  std::string overlayLevels = "2:6";
 };
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
@@ -128,6 +138,31 @@ void requireWritable(const std::string& option, const std::string& file) {
   }
 }
 
+// Pictures: offscreen OpenGL through a headless EGL context (app/frames.h).
+void defineFrameOptions(CLI::App& app, RawArgs& r) {
+  app.add_option("--frames", r.frames,
+                 "Write a PNG of the scene to DIR (created if missing) at the start and every "
+                 "--frame-every steps: frame_000000.png, frame_000001.png, ...")
+      ->type_name("DIR");
+  app.add_option("--frame-every", r.frameEvery, "Steps between frames, >= 1 (default 1)")
+      ->type_name("K");
+  app.add_option("--screenshot", r.screenshot, "Write a PNG of the final state")
+      ->type_name("FILE.png");
+  app.add_option("--size", r.size, "Picture size in pixels, each side in [16, 8192] (default 1280x720)")
+      ->type_name("WxH");
+  app.add_option("--color", r.color,
+                 "Colour particles by component, speed or bin (time-step bin) (default component)")
+      ->type_name("NAME");
+  app.add_flag("--show-halo", r.showHalo, "Draw the dark-matter halo too (hidden by default)");
+  app.add_option("--overlay", r.overlay,
+                 "Boxes over the particles: tree (octree cells), groups (walk groups) or none "
+                 "(default none); needs the CPU backend")
+      ->type_name("NAME");
+  app.add_option("--overlay-levels", r.overlayLevels,
+                 "Tree levels drawn by --overlay tree, A:B with 0 <= A <= B <= 21 (default 2:6)")
+      ->type_name("A:B");
+}
+
 void defineOptions(CLI::App& app, RawArgs& r) {
   app.add_flag("--headless", r.headless, "Run without a window (the window is not built yet)");
   app.add_option("--scenario", r.scenario, "plummer, hernquist, galaxy or merger (default merger)")
@@ -179,6 +214,7 @@ void defineOptions(CLI::App& app, RawArgs& r) {
                  "After the run, recompute every force and write them as CSV, sorted by id")
       ->type_name("FILE.csv");
   app.add_flag("--quiet", r.quiet, "No progress lines");
+  defineFrameOptions(app, r);
   app.set_version_flag("--version", BHVIZ_VERSION);
 }
 
@@ -245,6 +281,102 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   return p;
 }
 
+// "1280x720" → {1280, 720}.
+std::pair<int, int> toSize(const std::string& text) {
+  const std::string range = "each side in [" + std::to_string(kMinImageSide) + ", " +
+                            std::to_string(kMaxImageSide) + "]";
+  const std::size_t x = text.find('x');
+  if (x == std::string::npos) {
+    throw UsageError("--size = " + quoted(text) + " is not WxH (e.g. 1280x720): " + range);
+  }
+  auto side = [&](const std::string& part) {
+    for (char c : part) {
+      if (c < '0' || c > '9') {
+        throw UsageError("--size = " + quoted(text) + " is not WxH (e.g. 1280x720): " + range);
+      }
+    }
+    errno = 0;
+    const long long v = part.empty() ? -1 : std::strtoll(part.c_str(), nullptr, 10);
+    if (part.empty() || errno == ERANGE || v < kMinImageSide || v > kMaxImageSide) {
+      throw UsageError("--size = " + text + " is out of range: " + range);
+    }
+    return static_cast<int>(v);
+  };
+  return {side(text.substr(0, x)), side(text.substr(x + 1))};
+}
+
+// "2:6" → {2, 6}.
+std::pair<int, int> toLevels(const std::string& text) {
+  const std::string rule = "must be A:B with 0 <= A <= B <= " + std::to_string(sim::kMaxLevel);
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) {
+    throw UsageError("--overlay-levels = " + quoted(text) + " is not A:B: " + rule);
+  }
+  const std::string a = text.substr(0, colon);
+  const std::string b = text.substr(colon + 1);
+  const long long lo = toInteger("--overlay-levels", a, 0, sim::kMaxLevel);
+  const long long hi = toInteger("--overlay-levels", b, 0, sim::kMaxLevel);
+  if (lo > hi) throw UsageError("--overlay-levels = " + text + " is out of range: " + rule);
+  return {static_cast<int>(lo), static_cast<int>(hi)};
+}
+
+// --frames DIR: an existing directory we can write in, or a new one (made here, once every
+// other option has been checked).
+void prepareFramesDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) throw UsageError("--frames: the directory name is empty");
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw UsageError("--frames = " + quoted(dir) + " is not a directory");
+  }
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) {
+      throw UsageError("--frames = " + quoted(dir) + ": cannot create the directory (" +
+                       ec.message() + ")");
+    }
+  }
+  requireWritable("--frames", (fs::path(dir) / "frame_000000.png").string());
+}
+
+FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
+  FrameOptions f;
+  auto given = [&](const char* name) { return app.count(name) > 0; };
+  if (given("--frame-every")) {
+    f.every = static_cast<int>(toInteger("--frame-every", r.frameEvery, 1, 1'000'000'000));
+  }
+  std::tie(f.width, f.height) = toSize(r.size);
+  const auto color = parseColorBy(r.color);
+  if (!color) {
+    throw UsageError("--color = " + quoted(r.color) +
+                     " is not known: must be component, speed or bin");
+  }
+  f.colorBy = *color;
+  f.showHalo = r.showHalo;
+  const auto overlay = parseOverlayKind(r.overlay);
+  if (!overlay) {
+    throw UsageError("--overlay = " + quoted(r.overlay) + " is not known: must be tree, groups or none");
+  }
+  f.overlay = *overlay;
+  std::tie(f.overlayMinLevel, f.overlayMaxLevel) = toLevels(r.overlayLevels);
+  if (given("--overlay-levels") && f.overlay != OverlayKind::Tree) {
+    throw UsageError("--overlay-levels applies to --overlay tree only");
+  }
+  // Options that shape pictures, in a run that makes none, are a mistake worth a line.
+  if (!given("--frames") && !given("--screenshot")) {
+    for (const char* name : {"--frame-every", "--size", "--color", "--show-halo", "--overlay",
+                             "--overlay-levels"}) {
+      if (given(name)) {
+        throw UsageError(std::string(name) + " needs --frames DIR or --screenshot FILE");
+      }
+    }
+  }
+  if (given("--frame-every") && !given("--frames")) {
+    throw UsageError("--frame-every needs --frames DIR");
+  }
+  return f;
+}
+
 Options convert(const CLI::App& app, const RawArgs& r) {
   Options o;
   o.headless = r.headless;
@@ -259,6 +391,7 @@ Options convert(const CLI::App& app, const RawArgs& r) {
     o.threads = static_cast<int>(toInteger("--threads", r.threads, 1, 4096));
   }
   o.params = physicsParams(app, r, info);
+  o.frames = frameOptions(app, r);
   // Paths last: they touch the file system, so only once everything else is known good.
   if (app.count("--stats") > 0) {
     requireWritable("--stats", r.stats);
@@ -267,6 +400,14 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   if (app.count("--dump-accel") > 0) {
     requireWritable("--dump-accel", r.dumpAccel);
     o.dumpAccelPath = r.dumpAccel;
+  }
+  if (app.count("--screenshot") > 0) {
+    requireWritable("--screenshot", r.screenshot);
+    o.frames.screenshotPath = r.screenshot;
+  }
+  if (app.count("--frames") > 0) {
+    prepareFramesDir(r.frames);
+    o.frames.framesDir = r.frames;
   }
   return o;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/view_options.h"
 #include "sim/params.h"
 
 namespace bhviz::app {
@@ -29,6 +30,7 @@ struct Options {
   std::string statsPath;                        ///< --stats FILE.json; empty = none
   std::string dumpAccelPath;                    ///< --dump-accel FILE.csv; empty = none
   bool quiet = false;                           ///< no progress lines on stdout
+  FrameOptions frames;                          ///< --frames, --screenshot and their look
 };
 
 /// A mistake on the command line. what() is one line naming the option; exit status 2.
@@ -41,6 +43,9 @@ inline constexpr std::size_t kMaxParticles = 1'000'000'000;
 /// --block-steps without --dt: the longest step is the scenario's shared dt times this, so
 /// that with the default 8 bin levels the finest step is 1/32 of the shared one.
 inline constexpr float kBlockDtFactor = 8.0f;
+/// --size: each side of a picture in [kMinImageSide, kMaxImageSide] pixels.
+inline constexpr int kMinImageSide = 16;
+inline constexpr int kMaxImageSide = 8192;
 
 /// Parses and validates argv (argv[0] is the program name). Returns nullopt when --help or
 /// --version was printed to `out` (exit status 0). Throws UsageError otherwise on any mistake.

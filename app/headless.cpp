@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "app/frames.h"
 #include "app/output.h"
 #include "sim/ic/initial_conditions.h"
 #if BHVIZ_HAVE_CUDA
@@ -63,8 +64,9 @@ void printProgress(std::ostream& out, int step, int steps, const sim::Simulation
 }
 
 // Runs the steps; a non-finite state ends the run early and is recorded in the report.
+// `frames` (may be null) renders after every completed step.
 void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ostream& out,
-             std::ostream& err) {
+             std::ostream& err, FrameRecorder* frames) {
   const int every = o.steps <= kProgressLines ? 1 : (o.steps + kProgressLines - 1) / kProgressLines;
   double msSincePrint = 0.0;
   int stepsSincePrint = 0;
@@ -90,6 +92,8 @@ void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ost
       msSincePrint = 0.0;
       stepsSincePrint = 0;
     }
+    // After the step's timing: pictures are not part of the simulation's cost.
+    if (frames) frames->afterStep(sim, step);
   }
 }
 
@@ -165,9 +169,16 @@ int runHeadless(const Options& o, std::ostream& out, std::ostream& err) {
   if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
 
   if (selection.backend->name() == "cpu") checkHostMemory(o.n);
+  // The GL context before any physics: without one, the run would be for nothing.
+  std::unique_ptr<FrameRecorder> frames;
+  if (o.frames.wanted()) frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
   sim::Simulation sim(std::move(selection.backend), sim::makeScenario(o.scenario, o.n, o.seed),
                       o.params);
   if (!o.quiet) printHeader(out, o, sim);
+  if (frames) {
+    if (!o.quiet) out << frames->description() << '\n';
+    frames->start(sim);
+  }
 
   RunReport report;
   report.scenario = o.scenario;
@@ -177,7 +188,7 @@ int runHeadless(const Options& o, std::ostream& out, std::ostream& err) {
   report.threads = omp_get_max_threads();
   report.params = sim.params();
   report.start = sim.diagnostics();
-  stepAll(sim, o, report, out, err);
+  stepAll(sim, o, report, out, err, frames.get());
 
   // Simulation's totals cover its substeps only, not the initial force evaluation.
   report.substeps = sim.substeps();
@@ -196,7 +207,11 @@ int runHeadless(const Options& o, std::ostream& out, std::ostream& err) {
     sim.recomputeForces();
     writeAccelCsv(o.dumpAccelPath, sim.particles());
   }
+  if (frames) frames->finish(sim);
   if (!o.quiet) {
+    if (frames && frames->framesWritten() > 0) {
+      out << "bhviz: " << frames->framesWritten() << " frames in " << o.frames.framesDir << '\n';
+    }
     out << "bhviz: " << report.steps << " steps, " << report.substeps << " substeps in "
         << report.wallMs / 1000.0 << " s; energy drift "
         << (report.end.total() - report.start.total()) / std::abs(report.start.total()) << '\n';

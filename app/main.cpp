@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/cli.h"
+#include "app/gl_context.h"
 #include "app/headless.h"
 #include "sim/params.h"
 #include "sim/simulation.h"
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
     // The command line is checked up front; this is a range only the library knew about.
     std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';
     return 2;
+  } catch (const bhviz::app::GlContextUnavailable& e) {
+    // --frames/--screenshot on a machine without EGL: say what was tried, before any work.
+    std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';
+    return 1;
   } catch (const bhviz::sim::NonFiniteState& e) {
     std::cerr << "bhviz: error: " << bhviz::app::describe(e) << '\n';
     return 1;

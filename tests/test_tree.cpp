@@ -166,22 +166,37 @@ TEST_P(TreeTest, GroupsAreSmallContiguousRunsInsideOneCell) {
   const int nGroup = 64;
   Groups g = cpu::buildGroups(t, m_b.pos, acc, active, nGroup);
   std::uint32_t next = 0;
+  std::size_t merged = 0;
   for (std::size_t k = 0; k < g.size(); ++k) {
     EXPECT_EQ(g.first[k], next);
     EXPECT_LE(g.count[k], std::uint32_t(nGroup));
     next += g.count[k];
-    // The run is a whole cell, or a piece of a leaf with more than nGroup particles.
-    bool inOneCell = false;
-    for (std::uint32_t c = 0; c < t.cellCount() && !inOneCell; ++c) {
-      inOneCell = (t.first[c] == g.first[k] && t.count[c] == g.count[k]) ||
-                  (t.isLeaf(c) && t.first[c] <= g.first[k] && g.first[k] + g.count[k] <= t.first[c] + t.count[c]);
+    // The run is a whole cell, a piece of a leaf with more than nGroup particles, or a run of
+    // consecutive children of one cell (so it lies inside that parent cell).
+    const std::uint32_t end = g.first[k] + g.count[k];
+    bool compact = false, wholeCell = false;
+    for (std::uint32_t c = 0; c < t.cellCount() && !compact; ++c) {
+      wholeCell = t.first[c] == g.first[k] && t.count[c] == g.count[k];
+      compact = wholeCell ||
+                (t.isLeaf(c) && t.first[c] <= g.first[k] && end <= t.first[c] + t.count[c]);
+      if (compact || t.isLeaf(c)) continue;
+      bool startsAtChild = false, endsAtChild = false;
+      for (std::uint32_t j = t.child[c]; j < t.child[c] + t.childCount[c]; ++j) {
+        startsAtChild = startsAtChild || t.first[j] == g.first[k];
+        endsAtChild = endsAtChild || t.first[j] + t.count[j] == end;
+      }
+      compact = startsAtChild && endsAtChild;
     }
-    EXPECT_TRUE(inOneCell) << "group " << k;
+    EXPECT_TRUE(compact) << "group " << k;
+    if (!wholeCell) ++merged;
     for (std::uint32_t i = g.first[k]; i < g.first[k] + g.count[k]; ++i) {
       EXPECT_EQ(distSqPointBox(xyz(m_b.pos[i]), g.box[k]), 0.0f);
     }
   }
   EXPECT_EQ(next, n);
+  if (t.count[0] > std::uint32_t(nGroup)) {
+    EXPECT_GT(merged, 0u) << "small siblings are merged";
+  }
   // Only groups with active particles are listed, and their boxes cover only those.
   std::fill(active.begin(), active.end(), 0);
   active[100] = active[20000] = 1;

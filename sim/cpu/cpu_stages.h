@@ -33,8 +33,12 @@ Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& fra
 /// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
 void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
 
-/// Groups of ≤ nGroup consecutive particles, each inside one cell, that hold an active
-/// particle; boxes and |a_old| minima over the active particles only.
+/// Groups of ≤ nGroup consecutive particles that hold an active particle, in key order; boxes
+/// and |a_old| minima over the active particles only. Below each cell holding more than nGroup,
+/// its children holding ≤ nGroup merge greedily in key order while the run stays ≤ nGroup and
+/// the union of their tight boxes overlaps no sibling holding more than nGroup (such a group
+/// would open that sibling down to its leaves); a larger leaf is cut into runs of nGroup. So
+/// each group lies inside one cell. Needs the tight boxes (computeMoments).
 Groups buildGroups(const Tree& tree, const std::vector<Vec4>& posMass,
                    const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active,
                    int nGroup);

@@ -3,9 +3,11 @@
 // The groups partition the particles into runs, so each is known by where it starts and how
 // long it is. Three steps:
 //   1. markRunsKernel (one thread per cell) writes runLength[first] = count at the start of
-//      every run: the root when it holds ≤ nGroup particles, every child holding ≤ nGroup of
-//      an internal cell holding more, and the nGroup-chunks of a leaf holding more (a leaf at
-//      the deepest level, or N_leaf > N_group). Every other entry stays 0 (memset).
+//      every run: the root when it holds ≤ nGroup particles; for an internal cell holding
+//      more, its children holding ≤ nGroup, consecutive ones merged greedily in key order while
+//      the run stays ≤ nGroup and the union of their tight boxes overlaps no child holding
+//      more; the nGroup-chunks of a leaf holding more (a leaf at the deepest
+//      level, or N_leaf > N_group). Every other entry stays 0 (memset).
 //   2. cub::DeviceSelect::If over the particle indices keeps the starts of runs that hold an
 //      active particle, in index (= key) order: groups.first and groups.size, on the device.
 //   3. groupBoxKernel (one warp per group, grid-stride up to *size) reduces the box and the
@@ -30,6 +32,7 @@ struct CellTopology {
   const std::uint32_t* count;
   const std::uint32_t* child;
   const std::uint8_t* childCount;
+  const Box* box;  ///< tight boxes (moments)
 };
 
 __global__ void markRunsKernel(CellTopology t, std::uint32_t cells, std::uint32_t nGroup,
@@ -45,10 +48,36 @@ __global__ void markRunsKernel(CellTopology t, std::uint32_t cells, std::uint32_
     for (std::uint32_t f = t.first[c]; f < end; f += nGroup) runLength[f] = min(nGroup, end - f);
     return;
   }
+  // Consecutive children holding ≤ nGroup merge greedily while the run stays ≤ nGroup and its
+  // box overlaps no child holding more (as cpu::buildGroups); a larger child ends the run (its
+  // own thread splits it).
+  std::uint32_t runFirst = 0, runCount = 0;
+  Box runBox;
   for (std::uint32_t k = t.child[c]; k < t.child[c] + children; ++k) {
     const std::uint32_t m = t.count[k];
-    if (m <= nGroup) runLength[t.first[k]] = m;
+    if (m <= nGroup && runCount > 0 && runCount + m <= nGroup) {
+      const Box b = t.box[k];
+      const Box u{{fminf(runBox.lo.x, b.lo.x), fminf(runBox.lo.y, b.lo.y), fminf(runBox.lo.z, b.lo.z)},
+                  {fmaxf(runBox.hi.x, b.hi.x), fmaxf(runBox.hi.y, b.hi.y), fmaxf(runBox.hi.z, b.hi.z)}};
+      bool blocked = false;
+      for (std::uint32_t j = t.child[c]; j < t.child[c] + children; ++j) {
+        blocked = blocked || (t.count[j] > nGroup && overlaps(u, t.box[j]));
+      }
+      if (!blocked) {
+        runCount += m;
+        runBox = u;
+        continue;
+      }
+    }
+    if (runCount > 0) runLength[runFirst] = runCount;
+    runCount = 0;
+    if (m <= nGroup) {
+      runFirst = t.first[k];
+      runCount = m;
+      runBox = t.box[k];
+    }
   }
+  if (runCount > 0) runLength[runFirst] = runCount;
 }
 
 /// Keeps particle index i when a run starts there and holds an active particle.
@@ -166,7 +195,7 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   }
   BHVIZ_CUDA_CHECK(cudaMemsetAsync(g.runLength.data(), 0, n * sizeof(std::uint32_t), stream));
   const CellTopology topo{tree.first.data(), tree.count.data(), tree.child.data(),
-                          tree.childCount.data()};
+                          tree.childCount.data(), tree.box.data()};
   const auto cells = static_cast<std::uint32_t>(tree.cells);
   markRunsKernel<<<blocksFor(cells), kBlock, 0, stream>>>(topo, cells, std::uint32_t(nGroup),
                                                           g.runLength.data());
@@ -183,7 +212,7 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(g.temp.data(), tempBytes, indices, g.first.data(),
                                          g.size.data(), items, keep, stream));
 
-  // Groups ≤ cells + n / nGroup (each group is a cell, or a chunk of a leaf).
+  // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf).
   const std::size_t bound = std::min(n, tree.cells + n / std::size_t(nGroup));
   const GroupArrays arrays{g.first.data(), g.count.data(), g.box.data(), g.accMin.data(),
                            g.size.data()};

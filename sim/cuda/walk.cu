@@ -9,10 +9,11 @@
 //     prefix sum of their counts; any leaf size, so deepest-level piles of duplicates too);
 //   - opened internal cells push their children onto the stack.
 // Whenever a ring holds ≥ 32 entries the warp flushes 32 of them (m2p / p2p from gravity.h,
-// fp32), reading the sources from shared memory. Groups are mostly far smaller than the
-// warp's 32 kTargets slots (18 particles on average at N_group = 64), so each target is
-// replicated over the idle slots and the copies split every flush's sources between them
-// (Targets); their partial sums are added at the end. The remainders are flushed last.
+// fp32), reading the sources from shared memory. Groups mostly hold fewer particles than the
+// warp's 32 kTargets slots (46 on average at N_group = 64), so the targets beyond the full
+// rows of 32 are replicated over the idle slots and the copies split every flush's sources
+// between them (Targets); their partial sums are added at the end. The remainders are flushed
+// last.
 //
 // The stack bound. Cells on the stack have non-decreasing levels from bottom to top (the
 // children of the popped top entries are one level deeper than the shallowest popped cell,
@@ -92,30 +93,42 @@ struct WalkArgs {
   WalkCounters* counters;
 };
 
-/// The lane's target slots. Slot i of lane l is s = l + 32 i. A group of n targets in the S = 32
-/// kTargets slots is replicated r = min(⌊S / n⌋, 32) times: slot s holds target s mod n and
-/// takes every r-th source of each flush, starting at its copy s / n (slots with copy ≥ r idle).
-/// So small groups keep the lanes busy and a flush of 32 sources costs ⌈32 / r⌉ steps; the
-/// copies' partial sums are added at the end (reduceCopies). The interaction lists are untouched.
+/// The lane's target slots: row i of lane l. The first F = ⌊n / 32⌋ rows are full: slot (l, i)
+/// holds target l + 32 i and takes every source of each flush. The m = n − 32 F remaining
+/// targets are replicated over the R = kTargets − F remaining rows, r = min(⌊32 R / m⌋, 32)
+/// times: partial slot s = l + 32 (i − F) holds target 32 F + s mod m and takes every r-th
+/// source of each flush, starting at its copy s / m (slots with copy ≥ r idle). So a lane costs
+/// F + R ⌈32 / r⌉ evaluations per flush of 32 sources instead of kTargets · 32 (n = 40 in 64
+/// slots: 40, not 64; n = 18: 22); the copies' partial sums are added at the end (reduceCopies).
+/// The interaction lists are untouched.
 template <int kTargets>
 struct Targets {
   Vec3 x[kTargets];
   Vec4 acc[kTargets];
-  unsigned copy[kTargets];  // first source of each slot within a run of `stride` (≥ 32: idle)
-  unsigned stride;          // r
+  unsigned copy[kTargets];  // partial rows: first source within a run of `stride` (≥ 32: idle)
+  unsigned full;            // F, full rows (warp-uniform)
+  unsigned rest;            // m, targets in the partial rows (0: none)
+  unsigned stride;          // r (partial rows; 1 when there are none)
 };
 
 template <int kTargets>
 __device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass, std::uint32_t first,
                                             std::uint32_t n, unsigned lane, Targets<kTargets>& t) {
-  constexpr unsigned kSlots = 32u * kTargets;
-  t.stride = min(kSlots / n, 32u);
+  t.full = min(n / 32u, unsigned(kTargets));
+  t.rest = n - 32u * t.full;
+  t.stride = t.rest > 0 ? min(32u * (kTargets - t.full) / t.rest, 32u) : 1u;
 #pragma unroll
   for (int i = 0; i < kTargets; ++i) {
-    const unsigned s = lane + 32u * i;
-    const unsigned copy = s / n;
-    t.copy[i] = copy < t.stride ? copy : 32u;
-    t.x[i] = xyz(posMass[first + (copy < t.stride ? s - copy * n : 0u)]);
+    std::uint32_t target = lane + 32u * i;
+    if (unsigned(i) >= t.full) {
+      const unsigned s = lane + 32u * (i - t.full);
+      const unsigned copy = t.rest > 0 ? s / t.rest : 32u;
+      t.copy[i] = copy < t.stride ? copy : 32u;
+      target = copy < t.stride ? 32u * t.full + s - copy * t.rest : 0u;
+    } else {
+      t.copy[i] = 0;
+    }
+    t.x[i] = xyz(posMass[first + target]);
     t.acc[i] = {};
   }
 }
@@ -127,20 +140,22 @@ __device__ inline void addTo(Vec4& a, const Vec4& b) {
   a.w += b.w;
 }
 
-/// Sums the copies of each target into slot s = target (s < n), through shared memory.
+/// Sums the copies of each partial-row target into its copy 0, partial slot s < m, which is
+/// slot (l, i) of target l + 32 i, through shared memory.
 template <int kTargets>
-__device__ __forceinline__ void reduceCopies(WarpShared& sh, std::uint32_t n, unsigned lane,
-                                             Targets<kTargets>& t) {
+__device__ __forceinline__ void reduceCopies(WarpShared& sh, unsigned lane, Targets<kTargets>& t) {
   if (t.stride == 1) return;
-    // The rings are idle: the last flush ended with __syncwarp.
+  // The rings are idle: the last flush ended with __syncwarp.
 #pragma unroll
-  for (int i = 0; i < kTargets; ++i) sh.partial[lane + 32 * i] = t.acc[i];
+  for (int i = 0; i < kTargets; ++i) {
+    if (unsigned(i) >= t.full) sh.partial[lane + 32u * (i - t.full)] = t.acc[i];
+  }
   __syncwarp();
 #pragma unroll
   for (int i = 0; i < kTargets; ++i) {
-    const unsigned s = lane + 32u * i;
-    if (s < n) {
-      for (unsigned c = 1; c < t.stride; ++c) addTo(t.acc[i], sh.partial[s + c * n]);
+    const unsigned s = lane + 32u * (i - t.full);
+    if (unsigned(i) >= t.full && s < t.rest) {
+      for (unsigned c = 1; c < t.stride; ++c) addTo(t.acc[i], sh.partial[s + c * t.rest]);
     }
   }
   __syncwarp();  // read before the next group's rings reuse the memory
@@ -158,28 +173,47 @@ __device__ inline std::uint32_t inclusiveWarpSum(std::uint32_t v, unsigned lane)
   return v;
 }
 
-/// Evaluates `num` (≤ 32) multipoles from ring slot `head`: slot i takes sources copy[i],
-/// copy[i] + stride, ...
+template <bool kQuad>
+__device__ __forceinline__ void ringCell(const WarpShared& sh, unsigned s, Vec4& cm, Quadrupole& q) {
+  cm = sh.r.cellComMass[s];
+  if (kQuad) {
+    const Vec4 a = sh.r.cellQuadHead[s];
+    const QuadTail b = sh.r.cellQuadTail[s];
+    q = {a.x, a.y, a.z, a.w, b.xz, b.yz};
+  }
+}
+
+/// Evaluates `num` (≤ 32) multipoles from ring slot `head`: full rows take every source (one
+/// broadcast read for all of them), partial rows sources copy[i], copy[i] + stride, ...
 template <int kTargets, bool kQuad>
 __device__ __forceinline__ void flushCells(const WarpShared& sh, unsigned head, unsigned num,
                                            float eps2, Targets<kTargets>& t) {
   __syncwarp();  // the appends are visible
-  const unsigned steps = (num + t.stride - 1) / t.stride;
+  if (t.full > 0) {
 #pragma unroll 2
-  for (unsigned k = 0; k < steps; ++k) {
-#pragma unroll
-    for (int i = 0; i < kTargets; ++i) {
-      const unsigned src = k * t.stride + t.copy[i];
-      if (src >= num) continue;
-      const unsigned s = (head + src) % kRing;
-      const Vec4 cm = sh.r.cellComMass[s];
+    for (unsigned k = 0; k < num; ++k) {
+      Vec4 cm;
       Quadrupole q;
-      if (kQuad) {
-        const Vec4 a = sh.r.cellQuadHead[s];
-        const QuadTail b = sh.r.cellQuadTail[s];
-        q = {a.x, a.y, a.z, a.w, b.xz, b.yz};
+      ringCell<kQuad>(sh, (head + k) % kRing, cm, q);
+#pragma unroll
+      for (int i = 0; i < kTargets; ++i) {
+        if (unsigned(i) < t.full) m2p(t.x[i], cm, q, kQuad, eps2, t.acc[i]);
       }
-      m2p(t.x[i], cm, q, kQuad, eps2, t.acc[i]);
+    }
+  }
+  if (t.rest > 0) {
+    const unsigned steps = (num + t.stride - 1) / t.stride;
+#pragma unroll 2
+    for (unsigned k = 0; k < steps; ++k) {
+#pragma unroll
+      for (int i = 0; i < kTargets; ++i) {
+        const unsigned src = k * t.stride + t.copy[i];
+        if (unsigned(i) < t.full || src >= num) continue;
+        Vec4 cm;
+        Quadrupole q;
+        ringCell<kQuad>(sh, (head + src) % kRing, cm, q);
+        m2p(t.x[i], cm, q, kQuad, eps2, t.acc[i]);
+      }
     }
   }
   __syncwarp();  // the slots may be refilled
@@ -190,13 +224,27 @@ template <int kTargets>
 __device__ __forceinline__ void flushParticles(const WarpShared& sh, unsigned head, unsigned num,
                                                float eps2, Targets<kTargets>& t) {
   __syncwarp();
-  const unsigned steps = (num + t.stride - 1) / t.stride;
+  if (t.full > 0) {
 #pragma unroll 2
-  for (unsigned k = 0; k < steps; ++k) {
+    for (unsigned k = 0; k < num; ++k) {
+      const Vec4 src = sh.r.source[(head + k) % kRing];
 #pragma unroll
-    for (int i = 0; i < kTargets; ++i) {
-      const unsigned src = k * t.stride + t.copy[i];
-      if (src < num) p2p(t.x[i], sh.r.source[(head + src) % kRing], eps2, t.acc[i]);
+      for (int i = 0; i < kTargets; ++i) {
+        if (unsigned(i) < t.full) p2p(t.x[i], src, eps2, t.acc[i]);
+      }
+    }
+  }
+  if (t.rest > 0) {
+    const unsigned steps = (num + t.stride - 1) / t.stride;
+#pragma unroll 2
+    for (unsigned k = 0; k < steps; ++k) {
+#pragma unroll
+      for (int i = 0; i < kTargets; ++i) {
+        const unsigned src = k * t.stride + t.copy[i];
+        if (unsigned(i) >= t.full && src < num) {
+          p2p(t.x[i], sh.r.source[(head + src) % kRing], eps2, t.acc[i]);
+        }
+      }
     }
   }
   __syncwarp();
@@ -346,7 +394,7 @@ __global__ void __launch_bounds__(kWalkBlock) walkKernel(WalkArgs a) {
       if (lane == 0) atomicOr(&a.counters->overflow, 1u);
       continue;
     }
-    reduceCopies(sh, n, lane, t);
+    reduceCopies(sh, lane, t);
     unsigned active = 0;
 #pragma unroll
     for (int i = 0; i < kTargets; ++i) {

@@ -74,9 +74,10 @@ struct WalkCounters {
 inline constexpr int kMaxWalkGroup = 128;
 
 /// Groups exactly as cpu::buildGroups makes them, with no host round trip: runs of particles in
-/// key order, the first cell on each root-to-leaf path holding ≤ nGroup particles (a larger
-/// leaf cut into runs of nGroup), only those with an active particle; box and accMin over the
-/// active particles. Reads p.accPot (old accelerations) and p.bin.
+/// key order; below each cell holding more than nGroup, its children holding ≤ nGroup merged
+/// greedily while the run stays ≤ nGroup and its box overlaps no larger sibling (a larger leaf
+/// cut into runs of nGroup), only those with an active particle; box and accMin over the
+/// active particles. Reads the tree's tight boxes, p.accPot (old accelerations) and p.bin.
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
                   ActiveRule rule, int nGroup, DeviceGroups& groups, Stream stream);
 

@@ -1,0 +1,78 @@
+#pragma once
+// Headless pictures of a run: the scene (particles through the bridge, boxes, camera framed on
+// the initial state) rendered offscreen, read back and written as PNG files.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/gl_context.h"
+#include "app/particle_view.h"
+#include "app/view_options.h"
+#include "render/camera.h"
+#include "render/image.h"
+#include "render/renderer.h"
+#include "sim/particles.h"
+#include "sim/simulation.h"
+
+namespace bhviz::app {
+
+/// The camera, look and colours of one run, fixed from its initial state so that frames can be
+/// compared. Needs a current GL context (HeadlessGlContext or a window's).
+class SceneRenderer {
+ public:
+  SceneRenderer(int width, int height, const ViewSettings& view);
+
+  /// Frames the camera on the visible particles, fixes the speed scale and the sprite style.
+  void frame(const sim::Particles& initial);
+  void setBoxes(const std::vector<render::OverlayBox>& boxes);
+  /// Renders `p` and reads the image back.
+  render::Image render(const sim::Particles& p);
+
+  render::Camera& camera() { return m_camera; }
+  render::RenderParams& params() { return m_params; }
+  const ParticleView& view() const { return m_view; }
+  const Framing& framing() const { return m_framing; }
+
+ private:
+  ParticleView m_view;
+  render::Renderer m_renderer;
+  render::OffscreenTarget m_target;
+  render::Camera m_camera;
+  render::RenderParams m_params;
+  Framing m_framing;
+  std::vector<render::ParticleVertex> m_vertices;
+};
+
+/// --frames, --screenshot: owns the headless context and writes the PNG files.
+class FrameRecorder {
+ public:
+  /// Creates the headless GL context (throws GlContextUnavailable) and the renderer.
+  FrameRecorder(const FrameOptions& options, int maxBinDepth);
+  ~FrameRecorder();
+
+  /// One line for the run's header: what is written, and on which GL.
+  std::string description() const;
+  /// Frames the camera on the initial state and writes frame 0 (with --frames).
+  void start(const sim::Simulation& sim);
+  /// After `step` dtMax intervals: writes a frame when step is a multiple of --frame-every.
+  void afterStep(const sim::Simulation& sim, int step);
+  /// Writes the screenshot of the final state (with --screenshot).
+  void finish(const sim::Simulation& sim);
+  int framesWritten() const { return m_written; }
+  /// frame_000042.png: frames are numbered consecutively (for ffmpeg -i frame_%06d.png).
+  static std::string frameName(int index);
+
+ private:
+  render::Image renderState(const sim::Simulation& sim);
+  void write(const std::filesystem::path& path, const render::Image& image) const;
+
+  FrameOptions m_options;
+  std::unique_ptr<HeadlessGlContext> m_context;  // first member: destroyed last
+  std::unique_ptr<SceneRenderer> m_scene;
+  int m_written = 0;
+  bool m_overlayNoted = false;
+};
+
+}  // namespace bhviz::app

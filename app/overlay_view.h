@@ -1,0 +1,21 @@
+#pragma once
+// The bridge from the tree export to the overlay renderer: octree cells of a level range and
+// walk groups as wireframe boxes.
+
+#include <vector>
+
+#include "render/vertex.h"
+#include "sim/particles.h"
+#include "sim/tree.h"
+
+namespace bhviz::app {
+
+/// The geometric cube of every cell with level in [minLevel, maxLevel], coloured by level
+/// (coarse = blue … fine = red). `keyOrder` are the particles the tree was built on.
+std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,
+                                              int minLevel, int maxLevel);
+
+/// The box of every walk group's active particles.
+std::vector<render::OverlayBox> groupBoxes(const sim::Groups& groups);
+
+}  // namespace bhviz::app

@@ -1,0 +1,67 @@
+#pragma once
+// The bridge from the simulation to the renderer: sim::Particles → render::ParticleVertex, and
+// the palette and framing that go with it. The only code that knows both what a particle is
+// (component, galaxy, speed, time bin) and what the renderer draws.
+
+#include <array>
+#include <cstddef>
+#include <glm/vec3.hpp>
+#include <string>
+#include <vector>
+
+#include "render/palette.h"
+#include "render/renderer.h"
+#include "render/vertex.h"
+#include "app/view_options.h"
+#include "sim/particles.h"
+
+namespace bhviz::app {
+
+struct ViewSettings {
+  ColorBy colorBy = ColorBy::Component;
+  /// Per sim::Component (Sphere, Disk, Bulge, Halo): drawn or hidden. Dark matter is hidden by
+  /// default.
+  std::array<bool, 4> visible{true, true, true, false};
+  int maxBinDepth = 8;  ///< colour by bin: bins 0..maxBinDepth span the palette
+};
+
+/// Palette index of a component tag: the component, plus 4 for the second galaxy of a merger.
+inline constexpr std::size_t kComponentColours = 8;
+
+class ParticleView {
+ public:
+  explicit ParticleView(const ViewSettings& settings);
+
+  /// Fixes the speed scale from this state (the 99th percentile of the visible particles'
+  /// speeds maps to the top of the palette), so colours mean the same in every frame.
+  void calibrate(const sim::Particles& p);
+  float speedScale() const { return m_speedScale; }
+
+  /// One vertex per particle, in the particles' order; hidden components get a negative value.
+  void fill(const sim::Particles& p, std::vector<render::ParticleVertex>& out) const;
+  /// The value of one particle (what fill writes).
+  float value(const sim::Particles& p, std::size_t i) const;
+  /// The palette the values index.
+  render::Palette palette() const;
+  const ViewSettings& settings() const { return m_settings; }
+
+ private:
+  ViewSettings m_settings;
+  float m_speedScale = 1.0f;
+};
+
+/// What the camera should frame: the visible particles' centre of mass and a radius holding
+/// 95% of them (so a few escapers do not shrink the picture).
+struct Framing {
+  glm::vec3 centre{0.0f};
+  float radius = 1.0f;
+  std::size_t visible = 0;
+};
+Framing frameVisible(const sim::Particles& p, const ViewSettings& settings);
+
+/// Sprite size and brightness for `visible` particles in a scene of `radius`: sprites shrink
+/// as N grows (with the mean spacing) and dim so that the picture's overall brightness does
+/// not depend on N.
+render::ParticleStyle particleStyleFor(std::size_t visible, float radius);
+
+}  // namespace bhviz::app

@@ -1,0 +1,36 @@
+#pragma once
+// What the pictures show, as the command line (and later the UI) chooses it. No GL here: the
+// CLI includes this without pulling in the renderer.
+
+#include <optional>
+#include <string>
+
+namespace bhviz::app {
+
+/// What a particle's colour shows.
+enum class ColorBy { Component, Speed, Bin };
+/// Which boxes are drawn over the particles.
+enum class OverlayKind { None, Tree, Groups };
+
+std::optional<ColorBy> parseColorBy(const std::string& text);
+std::string toString(ColorBy c);
+std::optional<OverlayKind> parseOverlayKind(const std::string& text);
+std::string toString(OverlayKind k);
+
+/// Headless pictures: PNG frames during the run and/or a screenshot at its end.
+struct FrameOptions {
+  std::string framesDir;       ///< --frames DIR: frame_000000.png, … ; empty = none
+  int every = 1;               ///< --frame-every K: a frame every K steps (and the initial state)
+  int width = 1280;            ///< --size WxH [pixels]
+  int height = 720;
+  std::string screenshotPath;  ///< --screenshot FILE: the final state; empty = none
+  ColorBy colorBy = ColorBy::Component;  ///< --color
+  bool showHalo = false;                 ///< --show-halo: draw the dark matter too
+  OverlayKind overlay = OverlayKind::None;  ///< --overlay
+  int overlayMinLevel = 2;  ///< --overlay-levels A:B (tree cells of levels A..B)
+  int overlayMaxLevel = 6;
+
+  bool wanted() const { return !framesDir.empty() || !screenshotPath.empty(); }
+};
+
+}  // namespace bhviz::app

@@ -1,0 +1,154 @@
+#include "render/gl_util.h"
+
+#include <sstream>
+
+#include "render/shader_sources.h"
+
+namespace bhviz::render {
+
+void loadGl(GetProcAddress getProc) {
+  const int version = gladLoadGL(reinterpret_cast<GLADloadfunc>(getProc));
+  if (version == 0) throw GlError("cannot load the OpenGL entry points (no current context?)");
+  const int major = GLAD_VERSION_MAJOR(version);
+  const int minor = GLAD_VERSION_MINOR(version);
+  if (major < 4 || (major == 4 && minor < 5)) {
+    throw GlError("OpenGL 4.5 is required but the context offers " + std::to_string(major) + "." +
+                  std::to_string(minor));
+  }
+}
+
+std::string glDescription() {
+  auto text = [](GLenum e) {
+    const GLubyte* s = glGetString(e);
+    return s ? std::string(reinterpret_cast<const char*>(s)) : std::string("?");
+  };
+  return "OpenGL " + text(GL_VERSION) + ", " + text(GL_RENDERER);
+}
+
+namespace gl {
+
+void deleteBuffer(GLuint name) { glDeleteBuffers(1, &name); }
+void deleteVertexArray(GLuint name) { glDeleteVertexArrays(1, &name); }
+void deleteTexture(GLuint name) { glDeleteTextures(1, &name); }
+void deleteFramebuffer(GLuint name) { glDeleteFramebuffers(1, &name); }
+void deleteProgram(GLuint name) { glDeleteProgram(name); }
+
+Buffer createBuffer() {
+  GLuint name = 0;
+  glCreateBuffers(1, &name);
+  return Buffer(name);
+}
+
+VertexArray createVertexArray() {
+  GLuint name = 0;
+  glCreateVertexArrays(1, &name);
+  return VertexArray(name);
+}
+
+Texture createTexture(GLenum target) {
+  GLuint name = 0;
+  glCreateTextures(target, 1, &name);
+  return Texture(name);
+}
+
+Framebuffer createFramebuffer() {
+  GLuint name = 0;
+  glCreateFramebuffers(1, &name);
+  return Framebuffer(name);
+}
+
+namespace {
+
+std::string firstLine(const std::string& log) {
+  std::istringstream s(log);
+  std::string line;
+  while (std::getline(s, line)) {
+    if (!line.empty()) return line;
+  }
+  return "(no log)";
+}
+
+GLuint compile(GLenum stage, const std::string& name) {
+  const std::string source = shaderSource(name);
+  const GLuint shader = glCreateShader(stage);
+  const char* text = source.c_str();
+  glShaderSource(shader, 1, &text, nullptr);
+  glCompileShader(shader);
+  GLint ok = GL_FALSE;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (ok != GL_TRUE) {
+    GLint length = 0;
+    glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &length);
+    std::string log(static_cast<std::size_t>(length > 0 ? length : 1), '\0');
+    glGetShaderInfoLog(shader, length, nullptr, log.data());
+    glDeleteShader(shader);
+    throw GlError("shader " + name + " does not compile: " + firstLine(log));
+  }
+  return shader;
+}
+
+}  // namespace
+
+Program linkProgram(const char* vertex, const char* fragment) {
+  const GLuint vs = compile(GL_VERTEX_SHADER, vertex);
+  GLuint fs = 0;
+  try {
+    fs = compile(GL_FRAGMENT_SHADER, fragment);
+  } catch (...) {
+    glDeleteShader(vs);
+    throw;
+  }
+  Program program(glCreateProgram());
+  glAttachShader(program.get(), vs);
+  glAttachShader(program.get(), fs);
+  glLinkProgram(program.get());
+  glDetachShader(program.get(), vs);
+  glDetachShader(program.get(), fs);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint ok = GL_FALSE;
+  glGetProgramiv(program.get(), GL_LINK_STATUS, &ok);
+  if (ok != GL_TRUE) {
+    GLint length = 0;
+    glGetProgramiv(program.get(), GL_INFO_LOG_LENGTH, &length);
+    std::string log(static_cast<std::size_t>(length > 0 ? length : 1), '\0');
+    glGetProgramInfoLog(program.get(), length, nullptr, log.data());
+    throw GlError(std::string("shaders ") + vertex + " + " + fragment +
+                  " do not link: " + firstLine(log));
+  }
+  return program;
+}
+
+Texture createTexture2D(GLenum format, int width, int height) {
+  Texture t = createTexture(GL_TEXTURE_2D);
+  glTextureStorage2D(t.get(), 1, format, width, height);
+  glTextureParameteri(t.get(), GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTextureParameteri(t.get(), GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTextureParameteri(t.get(), GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTextureParameteri(t.get(), GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  return t;
+}
+
+Framebuffer createFramebufferFor(GLuint colour, const char* what) {
+  Framebuffer f = createFramebuffer();
+  glNamedFramebufferTexture(f.get(), GL_COLOR_ATTACHMENT0, colour, 0);
+  const GLenum status = glCheckNamedFramebufferStatus(f.get(), GL_FRAMEBUFFER);
+  if (status != GL_FRAMEBUFFER_COMPLETE) {
+    std::ostringstream s;
+    s << "the " << what << " framebuffer is incomplete (status 0x" << std::hex << status << ")";
+    throw GlError(s.str());
+  }
+  return f;
+}
+
+void check(const char* where) {
+  const GLenum e = glGetError();
+  if (e != GL_NO_ERROR) {
+    std::ostringstream s;
+    s << "OpenGL error 0x" << std::hex << e << " in " << where;
+    throw GlError(s.str());
+  }
+}
+
+}  // namespace gl
+}  // namespace bhviz::render

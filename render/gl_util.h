@@ -1,0 +1,71 @@
+#pragma once
+// Private to render/: GLAD, owned GL objects, shader programs. Every object is deleted by its
+// owner's destructor, so the context must still be current when the renderer is destroyed.
+
+#include <glad/gl.h>
+
+#include <string>
+#include <utility>
+
+#include "render/gl_loader.h"
+
+namespace bhviz::render::gl {
+
+/// An owned GL object name; `Delete` frees one name.
+template <void (*Delete)(GLuint)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(GLuint name) : m_name(name) {}
+  ~Handle() { reset(); }
+  Handle(Handle&& o) noexcept : m_name(std::exchange(o.m_name, 0)) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      m_name = std::exchange(o.m_name, 0);
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  GLuint get() const { return m_name; }
+  void reset() {
+    if (m_name != 0) Delete(m_name);
+    m_name = 0;
+  }
+
+ private:
+  GLuint m_name = 0;
+};
+
+void deleteBuffer(GLuint name);
+void deleteVertexArray(GLuint name);
+void deleteTexture(GLuint name);
+void deleteFramebuffer(GLuint name);
+void deleteProgram(GLuint name);
+
+using Buffer = Handle<deleteBuffer>;
+using VertexArray = Handle<deleteVertexArray>;
+using Texture = Handle<deleteTexture>;
+using Framebuffer = Handle<deleteFramebuffer>;
+using Program = Handle<deleteProgram>;
+
+Buffer createBuffer();
+VertexArray createVertexArray();
+Texture createTexture(GLenum target);
+Framebuffer createFramebuffer();
+
+/// Compiles and links shaders/<vertex> and shaders/<fragment> (render/shader_sources.h).
+/// Throws GlError with the file name and the driver's first log line.
+Program linkProgram(const char* vertex, const char* fragment);
+
+/// A 2D texture of `format` (e.g. GL_RGBA16F), linear filtering, clamped to the edge.
+Texture createTexture2D(GLenum format, int width, int height);
+/// A framebuffer drawing into `colour`; throws GlError when incomplete.
+Framebuffer createFramebufferFor(GLuint colour, const char* what);
+
+/// Throws GlError naming `where` when the GL has recorded an error.
+void check(const char* where);
+
+}  // namespace bhviz::render::gl

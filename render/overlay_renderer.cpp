@@ -1,0 +1,92 @@
+#include "render/overlay_renderer.h"
+
+#include <array>
+#include <glm/gtc/type_ptr.hpp>
+
+namespace bhviz::render {
+
+namespace {
+
+constexpr GLuint kEdgeBinding = 0;
+constexpr GLuint kInstanceBinding = 1;
+constexpr int kEdgeVertices = 24;  // 12 edges × 2 ends
+
+// The 12 edges of the cube [-1, 1]³ as line-segment end points.
+std::array<glm::vec3, kEdgeVertices> cubeEdges() {
+  std::array<glm::vec3, kEdgeVertices> v{};
+  int k = 0;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int a = (axis + 1) % 3;
+    const int b = (axis + 2) % 3;
+    for (int corner = 0; corner < 4; ++corner) {
+      glm::vec3 p(0.0f);
+      p[a] = (corner & 1) ? 1.0f : -1.0f;
+      p[b] = (corner & 2) ? 1.0f : -1.0f;
+      p[axis] = -1.0f;
+      v[k++] = p;
+      p[axis] = 1.0f;
+      v[k++] = p;
+    }
+  }
+  return v;
+}
+
+void attribute(GLuint vao, GLuint index, GLint size, GLuint offset, GLuint binding) {
+  glEnableVertexArrayAttrib(vao, index);
+  glVertexArrayAttribFormat(vao, index, size, GL_FLOAT, GL_FALSE, offset);
+  glVertexArrayAttribBinding(vao, index, binding);
+}
+
+}  // namespace
+
+OverlayRenderer::OverlayRenderer()
+    : m_program(gl::linkProgram("overlay_boxes.vert.glsl", "overlay_boxes.frag.glsl")),
+      m_vao(gl::createVertexArray()),
+      m_edges(gl::createBuffer()),
+      m_instances(gl::createBuffer()) {
+  const auto edges = cubeEdges();
+  glNamedBufferStorage(m_edges.get(), sizeof(edges), edges.data(), 0);
+  const GLuint vao = m_vao.get();
+  glVertexArrayVertexBuffer(vao, kEdgeBinding, m_edges.get(), 0, sizeof(glm::vec3));
+  attribute(vao, 0, 3, 0, kEdgeBinding);
+  glVertexArrayVertexBuffer(vao, kInstanceBinding, m_instances.get(), 0, sizeof(OverlayBox));
+  glVertexArrayBindingDivisor(vao, kInstanceBinding, 1);
+  attribute(vao, 1, 3, offsetof(OverlayBox, centre), kInstanceBinding);
+  attribute(vao, 2, 3, offsetof(OverlayBox, halfSize), kInstanceBinding);
+  attribute(vao, 3, 4, offsetof(OverlayBox, colour), kInstanceBinding);
+  gl::check("OverlayRenderer");
+}
+
+void OverlayRenderer::setBoxes(const OverlayBox* boxes, std::size_t n) {
+  if (n > m_capacity) {
+    glNamedBufferData(m_instances.get(), static_cast<GLsizeiptr>(n * sizeof(OverlayBox)), nullptr,
+                      GL_DYNAMIC_DRAW);
+    m_capacity = n;
+  }
+  if (n > 0) {
+    glNamedBufferSubData(m_instances.get(), 0, static_cast<GLsizeiptr>(n * sizeof(OverlayBox)),
+                         boxes);
+  }
+  m_count = n;
+  gl::check("uploading the overlay boxes");
+}
+
+void OverlayRenderer::draw(const Camera& camera, int width, int height) {
+  if (m_count == 0) return;
+  const GLuint p = m_program.get();
+  const float aspect = static_cast<float>(width) / static_cast<float>(height);
+  const glm::mat4 viewProj = camera.projection(aspect) * camera.view();
+  glProgramUniformMatrix4fv(p, glGetUniformLocation(p, "uViewProj"), 1, GL_FALSE,
+                            glm::value_ptr(viewProj));
+  glUseProgram(p);
+  glBindVertexArray(m_vao.get());
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+  glDisable(GL_DEPTH_TEST);
+  glDrawArraysInstanced(GL_LINES, 0, kEdgeVertices, static_cast<GLsizei>(m_count));
+  glDisable(GL_BLEND);
+  glBindVertexArray(0);
+  gl::check("drawing the overlay");
+}
+
+}  // namespace bhviz::render

@@ -1,0 +1,29 @@
+#pragma once
+// Private to render/: instanced wireframe boxes (12 edges of a unit cube, one instance per
+// OverlayBox), alpha-blended over the tone-mapped image.
+
+#include <cstddef>
+
+#include "render/camera.h"
+#include "render/gl_util.h"
+#include "render/vertex.h"
+
+namespace bhviz::render {
+
+class OverlayRenderer {
+ public:
+  OverlayRenderer();
+  void setBoxes(const OverlayBox* boxes, std::size_t n);
+  std::size_t count() const { return m_count; }
+  void draw(const Camera& camera, int width, int height);
+
+ private:
+  gl::Program m_program;
+  gl::VertexArray m_vao;
+  gl::Buffer m_edges;
+  gl::Buffer m_instances;
+  std::size_t m_capacity = 0;
+  std::size_t m_count = 0;
+};
+
+}  // namespace bhviz::render

@@ -1,0 +1,92 @@
+#include "render/renderer.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "render/gl_util.h"
+#include "render/overlay_renderer.h"
+#include "render/particle_renderer.h"
+#include "render/post_process.h"
+
+namespace bhviz::render {
+
+struct Renderer::Impl {
+  ParticleRenderer particles;
+  OverlayRenderer overlay;
+  PostProcess post;
+};
+
+Renderer::Renderer() : m_impl(std::make_unique<Impl>()) {}
+Renderer::~Renderer() = default;
+
+void Renderer::setParticles(const ParticleVertex* vertices, std::size_t n) {
+  m_impl->particles.upload(vertices, n);
+}
+void Renderer::reserveParticles(std::size_t n) { m_impl->particles.reserve(n); }
+void Renderer::setParticleCount(std::size_t n) { m_impl->particles.setCount(n); }
+std::size_t Renderer::particleCount() const { return m_impl->particles.count(); }
+VertexBufferInfo Renderer::particleBuffer() const { return m_impl->particles.buffer(); }
+void Renderer::setPalette(const Palette& palette) { m_impl->particles.setPalette(palette); }
+void Renderer::setBoxes(const OverlayBox* boxes, std::size_t n) {
+  m_impl->overlay.setBoxes(boxes, n);
+}
+std::size_t Renderer::boxCount() const { return m_impl->overlay.count(); }
+
+void Renderer::render(const Camera& camera, const RenderParams& params,
+                      const RenderTarget& target) {
+  if (target.width <= 0 || target.height <= 0) {
+    throw GlError("render target of " + std::to_string(target.width) + "x" +
+                  std::to_string(target.height) + " pixels");
+  }
+  m_impl->post.beginScene(target.width, target.height);
+  m_impl->particles.draw(camera, params.particles, target.width, target.height);
+  m_impl->post.finish(params.tone, params.background, target);
+  if (params.overlay) m_impl->overlay.draw(camera, target.width, target.height);
+}
+
+struct OffscreenTarget::Impl {
+  int width = 0;
+  int height = 0;
+  gl::Texture colour;
+  gl::Framebuffer fbo;
+};
+
+OffscreenTarget::OffscreenTarget(int width, int height) : m_impl(std::make_unique<Impl>()) {
+  GLint maxSize = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxSize);
+  if (width <= 0 || height <= 0 || width > maxSize || height > maxSize) {
+    throw GlError("an offscreen image of " + std::to_string(width) + "x" + std::to_string(height) +
+                  " pixels is not possible (at most " + std::to_string(maxSize) + " per side)");
+  }
+  m_impl->width = width;
+  m_impl->height = height;
+  m_impl->colour = gl::createTexture2D(GL_RGBA8, width, height);
+  m_impl->fbo = gl::createFramebufferFor(m_impl->colour.get(), "offscreen (RGBA8)");
+}
+
+OffscreenTarget::~OffscreenTarget() = default;
+
+RenderTarget OffscreenTarget::target() const {
+  return {m_impl->fbo.get(), m_impl->width, m_impl->height};
+}
+
+Image OffscreenTarget::read() const {
+  Image image;
+  image.width = m_impl->width;
+  image.height = m_impl->height;
+  const std::size_t row = 4u * static_cast<std::size_t>(image.width);
+  std::vector<std::uint8_t> bottomUp(row * static_cast<std::size_t>(image.height));
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glGetTextureImage(m_impl->colour.get(), 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                    static_cast<GLsizei>(bottomUp.size()), bottomUp.data());
+  gl::check("reading the offscreen image back");
+  image.rgba.resize(bottomUp.size());
+  for (int y = 0; y < image.height; ++y) {
+    const std::size_t src = row * static_cast<std::size_t>(image.height - 1 - y);
+    std::copy_n(bottomUp.data() + src, row, image.rgba.data() + row * static_cast<std::size_t>(y));
+  }
+  return image;
+}
+
+}  // namespace bhviz::render

@@ -1,0 +1,15 @@
+#pragma once
+// The GLSL text of shaders/<name>: the copy embedded at configure time, or, when the build
+// sets BHVIZ_SHADERS_FROM_DISK, the file as it is now on disk (edit, then rebuild the program).
+
+#include <string>
+
+namespace bhviz::render {
+
+/// Throws GlError when there is no such shader.
+std::string shaderSource(const std::string& name);
+
+/// Defined in the generated embedded_shaders.cpp; nullptr for an unknown name.
+const char* embeddedShader(const char* name);
+
+}  // namespace bhviz::render

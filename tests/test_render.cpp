@@ -1,0 +1,281 @@
+// The renderer through the headless path (EGL: NVIDIA device or Mesa surfaceless): scenes
+// rendered offscreen and judged by statistics of their pixels, the vertex buffer contract, and
+// the bhviz executable's --frames/--screenshot. CI has Mesa, so a missing context FAILS here;
+// BHVIZ_NO_GL=1 skips these tests on purpose (a machine with no EGL at all).
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/frames.h"
+#include "app/gl_context.h"
+#include "app/overlay_view.h"
+#include "app/particle_view.h"
+#include "render/renderer.h"
+#include "sim/cpu/cpu_backend.h"
+#include "sim/ic/initial_conditions.h"
+#include "test_render_support.h"
+
+namespace {
+
+using bhviz::app::ColorBy;
+using bhviz::app::SceneRenderer;
+using bhviz::app::ViewSettings;
+using bhviz::render::Image;
+using bhviz::sim::Component;
+using namespace bhviz::test;
+
+constexpr int kWidth = 320;
+constexpr int kHeight = 240;
+
+bool glDisabled() {
+  const char* v = std::getenv("BHVIZ_NO_GL");
+  return v != nullptr && std::string(v) == "1";
+}
+
+void printStats(const char* name, const ImageStats& s) {
+  std::printf("[stats] %-22s lit %.3f  saturated %.4f  mean %.4f  brightest (%.0f, %.0f)\n", name,
+              s.litFraction, s.saturatedFraction, s.meanLuminance, s.brightestX, s.brightestY);
+}
+
+class RenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (glDisabled()) GTEST_SKIP() << "BHVIZ_NO_GL=1: render tests skipped on request";
+    try {
+      m_context = bhviz::app::HeadlessGlContext::create();
+    } catch (const std::exception& e) {
+      FAIL() << e.what()
+             << " — install Mesa (libegl-mesa0, libgl1-mesa-dri), or set BHVIZ_NO_GL=1 to skip";
+    }
+    std::printf("[gl] %s\n", m_context->description().c_str());
+  }
+  void TearDown() override {
+    m_scene.reset();
+    m_context.reset();
+  }
+
+  SceneRenderer& scene(const ViewSettings& view) {
+    m_scene = std::make_unique<SceneRenderer>(kWidth, kHeight, view);
+    return *m_scene;
+  }
+
+  // The image of `p` seen through a fresh scene framed on it.
+  Image renderScene(const bhviz::sim::Particles& p, const ViewSettings& view) {
+    SceneRenderer& s = scene(view);
+    s.frame(p);
+    return s.render(p);
+  }
+
+  // Sharp, not blank, not burnt out, brightest where the centre of mass projects.
+  void expectWellFormed(const char* name, const Image& img) {
+    const ImageStats s = imageStats(img);
+    printStats(name, s);
+    EXPECT_GT(s.litFraction, 0.05) << name << ": almost blank";
+    EXPECT_LT(s.litFraction, 0.95) << name << ": lit everywhere";
+    EXPECT_LT(s.saturatedFraction, 0.05) << name << ": burnt out";
+    const glm::vec3 com = m_scene->camera().project(m_scene->framing().centre, kWidth, kHeight);
+    std::printf("[stats] %-22s centre of mass projects to (%.0f, %.0f)\n", name, com.x, com.y);
+    EXPECT_NEAR(com.x, kWidth / 2.0, 1.0);  // the camera is centred on it
+    EXPECT_NEAR(com.y, kHeight / 2.0, 1.0);
+    const double tolerance = 0.08 * std::hypot(double(kWidth), double(kHeight));
+    EXPECT_LT(std::hypot(s.brightestX - com.x, s.brightestY - com.y), tolerance)
+        << name << ": the brightest region is not at the centre of mass";
+  }
+
+  std::unique_ptr<bhviz::app::HeadlessGlContext> m_context;
+  std::unique_ptr<SceneRenderer> m_scene;
+};
+
+ViewSettings view(ColorBy c = ColorBy::Component) {
+  ViewSettings v;
+  v.colorBy = c;
+  return v;
+}
+
+TEST_F(RenderTest, PlummerSphereIsLitAndBrightestAtItsCentre) {
+  const auto p = bhviz::sim::makePlummer(20000, 3);
+  const Image img = renderScene(p, view());
+  ASSERT_EQ(img.width, kWidth);
+  ASSERT_EQ(img.height, kHeight);
+  expectWellFormed("plummer", img);
+}
+
+TEST_F(RenderTest, GalaxyIsLitAndBrightestAtItsCentre) {
+  const auto p = bhviz::sim::makeGalaxy(30000, 5);
+  expectWellFormed("galaxy", renderScene(p, view()));
+}
+
+TEST_F(RenderTest, PngRoundTripKeepsSizeAndPixels) {
+  const auto p = bhviz::sim::makeGalaxy(10000, 5);
+  const Image img = renderScene(p, view());
+  TempDir dir;
+  const auto path = dir.path / "galaxy.png";
+  bhviz::render::writePng(path, img);
+  const Image back = bhviz::render::readPng(path);
+  EXPECT_EQ(back.width, kWidth);
+  EXPECT_EQ(back.height, kHeight);
+  EXPECT_EQ(back.rgba, img.rgba);
+}
+
+TEST_F(RenderTest, TreeOverlayAddsLinePixels) {
+  const auto p = bhviz::sim::makePlummer(20000, 3);
+  bhviz::sim::CpuBackend backend;
+  backend.upload(p);
+  bhviz::sim::SimParams params = bhviz::sim::defaultSimParams();
+  backend.computeForces(bhviz::sim::Clock{0.0, 0, 0, params.dtMax}, params,
+                        bhviz::sim::ForceTargets::All, false);
+  const auto boxes = bhviz::app::treeCellBoxes(backend.tree(), backend.particles(), 1, 4);
+  ASSERT_GT(boxes.size(), 8u);
+
+  SceneRenderer& s = scene(view());
+  s.frame(p);
+  const Image plain = s.render(p);
+  s.setBoxes(boxes);
+  const Image withBoxes = s.render(p);
+  const double changed = changedFraction(plain, withBoxes);
+  std::printf("[stats] tree overlay (%zu boxes): %.4f of the pixels changed\n", boxes.size(),
+              changed);
+  EXPECT_GT(changed, 0.02);
+  EXPECT_LT(changed, 0.6);
+  s.params().overlay = false;  // the switch turns it off again
+  EXPECT_LT(changedFraction(plain, s.render(p)), 1e-4);
+}
+
+TEST_F(RenderTest, ComponentAndSpeedColoursDifferInHue) {
+  const auto p = bhviz::sim::makeGalaxy(30000, 5);
+  const ImageStats byComponent = imageStats(renderScene(p, view(ColorBy::Component)));
+  const ImageStats bySpeed = imageStats(renderScene(p, view(ColorBy::Speed)));
+  const double d = hueDistance(byComponent, bySpeed);
+  std::printf("[stats] hue distance component vs speed: %.3f\n", d);
+  printStats("galaxy by component", byComponent);
+  printStats("galaxy by speed", bySpeed);
+  EXPECT_GT(d, 0.3);
+}
+
+TEST_F(RenderTest, HidingAComponentChangesTheImage) {
+  const auto p = bhviz::sim::makeGalaxy(30000, 5);
+  SceneRenderer withDisk(kWidth, kHeight, view());
+  withDisk.frame(p);
+  const Image shown = withDisk.render(p);
+  ViewSettings noDisk = view();
+  noDisk.visible[static_cast<std::size_t>(Component::Disk)] = false;
+  SceneRenderer without(kWidth, kHeight, noDisk);
+  without.frame(p);
+  without.camera() = withDisk.camera();  // the same camera and look, only the disk hidden
+  without.params() = withDisk.params();
+  const Image hidden = without.render(p);
+  const ImageStats a = imageStats(shown), b = imageStats(hidden);
+  printStats("disk shown", a);
+  printStats("disk hidden", b);
+  const double changed = changedFraction(shown, hidden);
+  std::printf("[stats] disk hidden: %.3f of the pixels changed\n", changed);
+  EXPECT_LT(b.litFraction, 0.6 * a.litFraction);
+  EXPECT_GT(changed, 0.1);
+}
+
+TEST_F(RenderTest, NegativeValueHidesAVertex) {
+  bhviz::render::Renderer r;
+  bhviz::render::OffscreenTarget target(64, 64);
+  bhviz::render::Camera camera;
+  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
+  bhviz::render::RenderParams params;
+  params.particles.spriteSize = 0.3f;
+  params.particles.brightness = 2.0f;
+  const bhviz::render::ParticleVertex shown{0, 0, 0, 0.5f};
+  r.setParticles(&shown, 1);
+  r.render(camera, params, target.target());
+  const ImageStats lit = imageStats(target.read());
+  const bhviz::render::ParticleVertex hidden{0, 0, 0, bhviz::render::kHiddenValue};
+  r.setParticles(&hidden, 1);
+  r.render(camera, params, target.target());
+  const ImageStats dark = imageStats(target.read());
+  EXPECT_GT(lit.litFraction, 0.005);
+  EXPECT_NEAR(lit.brightestX, 32.0, 4.0);
+  EXPECT_NEAR(lit.brightestY, 32.0, 4.0);
+  EXPECT_EQ(dark.litFraction, 0.0);
+}
+
+TEST_F(RenderTest, VertexBufferIsExposedForInterop) {
+  bhviz::render::Renderer r;
+  r.reserveParticles(1000);
+  const auto a = r.particleBuffer();
+  EXPECT_NE(a.name, 0u);
+  EXPECT_EQ(a.capacity, 1000u);
+  EXPECT_EQ(a.bytes, 16000u);
+  r.reserveParticles(500);  // fits: same storage
+  EXPECT_EQ(r.particleBuffer().generation, a.generation);
+  r.reserveParticles(2000);  // grows: a bridge must register it again
+  const auto b = r.particleBuffer();
+  EXPECT_EQ(b.name, a.name);
+  EXPECT_EQ(b.bytes, 32000u);
+  EXPECT_GT(b.generation, a.generation);
+  r.setParticleCount(2000);
+  EXPECT_EQ(r.particleCount(), 2000u);
+  EXPECT_THROW(r.setParticleCount(2001), bhviz::render::GlError);
+}
+
+// ---- the executable ---------------------------------------------------------------------
+
+TEST_F(RenderTest, FramesEveryKStepsAndAScreenshot) {
+  TempDir dir;
+  const auto frames = dir.path / "frames";
+  const auto shot = dir.path / "last.png";
+  const Process p = runBhviz("--headless --scenario plummer --n 2000 --steps 4 --frame-every 2 "
+                             "--size 160x120 --color speed --backend cpu --quiet --frames " +
+                             frames.string() + " --screenshot " + shot.string());
+  ASSERT_EQ(p.status, 0) << p.err;
+  for (int i = 0; i < 3; ++i) {  // steps 0, 2, 4
+    const auto f = frames / bhviz::app::FrameRecorder::frameName(i);
+    ASSERT_TRUE(fs::exists(f)) << f;
+    const Image img = bhviz::render::readPng(f);
+    EXPECT_EQ(img.width, 160);
+    EXPECT_EQ(img.height, 120);
+    EXPECT_GT(imageStats(img).litFraction, 0.02);
+  }
+  EXPECT_FALSE(fs::exists(frames / bhviz::app::FrameRecorder::frameName(3)));
+  const Image last = bhviz::render::readPng(shot);
+  EXPECT_EQ(last.width, 160);
+  EXPECT_EQ(last.height, 120);
+  // The final frame and the screenshot show the same state.
+  EXPECT_LT(changedFraction(last, bhviz::render::readPng(frames / "frame_000002.png")), 1e-3);
+}
+
+TEST_F(RenderTest, OverlayOnTheCommandLineDrawsBoxes) {
+  TempDir dir;
+  const std::string common = "--headless --scenario galaxy --n 3000 --steps 0 --size 200x150 "
+                             "--backend cpu --quiet --screenshot ";
+  ASSERT_EQ(runBhviz(common + (dir.path / "plain.png").string()).status, 0);
+  const Process tree = runBhviz(common + (dir.path / "tree.png").string() +
+                                " --overlay tree --overlay-levels 1:4");
+  ASSERT_EQ(tree.status, 0) << tree.err;
+  const Process groups = runBhviz(common + (dir.path / "groups.png").string() + " --overlay groups");
+  ASSERT_EQ(groups.status, 0) << groups.err;
+  const Image plain = bhviz::render::readPng(dir.path / "plain.png");
+  EXPECT_GT(changedFraction(plain, bhviz::render::readPng(dir.path / "tree.png")), 0.02);
+  EXPECT_GT(changedFraction(plain, bhviz::render::readPng(dir.path / "groups.png")), 0.01);
+}
+
+// No EGL vendor at all (glvnd told to load none): one line and exit status 1, before any step.
+TEST_F(RenderTest, MissingGlContextIsOneLineAndExitStatus1) {
+  TempDir dir;
+  const Process p = runBhviz("--headless --scenario plummer --n 1000 --steps 1 --quiet --screenshot " +
+                                 (dir.path / "x.png").string(),
+                             "__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/bhviz_no_vendor.json");
+  EXPECT_EQ(p.status, 1);
+  EXPECT_NE(p.err.find("cannot create a headless OpenGL 4.5 context"), std::string::npos) << p.err;
+  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+  EXPECT_FALSE(fs::exists(dir.path / "x.png"));
+
+  const Process bad = runBhviz("--headless --n 100 --steps 0 --quiet --screenshot " +
+                                   (dir.path / "y.png").string(),
+                               "BHVIZ_EGL_PLATFORM=bogus");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("BHVIZ_EGL_PLATFORM"), std::string::npos) << bad.err;
+}
+
+}  // namespace
