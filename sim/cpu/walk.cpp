@@ -119,31 +119,94 @@ InteractionList buildInteractionList(const Tree& t, const Box& groupBox, float a
   return list;
 }
 
+namespace {
+
+/// The active targets of one group in separate arrays. Each source is applied to every target
+/// in turn (the CPU's counterpart of the GPU's lanes): the loops over targets vectorise, and each
+/// target still sums its sources in list order, so the result does not depend on the width.
+class TargetBlock {
+ public:
+  void load(const Groups& g, std::size_t group, const std::vector<Vec4>& posMass,
+            const std::vector<std::uint8_t>& active) {
+    m_index.clear();
+    for (std::uint32_t i = g.first[group]; i < g.first[group] + g.count[group]; ++i) {
+      if (active[i]) m_index.push_back(i);
+    }
+    const std::size_t n = m_index.size();
+    for (auto* v : {&m_x, &m_y, &m_z}) v->resize(n);
+    for (auto* v : {&m_ax, &m_ay, &m_az, &m_pot}) v->assign(n, 0.0f);
+    for (std::size_t k = 0; k < n; ++k) {
+      const Vec4 p = posMass[m_index[k]];
+      m_x[k] = p.x, m_y[k] = p.y, m_z[k] = p.z;
+    }
+  }
+
+  template <bool kQuadrupole>
+  void addCell(const Vec4& comMass, const Quadrupole& q, float eps2) {
+    apply([&](Vec3 xi, Vec4& a) { m2p(xi, comMass, q, kQuadrupole, eps2, a); });
+  }
+  void addParticle(const Vec4& source, float eps2) {
+    apply([&](Vec3 xi, Vec4& a) { p2p(xi, source, eps2, a); });
+  }
+
+  std::size_t size() const { return m_index.size(); }
+  void store(std::vector<Vec4>& accPot) const {
+    for (std::size_t k = 0; k < m_index.size(); ++k) {
+      accPot[m_index[k]] = {m_ax[k], m_ay[k], m_az[k], m_pot[k]};
+    }
+  }
+
+ private:
+  template <typename Interaction>
+  void apply(Interaction&& interact) {
+    const std::size_t n = m_index.size();
+    const float *x = m_x.data(), *y = m_y.data(), *z = m_z.data();
+    float *ax = m_ax.data(), *ay = m_ay.data(), *az = m_az.data(), *pot = m_pot.data();
+#pragma omp simd
+    for (std::size_t k = 0; k < n; ++k) {
+      Vec4 a{ax[k], ay[k], az[k], pot[k]};
+      interact(Vec3{x[k], y[k], z[k]}, a);
+      ax[k] = a.x, ay[k] = a.y, az[k] = a.z, pot[k] = a.w;
+    }
+  }
+
+  std::vector<std::uint32_t> m_index;
+  std::vector<float> m_x, m_y, m_z, m_ax, m_ay, m_az, m_pot;
+};
+
+}  // namespace
+
 InteractionCounts walkGroups(const Tree& t, const Groups& groups, const std::vector<Vec4>& posMass,
                              const std::vector<std::uint8_t>& active, const WalkSettings& s,
                              std::vector<Vec4>& accPot) {
   const float eps2 = s.softening * s.softening;
   std::uint64_t cellCount = 0, particleCount = 0, targets = 0;
-#pragma omp parallel for schedule(dynamic, 4) reduction(+ : cellCount, particleCount, targets)
-  for (std::int64_t gi = 0; gi < static_cast<std::int64_t>(groups.size()); ++gi) {
-    const auto g = static_cast<std::size_t>(gi);
-    const InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
-    std::uint64_t leafParticles = 0;
-    for (std::uint32_t leaf : list.leaves) leafParticles += t.count[leaf];
-    for (std::uint32_t i = groups.first[g]; i < groups.first[g] + groups.count[g]; ++i) {
-      if (!active[i]) continue;
-      const Vec3 xi = xyz(posMass[i]);
-      Vec4 acc{};
-      for (std::uint32_t c : list.cells) m2p(xi, t.comMass[c], t.quad[c], s.quadrupole, eps2, acc);
-      for (std::uint32_t leaf : list.leaves) {
-        for (std::uint32_t j = t.first[leaf]; j < t.first[leaf] + t.count[leaf]; ++j) {
-          p2p(xi, posMass[j], eps2, acc);
+#pragma omp parallel reduction(+ : cellCount, particleCount, targets)
+  {
+    TargetBlock block;  // per thread, reused across groups
+#pragma omp for schedule(dynamic, 4)
+    for (std::int64_t gi = 0; gi < static_cast<std::int64_t>(groups.size()); ++gi) {
+      const auto g = static_cast<std::size_t>(gi);
+      const InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
+      block.load(groups, g, posMass, active);
+      for (std::uint32_t c : list.cells) {
+        if (s.quadrupole) {
+          block.addCell<true>(t.comMass[c], t.quad[c], eps2);
+        } else {
+          block.addCell<false>(t.comMass[c], t.quad[c], eps2);
         }
       }
-      accPot[i] = acc;
-      cellCount += list.cells.size();
-      particleCount += leafParticles;
-      ++targets;
+      std::uint64_t leafParticles = 0;
+      for (std::uint32_t leaf : list.leaves) {
+        leafParticles += t.count[leaf];
+        for (std::uint32_t j = t.first[leaf]; j < t.first[leaf] + t.count[leaf]; ++j) {
+          block.addParticle(posMass[j], eps2);
+        }
+      }
+      block.store(accPot);
+      cellCount += list.cells.size() * block.size();
+      particleCount += leafParticles * block.size();
+      targets += block.size();
     }
   }
   return {cellCount, particleCount, targets};
