@@ -45,6 +45,7 @@ struct RawArgs {
   bool showHalo = false;
   std::string overlay = "none";
   std::string overlayLevels = "2:6";
+  std::string quitAfter;
 };
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
@@ -148,7 +149,8 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
       ->type_name("K");
   app.add_option("--screenshot", r.screenshot, "Write a PNG of the final state")
       ->type_name("FILE.png");
-  app.add_option("--size", r.size, "Picture size in pixels, each side in [16, 8192] (default 1280x720)")
+  app.add_option("--size", r.size,
+                 "Picture (and window) size in pixels, each side in [16, 8192] (default 1280x720)")
       ->type_name("WxH");
   app.add_option("--color", r.color,
                  "Colour particles by component, speed or bin (time-step bin) (default component)")
@@ -164,7 +166,11 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
 }
 
 void defineOptions(CLI::App& app, RawArgs& r) {
-  app.add_flag("--headless", r.headless, "Run without a window (the window is not built yet)");
+  app.add_flag("--headless", r.headless,
+               "Run without a window (no display needed); without it bhviz opens the window");
+  app.add_option("--quit-after", r.quitAfter,
+                 "End after K frames in the window, or after K steps headless, >= 1")
+      ->type_name("K");
   app.add_option("--scenario", r.scenario, "plummer, hernquist, galaxy or merger (default merger)")
       ->type_name("NAME");
   app.add_option("--n", r.n, "Number of particles, in [1, 1000000000] (default 20000)")
@@ -362,14 +368,19 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   if (given("--overlay-levels") && f.overlay != OverlayKind::Tree) {
     throw UsageError("--overlay-levels applies to --overlay tree only");
   }
-  // Options that shape pictures, in a run that makes none, are a mistake worth a line.
-  if (!given("--frames") && !given("--screenshot")) {
+  // Options that shape pictures, in a headless run that makes none, are a mistake worth a line.
+  // The window shows pictures, so there they shape the window's.
+  const bool headless = r.headless;
+  if (headless && !given("--frames") && !given("--screenshot")) {
     for (const char* name : {"--frame-every", "--size", "--color", "--show-halo", "--overlay",
                              "--overlay-levels"}) {
       if (given(name)) {
         throw UsageError(std::string(name) + " needs --frames DIR or --screenshot FILE");
       }
     }
+  }
+  if (!headless && given("--frames")) {
+    throw UsageError("--frames needs --headless (in the window, F12 saves a screenshot)");
   }
   if (given("--frame-every") && !given("--frames")) {
     throw UsageError("--frame-every needs --frames DIR");
@@ -384,11 +395,23 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   const sim::ScenarioInfo& info = toScenario(r.scenario);
   o.scenario = info.name;
   o.n = static_cast<std::size_t>(toInteger("--n", r.n, 1, static_cast<long long>(kMaxParticles)));
+  o.nGiven = app.count("--n") > 0;
   o.steps = static_cast<int>(toInteger("--steps", r.steps, 0, 1'000'000'000));
   o.seed = toUnsigned("--seed", r.seed);
   o.backend = toBackend(r.backend);
   if (app.count("--threads") > 0) {
     o.threads = static_cast<int>(toInteger("--threads", r.threads, 1, 4096));
+  }
+  if (app.count("--quit-after") > 0) {
+    o.quitAfter = static_cast<int>(toInteger("--quit-after", r.quitAfter, 1, 1'000'000'000));
+  }
+  if (!o.headless) {
+    // The window plays until it is closed; these shape a headless run only.
+    for (const char* name : {"--steps", "--stats", "--dump-accel", "--quiet"}) {
+      if (app.count(name) > 0) {
+        throw UsageError(std::string(name) + " applies to headless runs only: add --headless");
+      }
+    }
   }
   o.params = physicsParams(app, r, info);
   o.frames = frameOptions(app, r);

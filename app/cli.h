@@ -20,9 +20,10 @@ enum class BackendChoice { Cpu, Cuda, Auto };
 /// Everything one run needs, with the scenario's suggestions already folded into `params`.
 struct Options {
   sim::SimParams params;                        ///< validated (sim::validate)
-  bool headless = false;                        ///< --headless; without it the window would open
+  bool headless = false;                        ///< --headless; without it the window opens
   std::string scenario = "merger";              ///< a name from sim::scenarios()
   std::size_t n = 20000;                        ///< particles [1]
+  bool nGiven = false;                          ///< --n was given (else the window sizes N to the backend)
   int steps = 10;                               ///< dtMax intervals to run [1]
   std::uint64_t seed = 1;                       ///< initial-condition seed
   BackendChoice backend = BackendChoice::Auto;  ///< --backend; see selectBackend
@@ -31,6 +32,7 @@ struct Options {
   std::string dumpAccelPath;                    ///< --dump-accel FILE.csv; empty = none
   bool quiet = false;                           ///< no progress lines on stdout
   FrameOptions frames;                          ///< --frames, --screenshot and their look
+  int quitAfter = 0;                            ///< --quit-after K: end after K frames (window) or steps (headless); 0 = never
 };
 
 /// A mistake on the command line. what() is one line naming the option; exit status 2.

@@ -16,24 +16,33 @@ constexpr float kDefaultYaw = -0.6f;    // [rad]
 constexpr float kFieldOfView = 0.61f;   // 35°: less perspective stretch than 45° [rad]
 }  // namespace
 
+render::RenderParams sceneRenderParams() {
+  render::RenderParams params;
+  params.tone.exposure = 1.0f;
+  params.tone.bloomStrength = 0.35f;
+  params.tone.bloomThreshold = 0.6f;
+  params.background = glm::vec3(0.0f, 0.0f, 0.01f);
+  return params;
+}
+
+void aimCamera(render::Camera& camera, const Framing& framing, float aspect) {
+  camera.pitch = kDefaultPitch;
+  camera.yaw = kDefaultYaw;
+  camera.fovY = kFieldOfView;
+  camera.autoRotateAngle = 0.0f;
+  camera.frameSphere(framing.centre, kFramePadding * framing.radius, aspect);
+}
+
 SceneRenderer::SceneRenderer(int width, int height, const ViewSettings& view)
-    : m_view(view), m_target(width, height) {
+    : m_view(view), m_target(width, height), m_params(sceneRenderParams()) {
   m_renderer.setPalette(m_view.palette());
-  m_camera.pitch = kDefaultPitch;
-  m_camera.yaw = kDefaultYaw;
-  m_camera.fovY = kFieldOfView;
-  m_params.tone.exposure = 1.0f;
-  m_params.tone.bloomStrength = 0.35f;
-  m_params.tone.bloomThreshold = 0.6f;
-  m_params.background = glm::vec3(0.0f, 0.0f, 0.01f);
 }
 
 void SceneRenderer::frame(const sim::Particles& initial) {
   m_framing = frameVisible(initial, m_view.settings());
   m_view.calibrate(initial);
   const render::RenderTarget t = m_target.target();
-  m_camera.frameSphere(m_framing.centre, kFramePadding * m_framing.radius,
-                       static_cast<float>(t.width) / static_cast<float>(t.height));
+  aimCamera(m_camera, m_framing, static_cast<float>(t.width) / static_cast<float>(t.height));
   m_params.particles = particleStyleFor(m_framing.visible, m_framing.radius);
 }
 

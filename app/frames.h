@@ -18,6 +18,11 @@
 
 namespace bhviz::app {
 
+/// The look of every picture, headless or in the window: exposure, bloom, background.
+render::RenderParams sceneRenderParams();
+/// The default view of a scene: 30° above the disk plane, the framed sphere filling the view.
+void aimCamera(render::Camera& camera, const Framing& framing, float aspect);
+
 /// The camera, look and colours of one run, fixed from its initial state so that frames can be
 /// compared. Needs a current GL context (HeadlessGlContext or a window's).
 class SceneRenderer {

@@ -163,7 +163,9 @@ std::string describe(const sim::NonFiniteState& e) {
   return s.str();
 }
 
-int runHeadless(const Options& o, std::ostream& out, std::ostream& err) {
+int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
+  Options o = options;
+  if (o.quitAfter > 0) o.steps = std::min(o.steps, o.quitAfter);
   BackendSelection selection = selectBackend(o.backend, o.n);
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';

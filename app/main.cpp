@@ -8,6 +8,8 @@
 #include "app/cli.h"
 #include "app/gl_context.h"
 #include "app/headless.h"
+#include "app/window.h"
+#include "app/window_app.h"
 #include "sim/params.h"
 #include "sim/simulation.h"
 
@@ -17,11 +19,7 @@ int run(int argc, char** argv) {
   using namespace bhviz::app;
   const auto options = parseCommandLine(argc, argv, std::cout);
   if (!options) return 0;  // --help or --version
-  if (!options->headless) {
-    // The README's demo command has no --headless; until the window lands it still works.
-    std::cout << "bhviz: the interactive window is not implemented yet; running headless "
-                 "(pass --headless to silence this)\n";
-  }
+  if (!options->headless) return runWindow(*options, std::cout, std::cerr);
   return runHeadless(*options, std::cout, std::cerr);
 }
 
@@ -34,6 +32,12 @@ int main(int argc, char** argv) {
   } catch (const bhviz::app::BackendUnavailable& e) {
     std::cerr << "bhviz: " << oneLine(e.what()) << '\n';
     return 2;
+  } catch (const bhviz::app::NoDisplay& e) {
+    std::cerr << e.what() << '\n';  // already one line saying how to run without a display
+    return 2;
+  } catch (const bhviz::app::WindowUnavailable& e) {
+    std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';
+    return 1;
   } catch (const bhviz::app::UsageError& e) {
     std::cerr << "bhviz: error: " << oneLine(e.what()) << '\n';
     return 2;

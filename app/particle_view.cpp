@@ -5,6 +5,9 @@
 
 namespace bhviz::app {
 
+static_assert(kHiddenVertex == render::kHiddenValue, "one hidden value");
+static_assert(kComponentPaletteSize == static_cast<int>(kComponentColours), "one component palette");
+
 namespace {
 
 constexpr float kVisibleFraction = 0.95f;  // Framing::radius holds this share of the particles
@@ -42,29 +45,28 @@ void ParticleView::calibrate(const sim::Particles& p) {
   m_speedScale = s > 0.0f && std::isfinite(s) ? s : 1.0f;
 }
 
-float ParticleView::value(const sim::Particles& p, std::size_t i) const {
-  const std::uint8_t tag = p.tag[i];
-  const auto component = static_cast<std::size_t>(sim::tagComponent(tag));
-  if (!m_settings.visible[component]) return render::kHiddenValue;
-  switch (m_settings.colorBy) {
-    case ColorBy::Component: {
-      const std::size_t index = component + 4 * std::min(sim::tagGalaxy(tag), 1u);
-      return static_cast<float>(index) / static_cast<float>(kComponentColours - 1);
-    }
-    case ColorBy::Speed:
-      return std::min(speedOf(p, i) / m_speedScale, 1.0f);
-    case ColorBy::Bin:
-      return std::min(static_cast<float>(p.bin[i]) / static_cast<float>(m_settings.maxBinDepth),
-                      1.0f);
+VertexRule ParticleView::rule() const {
+  VertexRule r;
+  r.colorBy = m_settings.colorBy;
+  r.visibleMask = 0;
+  for (std::size_t c = 0; c < m_settings.visible.size(); ++c) {
+    if (m_settings.visible[c]) r.visibleMask = static_cast<std::uint8_t>(r.visibleMask | (1u << c));
   }
-  return render::kHiddenValue;
+  r.speedScale = m_speedScale;
+  r.maxBinDepth = static_cast<float>(m_settings.maxBinDepth);
+  return r;
+}
+
+float ParticleView::value(const sim::Particles& p, std::size_t i) const {
+  return vertexValue(rule(), p.tag[i], p.vel[i], p.bin[i]);
 }
 
 void ParticleView::fill(const sim::Particles& p, std::vector<render::ParticleVertex>& out) const {
+  const VertexRule r = rule();
   out.resize(p.size());
   for (std::size_t i = 0; i < p.size(); ++i) {
     const sim::Vec4& x = p.posMass[i];
-    out[i] = {x.x, x.y, x.z, value(p, i)};
+    out[i] = {x.x, x.y, x.z, vertexValue(r, p.tag[i], p.vel[i], p.bin[i])};
   }
 }
 

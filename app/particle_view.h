@@ -12,6 +12,7 @@
 #include "render/palette.h"
 #include "render/renderer.h"
 #include "render/vertex.h"
+#include "app/vertex_rule.h"
 #include "app/view_options.h"
 #include "sim/particles.h"
 
@@ -39,6 +40,9 @@ class ParticleView {
 
   /// One vertex per particle, in the particles' order; hidden components get a negative value.
   void fill(const sim::Particles& p, std::vector<render::ParticleVertex>& out) const;
+  /// The per-particle rule (app/vertex_rule.h) with this view's settings and speed scale: what
+  /// the CUDA–GL bridge's kernel applies on the device.
+  VertexRule rule() const;
   /// The value of one particle (what fill writes).
   float value(const sim::Particles& p, std::size_t i) const;
   /// The palette the values index.

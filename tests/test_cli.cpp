@@ -77,10 +77,10 @@ struct Process {
 };
 
 // Runs the bhviz executable with `args` (already shell-safe: no quotes or spaces in paths).
-Process runBhviz(const std::string& args) {
+Process runBhviz(const std::string& args, const std::string& env = "") {
   TempDir dir;
   const fs::path out = dir.path / "stdout", err = dir.path / "stderr";
-  const std::string cmd = std::string("'") + BHVIZ_EXE + "' " + args + " >'" + out.string() +
+  const std::string cmd = env + (env.empty() ? "'" : " '") + BHVIZ_EXE + "' " + args + " >'" + out.string() +
                           "' 2>'" + err.string() + "'";
   const int raw = std::system(cmd.c_str());
   Process p;
@@ -345,11 +345,13 @@ TEST(CliExe, HelpExitsZero) {
   EXPECT_NE(p.out.find("synchronised"), std::string::npos);
 }
 
-TEST(CliExe, WithoutHeadlessRunsHeadlessAndSaysSo) {
-  const Process p = runBhviz("--scenario plummer --n 300 --steps 1 --backend cpu");
-  EXPECT_EQ(p.status, 0) << p.err;
-  EXPECT_NE(p.out.find("not implemented"), std::string::npos) << p.out;
-  EXPECT_NE(p.out.find("step 1/1"), std::string::npos) << p.out;
+TEST(CliExe, WithoutHeadlessNorDisplaySaysHowToRunHeadless) {
+  // Without --headless bhviz opens the window; with no display it says how to run without one.
+  const Process p = runBhviz("--scenario plummer --n 300 --backend cpu",
+                             "env -u DISPLAY -u WAYLAND_DISPLAY");
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_EQ(lines(p.err).size(), 1u) << p.err;
+  EXPECT_NE(p.err.find("--headless"), std::string::npos) << p.err;
 }
 
 TEST(CliExe, QuietPrintsNothing) {

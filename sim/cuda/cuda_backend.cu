@@ -235,6 +235,11 @@ class CudaBackend final : public Backend {
   const StepProfile& profile() const override { return m_profile; }
   void resetProfile() override { m_profile = {}; }
 
+  DeviceView view() const {
+    return DeviceView{m_p.posMass.data(), m_p.vel.data(), m_p.tag.data(), m_p.bin.data(), m_p.n,
+                      m_stream};
+  }
+
  private:
   std::uint32_t count() const { return static_cast<std::uint32_t>(m_p.n); }
 
@@ -276,6 +281,12 @@ void checkDeviceCapacity(std::size_t n) {
       << double(freeBytes) / 1073741824.0 << " GiB are free";
     throw CudaUnavailable(s.str());
   }
+}
+
+std::optional<DeviceView> deviceView(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  if (cuda == nullptr) return std::nullopt;
+  return cuda->view();
 }
 
 std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles) {

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "sim/backend.h"
+#include "sim/cuda/device_buffer.h"
 #include "sim/direct_sum.h"
 
 namespace bhviz::sim::cuda {
@@ -32,6 +34,21 @@ void checkDeviceCapacity(std::size_t n);
 
 /// A backend on the current device. Throws CudaUnavailable (see checkDeviceCapacity).
 std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles);
+
+/// A CUDA backend's particle arrays on the device, read-only, for a reader on the same device
+/// (the app's CUDA–GL bridge). Key order, as after the last build; valid until the backend's
+/// next step or upload.
+struct DeviceView {
+  const Vec4* posMass = nullptr;     ///< x, y, z [length]; w = mass [mass]
+  const Vec4* vel = nullptr;         ///< [length/time]
+  const std::uint8_t* tag = nullptr;  ///< component and galaxy (makeTag)
+  const std::uint8_t* bin = nullptr;  ///< time bin
+  std::size_t n = 0;                 ///< number of particles
+  Stream stream = nullptr;           ///< the backend's stream: work queued on it follows the step
+};
+
+/// The device arrays of `backend` when it is a CUDA backend, else nullopt.
+std::optional<DeviceView> deviceView(const Backend& backend);
 
 /// Exact Plummer-softened direct summation in double precision on the GPU: acceleration and
 /// potential of the targets from every particle (the accuracy reference of the benchmarks).

@@ -1,0 +1,41 @@
+#pragma once
+// The Dear ImGui panels, one function each. A panel edits the AppState and says what it changed
+// in the FrameRequests; it reads the running simulation through UiInfo and changes nothing in
+// it directly. Timings shown are the previous frames' (PerfHistory), never waited for.
+
+#include <string>
+
+#include "app/app_state.h"
+#include "app/perf_history.h"
+#include "app/sim_session.h"
+
+namespace bhviz::app {
+
+/// Facts the panels show; `session` is null while no simulation runs (a failed rebuild).
+struct UiInfo {
+  const SimSession* session = nullptr;
+  const PerfHistory* perf = nullptr;
+  bool cudaBuilt = false;            ///< the CUDA backend is in this build
+  const char* vertexPath = "";       ///< how the vertex buffer is written
+  std::string glDescription;
+  std::size_t overlayBoxes = 0;      ///< boxes drawn by the tree overlay
+  std::string notice;                ///< the latest error or note, shown until dismissed
+};
+
+void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);
+void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+void drawPerformancePanel(AppState& s, const UiInfo& info);
+void drawTreePanel(AppState& s, const UiInfo& info);
+void drawDiagnosticsPanel(AppState& s, const UiInfo& info);
+void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+void drawHelpWindow(AppState& s, const UiInfo& info);
+/// The notice line at the bottom; returns true when the user dismissed it.
+bool drawNotice(const UiInfo& info);
+
+/// Every open panel (nothing while the UI is hidden, but the notice).
+/// Returns true when the notice was dismissed.
+bool drawUi(AppState& s, FrameRequests& r, const UiInfo& info);
+
+}  // namespace bhviz::app

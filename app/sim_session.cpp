@@ -1,0 +1,99 @@
+#include "app/sim_session.h"
+
+#include <cmath>
+
+#include "app/headless.h"
+#include "sim/ic/initial_conditions.h"
+
+namespace bhviz::app {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void accumulate(sim::StepProfile& total, const sim::StepProfile& step) {
+  for (std::size_t s = 0; s < total.ms.size(); ++s) total.ms[s] += step.ms[s];
+  total.interactions.cell += step.interactions.cell;
+  total.interactions.particle += step.interactions.particle;
+  total.interactions.targets += step.interactions.targets;
+}
+
+double magnitude(const std::array<double, 3>& v) {
+  return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+}  // namespace
+
+SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params) : m_scene(scene) {
+  BackendSelection selection = selectBackend(scene.backend, scene.n);
+  m_note = selection.note;
+  m_initial = sim::makeScenario(scene.scenario, scene.n, scene.seed);
+  m_sim = std::make_unique<sim::Simulation>(std::move(selection.backend), m_initial, params);
+  m_targetTime = m_sim->time();
+  sampleDiagnostics(0.0, true);
+  m_e0 = m_diagnostics.total();
+  m_history.clear();
+  m_history.push({m_diagnostics.time, 0.0, magnitude(m_diagnostics.momentum)});
+}
+
+SimSession::Advance SimSession::advance(const FrameBudget& budget) {
+  Advance a;
+  const Clock::time_point t0 = Clock::now();
+  if (budget.mode == FrameBudget::Mode::SimTime) {
+    m_targetTime += budget.simTimePerFrame;
+    while (m_sim->time() < m_targetTime) {
+      m_sim->substep();
+      ++a.substeps;
+      accumulate(a.profile, m_sim->lastProfile());
+      if (msSince(t0) > budget.maxWallMs) {
+        m_targetTime = m_sim->time();  // slower than real time: owe nothing
+        break;
+      }
+    }
+  } else {
+    for (int s = 0; s < budget.substepsPerFrame; ++s) {
+      m_sim->substep();
+      ++a.substeps;
+      accumulate(a.profile, m_sim->lastProfile());
+      if (msSince(t0) > budget.maxWallMs) break;
+    }
+    m_targetTime = m_sim->time();
+  }
+  a.wallMs = msSince(t0);
+  return a;
+}
+
+SimSession::Advance SimSession::step() {
+  Advance a;
+  const Clock::time_point t0 = Clock::now();
+  m_sim->substep();
+  a.substeps = 1;
+  a.profile = m_sim->lastProfile();
+  a.wallMs = msSince(t0);
+  m_targetTime = m_sim->time();
+  return a;
+}
+
+bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
+  const Clock::time_point now = Clock::now();
+  if (!force && std::chrono::duration<double>(now - m_lastSample).count() < intervalSeconds) {
+    return false;
+  }
+  m_lastSample = now;
+  m_diagnostics = m_sim->diagnostics();
+  if (m_e0 != 0.0) {
+    m_history.push({m_diagnostics.time, (m_diagnostics.total() - m_e0) / std::abs(m_e0),
+                    magnitude(m_diagnostics.momentum)});
+  }
+  return true;
+}
+
+const sim::CpuBackend* SimSession::cpuBackend() const {
+  return dynamic_cast<const sim::CpuBackend*>(&m_sim->backend());
+}
+
+}  // namespace bhviz::app

@@ -1,0 +1,65 @@
+#pragma once
+// The window's simulation: built from a SceneSettings, advanced by a per-frame budget, sampled
+// for the Diagnostics panel. No GL and no UI here: the window drives it, tests can too.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "app/app_state.h"
+#include "app/perf_history.h"
+#include "sim/cpu/cpu_backend.h"
+#include "sim/diagnostics.h"
+#include "sim/simulation.h"
+
+namespace bhviz::app {
+
+class SimSession {
+ public:
+  /// Makes the scenario and the simulation on the backend `scene.backend` picks for scene.n.
+  /// Throws BackendUnavailable, sim::InvalidParameter, sim::NonFiniteState, std::bad_alloc.
+  SimSession(const SceneSettings& scene, const sim::SimParams& params);
+
+  /// Substeps until the budget's sim time (or substep count) is done or its wall time is
+  /// spent. Throws sim::NonFiniteState (the simulation is then unusable until rebuilt).
+  struct Advance {
+    int substeps = 0;
+    sim::StepProfile profile;  ///< summed over the substeps
+    double wallMs = 0.0;
+  };
+  Advance advance(const FrameBudget& budget);
+  /// Exactly one substep (the `.` key).
+  Advance step();
+
+  /// New live parameters (validated by the caller: sim::validate throws InvalidParameter).
+  void setParams(const sim::SimParams& params) { m_sim->setParams(params); }
+
+  /// Recomputes the diagnostics when `interval` seconds of wall time have passed since the
+  /// last sample, or when forced. Copies the particles to the host: not every frame at large N.
+  bool sampleDiagnostics(double intervalSeconds, bool force = false);
+  const sim::Diagnostics& diagnostics() const { return m_diagnostics; }
+  double initialEnergy() const { return m_e0; }
+  const Ring<DiagnosticsSample>& diagnosticsHistory() const { return m_history; }
+
+  const sim::Simulation& simulation() const { return *m_sim; }
+  /// The initial state on the host (framing, speed calibration).
+  const sim::Particles& initial() const { return m_initial; }
+  const SceneSettings& scene() const { return m_scene; }
+  /// Why the backend was chosen, when it was chosen for the user (else empty).
+  const std::string& backendNote() const { return m_note; }
+  /// The CPU backend, for its tree and groups; null on the CUDA backend.
+  const sim::CpuBackend* cpuBackend() const;
+
+ private:
+  SceneSettings m_scene;
+  sim::Particles m_initial;
+  std::unique_ptr<sim::Simulation> m_sim;
+  std::string m_note;
+  double m_targetTime = 0.0;  // SimTime budget: the time the frames have asked for so far
+  sim::Diagnostics m_diagnostics;
+  double m_e0 = 0.0;
+  Ring<DiagnosticsSample> m_history{1000};
+  std::chrono::steady_clock::time_point m_lastSample{};
+};
+
+}  // namespace bhviz::app
