@@ -10,6 +10,9 @@
 //   bench_cuda_walk [N ...]           default: 1000000 4000000
 //   env BHVIZ_BENCH_REPS (default 25), BHVIZ_BENCH_SAMPLE (4000), BHVIZ_BENCH_THETAS
 //   ("0.4,0.5,0.75"), BHVIZ_BENCH_QUAD (1; 0 = monopoles only)
+// Also printed: the walk's warp busy fraction (time between a warp's first group and its last
+// over the whole walk's span, averaged: 1 − busy is the tail and start-up idling), the deepest
+// cell stack and the entries spilled from shared to global memory.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,6 +62,9 @@ struct Row {
   Summary groups, walk;
   double perParticle, m2p, p2p, rate;
   ForceError error;
+  double busy;  // warp busy fraction of the last walk: Σ busy / (warps × span)
+  unsigned stackPeak;
+  unsigned long long spilled;
 };
 
 Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
@@ -85,12 +91,26 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
     }
   }
   const InteractionCounts c = cuda::downloadCounters(counters);
+  cuda::WalkCounters raw{};
+  cuda::copyToHost(&raw, counters, sizeof(raw));
+  const double span = double(raw.endMax - ~raw.startInv);
   const std::size_t groupCount = cuda::downloadGroups(groups).size();
   std::printf("  theta=%.2f: %zu groups, %.1f particles per group\n", double(theta), groupCount,
               double(n) / double(groupCount));
   Particles h;
   cuda::downloadParticles(d, h);
-  Row r{n, theta, summarize(groupMs), summarize(walkMs), 0, 0, 0, 0, forceError(h, sample, ref)};
+  Row r{n,
+        theta,
+        summarize(groupMs),
+        summarize(walkMs),
+        0,
+        0,
+        0,
+        0,
+        forceError(h, sample, ref),
+        double(raw.busyNs) / (double(raw.warps) * span),
+        raw.stackPeak,
+        raw.spilled};
   r.m2p = double(c.cell) / double(c.targets);
   r.p2p = double(c.particle) / double(c.targets);
   r.perParticle = r.m2p + r.p2p;
@@ -148,12 +168,14 @@ int main(int argc, char** argv) {
     }
     std::printf("\nPlummer, eps=%.2f, bonsai MAC, quadrupole, nLeaf=%d, nGroup=%d, median of %d\n",
                 double(kSoftening), kLeaf, kGroup, reps);
-    std::printf("%9s %6s %10s %9s %9s %8s %8s %11s %10s %10s\n", "N", "theta", "groups_ms",
-                "walk_ms", "int/part", "m2p", "p2p", "int/s", "err_med", "err_p99");
+    std::printf("%9s %6s %10s %9s %9s %8s %8s %11s %10s %10s %6s %6s %9s\n", "N", "theta",
+                "groups_ms", "walk_ms", "int/part", "m2p", "p2p", "int/s", "err_med", "err_p99",
+                "busy", "stack", "spilled");
     for (const Row& r : rows) {
-      std::printf("%9zu %6.2f %10.4f %9.4f %9.1f %8.1f %8.1f %11.3e %10.3e %10.3e\n", r.n,
-                  double(r.theta), r.groups.median, r.walk.median, r.perParticle, r.m2p, r.p2p,
-                  r.rate, r.error.median, r.error.p99);
+      std::printf(
+          "%9zu %6.2f %10.4f %9.4f %9.1f %8.1f %8.1f %11.3e %10.3e %10.3e %6.3f %6u %9llu\n", r.n,
+          double(r.theta), r.groups.median, r.walk.median, r.perParticle, r.m2p, r.p2p, r.rate,
+          r.error.median, r.error.p99, r.busy, r.stackPeak, r.spilled);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "sim/common/keys.h"
-#include "sim/common/vec.h"
 #include "sim/common/mac.h"
+#include "sim/common/vec.h"
 #include "sim/cuda/device_buffer.h"
 #include "sim/particles.h"
 #include "sim/tree.h"
@@ -52,6 +52,21 @@ struct BuildWorkspace {
   const std::uint32_t* orderData() const { return order[current].data(); }
 };
 
+/// The walk's packed record of one cell, 64 bytes, written by launchMoments beside the tree's
+/// arrays (a copy of what the walk reads, laid out for 16-byte loads): testing a popped cell
+/// reads the first 32 bytes, an accepted cell's quadrupole the other 32.
+struct alignas(16) WalkCell {
+  Vec4 comMass;        ///< centre of mass [length]; w = mass [mass]
+  float opening;       ///< the MAC's opening value (mac.h: openingValue)
+  float reach2;        ///< an upper bound on the squared distance from the COM to any point of
+                       ///< the tight box [length²]: a group box farther away cannot overlap it
+  std::uint32_t link;  ///< first particle (leaf) or first child (internal cell)
+  std::uint32_t span;  ///< count << 4 | childCount (a leaf: childCount 0)
+  Vec4 quadHead;       ///< second moments xx, yy, zz, xy [mass·length²]
+  Vec4 quadTail;       ///< xz, yz, 0, 0 [mass·length²]
+};
+static_assert(sizeof(WalkCell) == 64, "one record per 64 bytes");
+
 /// The octree on the device, in the layout of sim::Tree.
 struct DeviceTree {
   std::vector<std::uint32_t> levelBegin;  ///< host copy, as Tree::levelBegin (depth + 1 entries)
@@ -65,6 +80,7 @@ struct DeviceTree {
   DeviceBuffer<Quadrupole> quad;
   DeviceBuffer<Box> box;
   DeviceBuffer<float> bmax, opening;
+  DeviceBuffer<WalkCell> walkCell;  ///< the walk's records (launchMoments fills them)
 
   void reserve(std::size_t cellCount);
   void poison();
@@ -88,8 +104,8 @@ void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 /// the level table (and rebuilds with larger buffers in the rare case they overflowed).
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
 
-/// Moments bottom-up in fp32 (one thread per cell, one launch per level) and opening values.
-/// Positions must be in key order (after launchSort).
+/// Moments bottom-up in fp32 (one thread per cell, one launch per level), opening values and
+/// the walk's records. Positions must be in key order (after launchSort); n < 2^28.
 void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
                    const MacSetup& mac, Stream stream);
 

@@ -8,6 +8,14 @@
 // bmax is a guaranteed upper bound of the distance from the stored (rounded) centre of mass to
 // every particle of the cell: each fp32 distance is rounded up by 2^-20 relative, which covers
 // the few rounding errors of a subtraction, a dot product and a square root.
+//
+// The same kernel writes the walk's packed record of the cell (WalkCell). Its reach² bounds the
+// squared distance from the stored COM to every point of the stored tight box, rounded up by
+// 2^-20 on the distance and 2^-17 on the square: more than the walk's own rounding of its
+// box-to-COM distance (a few 2^-24), so "d² > reach²" in the walk proves that the boxes are
+// disjoint and the exact overlap test can be skipped.
+#include <stdexcept>
+
 #include "sim/common/mac.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
@@ -17,6 +25,7 @@ namespace bhviz::sim::cuda {
 namespace {
 
 constexpr float kRoundUp = 1.0f + 0x1.0p-20f;
+constexpr float kReachRoundUp = 1.0f + 0x1.0p-17f;
 
 struct MomentArrays {
   const std::uint32_t* first;
@@ -29,6 +38,7 @@ struct MomentArrays {
   Box* box;
   float* bmax;
   float* opening;
+  WalkCell* walkCell;
 };
 
 struct Moments {
@@ -125,17 +135,33 @@ __global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
   a.bmax[c] = m.bmax;
   const float side = frame->side / static_cast<float>(1u << a.level[c]);
   const CellShape shape{m.mass, side, m.box, m.com, m.bmax, m.q.xx + m.q.yy + m.q.zz};
-  a.opening[c] = openingValue(mac.code, mac.theta, mac.param, shape);
+  const float opening = openingValue(mac.code, mac.theta, mac.param, shape);
+  a.opening[c] = opening;
+  const float reach = farthestCornerDistance(m.com, m.box) * kRoundUp;
+  const bool leaf = children == 0;
+  WalkCell w;
+  w.comMass = {m.com.x, m.com.y, m.com.z, m.mass};
+  w.opening = opening;
+  w.reach2 = reach * reach * kReachRoundUp;
+  w.link = leaf ? a.first[c] : a.child[c];
+  w.span = (leaf ? a.count[c] << 4 : 0u) | children;
+  w.quadHead = {m.q.xx, m.q.yy, m.q.zz, m.q.xy};
+  w.quadTail = {m.q.xz, m.q.yz, 0.0f, 0.0f};
+  a.walkCell[c] = w;
 }
 
 }  // namespace
 
 void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
                    const MacSetup& mac, Stream stream) {
-  const MomentArrays a{tree.first.data(),      tree.count.data(), tree.child.data(),
-                       tree.childCount.data(), tree.level.data(), tree.comMass.data(),
-                       tree.quad.data(),       tree.box.data(),   tree.bmax.data(),
-                       tree.opening.data()};
+  if (p.n >= (std::size_t(1) << 28)) {
+    throw std::invalid_argument("launchMoments: the walk records hold leaf counts below 2^28");
+  }
+  tree.walkCell.reserve(tree.cells);
+  const MomentArrays a{tree.first.data(),      tree.count.data(),   tree.child.data(),
+                       tree.childCount.data(), tree.level.data(),   tree.comMass.data(),
+                       tree.quad.data(),       tree.box.data(),     tree.bmax.data(),
+                       tree.opening.data(),    tree.walkCell.data()};
   for (int L = tree.depth() - 1; L >= 0; --L) {
     const std::uint32_t begin = tree.levelBegin[L], end = tree.levelBegin[L + 1];
     momentsKernel<<<blocksFor(end - begin), kBlock, 0, stream>>>(begin, end, ws.frame.data(), mac,

@@ -2,8 +2,12 @@
 //
 // One warp per group (GOTHIC §2.3, Bonsai): each lane holds up to kTargets of the group's
 // particles in registers (target t of lane l is particle first + l + 32 t). The warp walks the
-// tree once for the whole group with a cell stack in global memory, popping up to 32 cells at
-// a time, one per lane, and testing each with the CPU's mustOpen against the group's box:
+// tree once for the whole group with a cell stack whose top (kWalkSharedStack entries) lives in
+// shared memory and whose bottom spills to global memory, popping up to 32 cells at a time, one
+// per lane, and testing each with the CPU's mustOpen against the group's box. A cell test reads
+// 32 bytes of the cell's packed record (WalkCell: COM and mass, opening value, reach², child or
+// particle range); the exact box-overlap test, which needs the tight box, runs only for the
+// rare cells the MAC accepts within their reach (d² ≤ reach²), with the same result:
 //   - accepted cells go to a ring of 64 multipoles in shared memory (ballot + popc prefix);
 //   - opened leaves put their particles into a ring of 64 sources in shared memory (a warp
 //     prefix sum of their counts; any leaf size, so deepest-level piles of duplicates too);
@@ -24,8 +28,10 @@
 // against a broken invariant, reported by downloadCounters, never silent.
 //
 // A persistent grid: as many warps as are resident at once, each taking groups from an atomic
-// counter (groups differ widely in cost, so static scheduling would leave warps idle).
+// counter (groups differ widely in cost, so static scheduling would leave warps idle), the
+// fullest groups first (WalkSchedule), so that the grid ends on short groups.
 #include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +48,9 @@ constexpr int kWalkWarps = 4;  // warps per block
 constexpr int kWalkBlock = 32 * kWalkWarps;
 constexpr unsigned kRing = 64;  // entries per shared-memory ring (≥ 2 × 32)
 constexpr std::uint32_t kStackCapacity = 256 * (kMaxLevel + 1);
+constexpr unsigned kSharedStack = kWalkSharedStack;
+static_assert((kSharedStack & (kSharedStack - 1)) == 0 && kSharedStack >= 256,
+              "a power of two that holds one push (≤ 256 cells) above the spill");
 
 struct alignas(8) QuadTail {
   float xz, yz;
@@ -55,9 +64,10 @@ struct WarpRings {
   Vec4 cellComMass[kRing];
   Vec4 cellQuadHead[kRing];  // xx, yy, zz, xy
   QuadTail cellQuadTail[kRing];
-  Vec4 source[kRing];          // P2P sources: position, mass
-  std::uint32_t leafBase[32];  // first particle of the lane's leaf − its exclusive prefix
-  std::uint32_t leafEnd[32];   // inclusive prefix of the opened leaves' counts
+  Vec4 source[kRing];                 // P2P sources: position, mass
+  std::uint32_t leafBase[32];         // first particle of the lane's leaf − its exclusive prefix
+  std::uint32_t leafEnd[32];          // inclusive prefix of the opened leaves' counts
+  std::uint32_t stack[kSharedStack];  // stack position p at p mod (ring size)
 };
 
 union WarpShared {
@@ -68,20 +78,15 @@ union WarpShared {
 
 struct WalkArgs {
   // tree
-  const Vec4* __restrict__ comMass;
-  const Quadrupole* __restrict__ quad;
-  const Box* __restrict__ box;
-  const float* __restrict__ opening;
-  const std::uint32_t* __restrict__ first;
-  const std::uint32_t* __restrict__ count;
-  const std::uint32_t* __restrict__ child;
-  const std::uint8_t* __restrict__ childCount;
+  const WalkCell* __restrict__ cells;
+  const Box* __restrict__ box;  // the exact overlap test, where the reach cannot rule it out
   // groups
   const std::uint32_t* __restrict__ groupFirst;
   const std::uint32_t* __restrict__ groupCount;
   const Box* __restrict__ groupBox;
   const float* __restrict__ groupAccMin;
   const std::uint32_t* __restrict__ groups;
+  const std::uint32_t* __restrict__ order;  // walk order of the group indices
   // particles
   const Vec4* __restrict__ posMass;
   Vec4* __restrict__ accPot;
@@ -89,6 +94,7 @@ struct WalkArgs {
   ActiveRule rule;
   MacSetup mac;
   float eps2;
+  unsigned stackMask;  // shared stack entries in use − 1
   std::uint32_t* __restrict__ stack;
   WalkCounters* counters;
 };
@@ -145,7 +151,7 @@ __device__ inline void addTo(Vec4& a, const Vec4& b) {
 template <int kTargets>
 __device__ __forceinline__ void reduceCopies(WarpShared& sh, unsigned lane, Targets<kTargets>& t) {
   if (t.stride == 1) return;
-  // The rings are idle: the last flush ended with __syncwarp.
+    // The rings are idle: the last flush ended with __syncwarp.
 #pragma unroll
   for (int i = 0; i < kTargets; ++i) {
     if (unsigned(i) >= t.full) sh.partial[lane + 32u * (i - t.full)] = t.acc[i];
@@ -174,7 +180,8 @@ __device__ inline std::uint32_t inclusiveWarpSum(std::uint32_t v, unsigned lane)
 }
 
 template <bool kQuad>
-__device__ __forceinline__ void ringCell(const WarpShared& sh, unsigned s, Vec4& cm, Quadrupole& q) {
+__device__ __forceinline__ void ringCell(const WarpShared& sh, unsigned s, Vec4& cm,
+                                         Quadrupole& q) {
   cm = sh.r.cellComMass[s];
   if (kQuad) {
     const Vec4 a = sh.r.cellQuadHead[s];
@@ -254,6 +261,14 @@ __device__ __forceinline__ void flushParticles(const WarpShared& sh, unsigned he
 struct Rings {
   unsigned cellHead = 0, cellTail = 0, partHead = 0, partTail = 0;
   unsigned long long cells = 0, particles = 0;  // interactions per target of this group
+  unsigned peak = 0, spilled = 0;               // deepest stack, entries moved to global memory
+};
+
+/// One warp's totals over its groups, kept by lane 0 in shared memory rather than in registers
+/// live across the whole kernel.
+struct WarpTotals {
+  unsigned long long cells, particles, targets, spilled, start, end;
+  unsigned peak;
 };
 
 /// Puts the particles of the leaves opened by this warp step into the source ring, flushing
@@ -272,60 +287,66 @@ __device__ __forceinline__ void appendLeaves(const WalkArgs& a, WarpShared& sh, 
   r.particles += total;
   for (std::uint32_t base = 0; base < total; base += 32) {
     const std::uint32_t j = base + lane;
+    Vec4 source;
     if (j < total) {
       unsigned leaf = 0;  // the first lane whose inclusive prefix exceeds j
 #pragma unroll
       for (unsigned step = 16; step > 0; step >>= 1) {
         if (sh.r.leafEnd[leaf + step - 1] <= j) leaf += step;
       }
-      sh.r.source[(r.partTail + lane) % kRing] = a.posMass[sh.r.leafBase[leaf] + j];
+      source = a.posMass[sh.r.leafBase[leaf] + j];
     }
-    r.partTail += min(32u, total - base);
+    // The flush of what is pending overlaps the loads just issued; then < 32 are pending, and
+    // the 32 new slots do not reach them.
     if (r.partTail - r.partHead >= 32) {
       flushParticles(sh, r.partHead, 32, a.eps2, t);
       r.partHead += 32;
     }
+    if (j < total) sh.r.source[(r.partTail + lane) % kRing] = source;
+    r.partTail += min(32u, total - base);
   }
 }
 
-/// What the walk reads of a popped cell, loaded at once so that the loads overlap.
-template <bool kQuad>
+/// What the walk reads of a popped cell: the first 32 bytes of its record (two 16-byte loads).
 struct Popped {
   Vec4 comMass;
-  std::uint32_t first = 0, count = 0, child = 0;
-  unsigned children = 0;
+  std::uint32_t link = 0, span = 0;
   bool open = false;
 };
 
-template <bool kQuad>
-__device__ __forceinline__ Popped<kQuad> testCell(const WalkArgs& a, std::uint32_t c,
-                                                  const Box& gbox, float accMin) {
-  Popped<kQuad> p;
-  p.comMass = a.comMass[c];
-  const float opening = a.opening[c];
-  const Box box = a.box[c];
-  p.first = a.first[c];
-  p.count = a.count[c];
-  p.child = a.child[c];
-  p.children = a.childCount[c];
+__device__ __forceinline__ void loadCell(const WalkArgs& a, std::uint32_t c, Popped& p,
+                                         float& opening, float& reach2) {
+  const WalkCell* w = a.cells + c;
+  p.comMass = w->comMass;
+  const uint4 t = *reinterpret_cast<const uint4*>(&w->opening);
+  opening = __uint_as_float(t.x);
+  reach2 = __uint_as_float(t.y);
+  p.link = t.z;
+  p.span = t.w;
+}
+
+/// The MAC on a loaded cell; needBox when only the exact overlap test can decide.
+__device__ __forceinline__ void testCell(const WalkArgs& a, const Box& gbox, float accMin,
+                                         float opening, float reach2, Popped& p, bool& needBox) {
   const float d2 = distSqPointBox(xyz(p.comMass), gbox);
-  p.open = mustOpen(a.mac.code, opening, d2, accMin, overlaps(box, gbox));
-  return p;
+  p.open = mustOpen(a.mac.code, opening, d2, accMin, false);
+  needBox = !p.open && !(d2 > reach2);
 }
 
 /// Puts the cells this warp step accepted into the multipole ring, flushing every 32.
 template <int kTargets, bool kQuad>
 __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, bool accept,
-                                            std::uint32_t c, const Popped<kQuad>& p, unsigned lane,
+                                            std::uint32_t c, const Popped& p, unsigned lane,
                                             Rings& r, Targets<kTargets>& t) {
   const unsigned mask = __ballot_sync(kFull, accept);
   if (accept) {
     const unsigned s = (r.cellTail + lanesBelow(mask, lane)) % kRing;
     sh.r.cellComMass[s] = p.comMass;
     if (kQuad) {
-      const Quadrupole q = a.quad[c];  // only accepted cells need it (prefetching was slower)
-      sh.r.cellQuadHead[s] = {q.xx, q.yy, q.zz, q.xy};
-      sh.r.cellQuadTail[s] = {q.xz, q.yz};
+      // Only accepted cells load it, after the test (loading it with the test was slower).
+      const Vec4 tail = a.cells[c].quadTail;
+      sh.r.cellQuadHead[s] = a.cells[c].quadHead;
+      sh.r.cellQuadTail[s] = {tail.x, tail.y};
     }
   }
   r.cellTail += __popc(mask);
@@ -337,55 +358,102 @@ __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, b
 }
 
 /// Walks the tree for one group and sums its forces into t. Returns false on a stack overflow.
+/// Stack positions [base, top) are in shared memory (position p at p & stackMask), [0, base) in
+/// global memory; a push that would hold more than stackMask + 1 entries in shared memory first
+/// moves the oldest ones down. stackMask + 1 ≥ 256 ≥ one push, so only entries already below
+/// the new top ever move.
 template <int kTargets, bool kQuad>
 __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, float accMin,
                                          WarpShared& sh, std::uint32_t* stack, unsigned lane,
                                          Rings& r, Targets<kTargets>& t) {
-  if (lane == 0) stack[0] = 0;  // the root
-  std::uint32_t top = 1;
+  std::uint32_t* shStack = sh.r.stack;
+  if (lane == 0) shStack[0] = 0;  // the root
+  std::uint32_t top = 1, base = 0;
   __syncwarp();
   while (top > 0) {
     const std::uint32_t take = min(top, 32u);
     top -= take;
     const bool valid = lane < take;
-    const std::uint32_t c = valid ? stack[top + lane] : 0u;
+    const std::uint32_t pos = top + lane;
+    std::uint32_t c = 0;
+    if (valid) c = pos >= base ? shStack[pos & a.stackMask] : stack[pos];
+    base = min(base, top);
     __syncwarp();  // popped before the pushes below overwrite the slots
-    Popped<kQuad> p;
-    if (valid) p = testCell<kQuad>(a, c, gbox, accMin);
+    Popped p;
+    float opening = 0.0f, reach2 = 0.0f;
+    bool needBox = false;
+    if (valid) {
+      loadCell(a, c, p, opening, reach2);
+      testCell(a, gbox, accMin, opening, reach2, p, needBox);
+    }
+    if (__any_sync(kFull, needBox)) {
+      if (needBox) p.open = overlaps(a.box[c], gbox);
+    }
     appendCells<kTargets, kQuad>(a, sh, valid && !p.open, c, p, lane, r, t);
-    const bool openLeaf = p.open && p.children == 0;
-    if (__any_sync(kFull, openLeaf)) appendLeaves(a, sh, openLeaf, p.first, p.count, lane, r, t);
+    const unsigned children = p.span & 15u;
+    const bool openLeaf = p.open && children == 0;
+    if (__any_sync(kFull, openLeaf)) appendLeaves(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
 
-    const std::uint32_t push = p.open ? p.children : 0u;
+    const std::uint32_t push = p.open ? children : 0u;
     const std::uint32_t incl = inclusiveWarpSum(push, lane);
     const std::uint32_t total = __shfl_sync(kFull, incl, 31);
     if (top + total > kStackCapacity) return false;
+    const std::uint32_t held = top + total - base;
+    if (held > a.stackMask + 1) {
+      const std::uint32_t spill = held - (a.stackMask + 1);
+      for (std::uint32_t k = lane; k < spill; k += 32) {
+        stack[base + k] = shStack[(base + k) & a.stackMask];
+      }
+      base += spill;
+      r.spilled += spill;
+      __syncwarp();  // moved before the pushes reuse the slots
+    }
     const std::uint32_t dst = top + incl - push;
-    for (std::uint32_t k = 0; k < push; ++k) stack[dst + k] = p.child + k;
+    for (std::uint32_t k = 0; k < push; ++k) shStack[(dst + k) & a.stackMask] = p.link + k;
     top += total;
+    r.peak = max(r.peak, top);
     __syncwarp();  // pushed before the next pop
   }
-  if (r.cellTail != r.cellHead) {
+  if (r.cellTail != r.cellHead) {  // < 32 left
     flushCells<kTargets, kQuad>(sh, r.cellHead, r.cellTail - r.cellHead, a.eps2, t);
   }
-  if (r.partTail != r.partHead) flushParticles(sh, r.partHead, r.partTail - r.partHead, a.eps2, t);
+  while (r.partTail != r.partHead) {  // < 64 left
+    const unsigned num = min(r.partTail - r.partHead, 32u);
+    flushParticles(sh, r.partHead, num, a.eps2, t);
+    r.partHead += num;
+  }
   return true;
 }
 
+__device__ inline unsigned long long globalTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Resident blocks asked of ptxas: 7 (72 registers, 28 warps per SM) for one or two target slots
+/// per lane, 5 for four (as many as before the walk records; not measured since).
+template <int kTargets>
+constexpr int kMinBlocks = kTargets <= 2 ? 7 : 5;
+
 template <int kTargets, bool kQuad>
-__global__ void __launch_bounds__(kWalkBlock) walkKernel(WalkArgs a) {
+__global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(WalkArgs a) {
   __shared__ WarpShared shared[kWalkWarps];
   WarpShared& sh = shared[threadIdx.x / 32];
   const unsigned lane = threadIdx.x % 32;
   const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   std::uint32_t* stack = a.stack + std::size_t(warp) * kStackCapacity;
   const std::uint32_t groups = *a.groups;
-  unsigned long long cellSum = 0, particleSum = 0, targetSum = 0;
+  __shared__ WarpTotals warpTotals[kWalkWarps];
+  WarpTotals& total = warpTotals[threadIdx.x / 32];
+  if (lane == 0) total = {0, 0, 0, 0, globalTimer(), 0, 0};
+  __syncwarp();
   for (;;) {
     std::uint32_t g = 0;
     if (lane == 0) g = atomicAdd(&a.counters->nextGroup, 1u);
     g = __shfl_sync(kFull, g, 0);
     if (g >= groups) break;
+    g = a.order[g];
     const std::uint32_t first = a.groupFirst[g], n = a.groupCount[g];
     Targets<kTargets> t;
     loadTargets(a.posMass, first, n, lane, t);
@@ -403,15 +471,63 @@ __global__ void __launch_bounds__(kWalkBlock) walkKernel(WalkArgs a) {
       if (write) a.accPot[first + k] = t.acc[i];
       active += __popc(__ballot_sync(kFull, write));
     }
-    cellSum += r.cells * active;
-    particleSum += r.particles * active;
-    targetSum += active;
+    if (lane == 0) {
+      total.cells += r.cells * active;
+      total.particles += r.particles * active;
+      total.targets += active;
+      total.spilled += r.spilled;
+      total.peak = max(total.peak, r.peak);
+      total.end = globalTimer();
+    }
   }
   if (lane == 0) {
-    atomicAdd(&a.counters->cell, cellSum);
-    atomicAdd(&a.counters->particle, particleSum);
-    atomicAdd(&a.counters->targets, targetSum);
+    atomicAdd(&a.counters->warps, 1u);
+    const unsigned long long end = max(total.end, total.start);
+    atomicMax(&a.counters->stackPeak, total.peak);
+    if (total.spilled > 0) atomicAdd(&a.counters->spilled, total.spilled);
+    atomicAdd(&a.counters->busyNs, end - total.start);
+    atomicMax(&a.counters->startInv, ~total.start);
+    atomicMax(&a.counters->endMax, end);
+    atomicAdd(&a.counters->cell, total.cells);
+    atomicAdd(&a.counters->particle, total.particles);
+    atomicAdd(&a.counters->targets, total.targets);
   }
+}
+
+/// Sort keys of the walk order: the more particles, the smaller the key; slots beyond the
+/// current groups last.
+__global__ void orderKeysKernel(const std::uint32_t* __restrict__ groupCount,
+                                const std::uint32_t* __restrict__ groups, std::uint32_t items,
+                                std::uint8_t* __restrict__ key, std::uint32_t* __restrict__ order) {
+  const std::uint32_t n = *groups;
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < items;
+       i += gridDim.x * blockDim.x) {
+    key[i] = std::uint8_t(i < n ? 254u - min(groupCount[i], 254u) : 255u);
+    order[i] = i;
+  }
+}
+
+/// The groups' walk order: a stable radix sort of 8-bit keys over every slot the groups' buffers
+/// hold (the number of groups stays on the device).
+const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream) {
+  WalkSchedule& w = g.schedule;
+  const std::size_t items = g.capacity;
+  for (int k = 0; k < 2; ++k) {
+    w.key[k].reserve(items);
+    w.order[k].reserve(items);
+  }
+  orderKeysKernel<<<264, 256, 0, stream>>>(g.count.data(), g.size.data(), std::uint32_t(items),
+                                           w.key[0].data(), w.order[0].data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  std::size_t bytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, w.key[0].data(), w.key[1].data(),
+                                                   w.order[0].data(), w.order[1].data(), int(items),
+                                                   0, 8, stream));
+  w.temp.reserve(bytes);
+  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(w.temp.data(), bytes, w.key[0].data(),
+                                                   w.key[1].data(), w.order[0].data(),
+                                                   w.order[1].data(), int(items), 0, 8, stream));
+  return w.order[1].data();
 }
 
 /// Resident blocks of a kernel on this device (the persistent grid's size).
@@ -444,25 +560,27 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& 
     throw std::invalid_argument("launchWalk: groups built with nGroup " + std::to_string(g.nGroup) +
                                 ", supported 1.." + std::to_string(kMaxWalkGroup));
   }
-  const WalkArgs a{tree.comMass.data(),
-                   tree.quad.data(),
+  const int shared = s.sharedStack == 0 ? kSharedStack : s.sharedStack;
+  if (shared < 256 || shared > int(kSharedStack) || (shared & (shared - 1)) != 0) {
+    throw std::invalid_argument("launchWalk: sharedStack " + std::to_string(s.sharedStack) +
+                                ", supported 0 or a power of two in 256.." +
+                                std::to_string(kSharedStack));
+  }
+  const WalkArgs a{tree.walkCell.data(),
                    tree.box.data(),
-                   tree.opening.data(),
-                   tree.first.data(),
-                   tree.count.data(),
-                   tree.child.data(),
-                   tree.childCount.data(),
                    g.first.data(),
                    g.count.data(),
                    g.box.data(),
                    g.accMin.data(),
                    g.size.data(),
+                   scheduleGroups(g, stream),
                    p.posMass.data(),
                    p.accPot.data(),
                    p.bin.data(),
                    rule,
                    s.mac,
                    s.softening * s.softening,
+                   unsigned(shared - 1),
                    nullptr,
                    d_counters};
   const int targets = (g.nGroup + 31) / 32;

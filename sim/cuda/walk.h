@@ -33,6 +33,15 @@ BHVIZ_HD inline bool isTarget(const ActiveRule& r, std::uint8_t bin) {
   return r.all || isActive(b, r.tick, r.depth);
 }
 
+/// The walk's order of the groups: the fullest first (a stable sort, so key order within equal
+/// sizes). The persistent grid then ends on small, short groups rather than on long ones while
+/// most warps idle. Only the order of the work depends on it, never a result.
+struct WalkSchedule {
+  DeviceBuffer<std::uint8_t> key[2];     ///< sort keys: 254 − count (unused slots 255)
+  DeviceBuffer<std::uint32_t> order[2];  ///< group indices, then in walk order
+  DeviceBuffer<unsigned char> temp;      ///< CUB temporary storage
+};
+
 /// The groups on the device, in the layout of sim::Groups, plus their scratch.
 struct DeviceGroups {
   DeviceBuffer<std::uint32_t> first;  ///< first particle of each group (key order)
@@ -48,6 +57,7 @@ struct DeviceGroups {
       runLength;                     ///< per particle: length of the run starting there, else 0
   DeviceBuffer<unsigned char> temp;  ///< CUB temporary storage
   mutable DeviceBuffer<std::uint32_t> walkStack;  ///< the walk's per-warp cell stacks
+  mutable WalkSchedule schedule;                  ///< the walk's order of the groups
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
   void poison();
@@ -58,7 +68,14 @@ struct WalkSettings {
   MacSetup mac;             ///< the caller passes BarnesHut where no old accelerations exist
   bool quadrupole = true;   ///< add the cells' quadrupole terms
   float softening = 0.05f;  ///< Plummer ε [length]
+  /// Entries of each warp's cell stack kept in shared memory, the rest spilling to global
+  /// memory: 0 for all the kernel has (kWalkSharedStack), else a power of two in
+  /// [256, kWalkSharedStack]. Only tests set it, to exercise the spill.
+  int sharedStack = 0;
 };
+
+/// Cell-stack entries per warp in shared memory (the stack's top; deeper entries spill).
+inline constexpr int kWalkSharedStack = 512;
 
 /// Device-side interaction counters of one walk, as InteractionCounts, plus the walk's own
 /// bookkeeping. launchWalk resets the whole struct before it starts.
@@ -68,6 +85,13 @@ struct WalkCounters {
   unsigned long long targets;   ///< particles that received a force
   unsigned int nextGroup;       ///< the persistent grid's work counter
   unsigned int overflow;        ///< nonzero if a warp's cell stack overflowed (a bug: see walk.cu)
+  // diagnostics (bench_cuda_walk, tests)
+  unsigned int warps;           ///< warps of the persistent grid
+  unsigned int stackPeak;       ///< deepest cell stack of any warp [entries]
+  unsigned long long spilled;   ///< stack entries moved from shared to global memory
+  unsigned long long busyNs;    ///< sum over warps of (last group done − first group taken)
+  unsigned long long startInv;  ///< ~(earliest warp start) [ns, %globaltimer]
+  unsigned long long endMax;    ///< latest warp end [ns, %globaltimer]
 };
 
 /// The largest N_group launchGroups and launchWalk support (a lane holds up to 4 targets).

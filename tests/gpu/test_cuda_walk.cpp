@@ -308,3 +308,34 @@ TEST(CudaWalk, RejectsUnsupportedGroupSizes) {
   EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, 0, scene.groups, nullptr),
                std::invalid_argument);
 }
+
+// The cell stack's top lives in shared memory and its bottom spills to global memory: where an
+// entry sits changes nothing in the order of the walk, so a small shared part (forcing spills)
+// gives bit-identical forces and counts.
+TEST(CudaWalk, StackSpillToGlobalMemoryChangesNothing) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 200000;
+  const Particles h = clusteredParticles(n, baseSeed() + 17);
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  Scene scene;
+  scene.build(h, 1, mac);
+  cuda::WalkSettings s{mac, true, 0.01f};
+  std::vector<Particles> out(2);
+  std::vector<cuda::WalkCounters> raw(2);
+  for (int k = 0; k < 2; ++k) {
+    s.sharedStack = k == 0 ? 0 : 256;
+    scene.d.accPot.poison();
+    scene.forces(kAll, 64, s);
+    cuda::copyToHost(&raw[k], scene.counters.data(), sizeof(cuda::WalkCounters));
+    cuda::downloadParticles(scene.d, out[k]);
+  }
+  EXPECT_GT(raw[1].stackPeak, 256u) << "the test needs a stack deeper than the shared part";
+  EXPECT_GT(raw[1].spilled, 0ull);
+  EXPECT_EQ(raw[0].cell, raw[1].cell);
+  EXPECT_EQ(raw[0].particle, raw[1].particle);
+  EXPECT_TRUE(sameBits(out[0].accPot.data(), out[1].accPot.data(), n * sizeof(Vec4)))
+      << "forces differ with the stack spilled";
+  std::printf("stack peak %u entries; spilled %llu (shared %d) and %llu (shared 256)\n",
+              raw[0].stackPeak, raw[0].spilled, cuda::kWalkSharedStack, raw[1].spilled);
+  EXPECT_THROW(scene.forces(kAll, 64, {mac, true, 0.01f, 300}), std::invalid_argument);
+}
