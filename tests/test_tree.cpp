@@ -7,27 +7,11 @@
 
 #include "sim/cpu/cpu_stages.h"
 #include "sim/rng.h"
+#include "scenes.h"
 
 using namespace bhviz::sim;
 
 namespace {
-
-std::vector<Vec4> clusteredPoints(std::size_t n, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<Vec4> p(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double u = rng.uniform();
-    const float m = static_cast<float>(rng.uniform(0.5, 1.5) / double(n));
-    if (u < 0.6) {  // a dense clump
-      p[i] = {float(0.05 * rng.normal()), float(0.05 * rng.normal() + 1.0), float(0.05 * rng.normal()), m};
-    } else if (u < 0.97) {  // a wide background
-      p[i] = {float(rng.uniform(-4, 4)), float(rng.uniform(-4, 4)), float(rng.uniform(-1, 1)), m};
-    } else {  // exact duplicates of one point
-      p[i] = {0.25f, -0.5f, 0.125f, m};
-    }
-  }
-  return p;
-}
 
 struct Built {
   std::vector<Vec4> pos;
@@ -37,7 +21,7 @@ struct Built {
 
 Built build(std::size_t n, std::uint64_t seed, int nLeaf, Curve curve) {
   Built b;
-  b.pos = clusteredPoints(n, seed);
+  b.pos = bhviz::test::clusteredParticles(n, seed).posMass;
   const KeyFrame frame = keyFrameFor(cpu::boundingBox(b.pos));
   const std::vector<std::uint64_t> keys = cpu::computeKeys(b.pos, frame, curve);
   const std::vector<std::uint32_t> order = cpu::sortOrder(keys);

@@ -20,6 +20,7 @@
 #include "sim/cuda/cuda_stages.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/rng.h"
+#include "../scenes.h"
 
 using namespace bhviz::sim;
 
@@ -30,44 +31,9 @@ bool haveGpu() {
   return have;
 }
 
-std::uint64_t baseSeed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("BHVIZ_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("test_cuda_stages: BHVIZ_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+std::uint64_t baseSeed() { return bhviz::test::testSeed("test_cuda_stages"); }
 
-/// A dense clump, a wide flat background and a pile of exact duplicates; every particle
-/// array filled (ids shuffled) so the gather is checked on all of them.
-Particles clusteredParticles(std::size_t n, std::uint64_t seed) {
-  Rng rng(seed);
-  Particles p;
-  p.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double u = rng.uniform();
-    const float m = static_cast<float>(rng.uniform(0.5, 1.5) / double(n));
-    if (u < 0.6) {
-      p.posMass[i] = {float(0.05 * rng.normal()), float(0.05 * rng.normal() + 1.0),
-                      float(0.05 * rng.normal()), m};
-    } else if (u < 0.97) {
-      p.posMass[i] = {float(rng.uniform(-4, 4)), float(rng.uniform(-4, 4)),
-                      float(rng.uniform(-1, 1)), m};
-    } else {
-      p.posMass[i] = {0.25f, -0.5f, 0.125f, m};
-    }
-    p.vel[i] = {float(rng.normal()), float(rng.normal()), float(rng.normal()), 0.0f};
-    p.accPot[i] = {float(rng.normal()), float(rng.normal()), float(rng.normal()),
-                   float(-rng.uniform())};
-    p.id[i] = static_cast<std::uint32_t>(i);
-    p.tag[i] = static_cast<std::uint8_t>(rng.next() & 0xFF);
-    p.bin[i] = static_cast<std::uint8_t>(rng.next() % 8);
-  }
-  for (std::size_t i = n; i > 1; --i) std::swap(p.id[i - 1], p.id[rng.next() % i]);
-  return p;
-}
+using bhviz::test::clusteredParticles;
 
 /// Index of the first difference (bitwise for floats), or -1.
 template <typename T>

@@ -1,0 +1,68 @@
+#include "app/gl_query.h"
+
+#include <string>
+
+namespace bhviz::app {
+
+namespace {
+
+// From the GL 4.6 core registry: app/ includes no GL header.
+constexpr unsigned kTimeElapsed = 0x88BF;                // GL_TIME_ELAPSED
+constexpr unsigned kFragmentShaderInvocations = 0x82F4;  // GL_FRAGMENT_SHADER_INVOCATIONS
+constexpr unsigned kQueryResult = 0x8866;                // GL_QUERY_RESULT
+constexpr unsigned kNoError = 0;                         // GL_NO_ERROR
+
+template <typename F>
+F load(render::GetProcAddress getProc, const char* name) {
+  const auto f = reinterpret_cast<F>(getProc(name));
+  if (f == nullptr) throw render::GlError(std::string("GlQuery: the GL has no ") + name);
+  return f;
+}
+
+}  // namespace
+
+GlQuery::GlQuery(render::GetProcAddress getProc, Kind kind)
+    : m_genQueries(load<GenQueries>(getProc, "glGenQueries")),
+      m_deleteQueries(load<DeleteQueries>(getProc, "glDeleteQueries")),
+      m_beginQuery(load<BeginQuery>(getProc, "glBeginQuery")),
+      m_endQuery(load<EndQuery>(getProc, "glEndQuery")),
+      m_getQueryObjectUi64(load<GetQueryObjectUi64>(getProc, "glGetQueryObjectui64v")),
+      m_finish(load<Finish>(getProc, "glFinish")),
+      m_getError(load<GetError>(getProc, "glGetError")),
+      m_target(kind == Kind::TimeElapsed ? kTimeElapsed : kFragmentShaderInvocations) {
+  m_genQueries(1, &m_query);
+  if (m_query == 0 || m_getError() != kNoError) {
+    throw render::GlError("GlQuery: glGenQueries failed");
+  }
+}
+
+GlQuery::~GlQuery() {
+  if (m_query != 0) m_deleteQueries(1, &m_query);
+}
+
+void GlQuery::begin() {
+  m_ended = false;
+  m_beginQuery(m_target, m_query);
+}
+
+void GlQuery::end() {
+  m_endQuery(m_target);
+  m_ended = true;
+}
+
+std::uint64_t GlQuery::result() {
+  if (!m_ended) throw render::GlError("GlQuery: result() before begin() and end()");
+  std::uint64_t value = 0;
+  m_getQueryObjectUi64(m_query, kQueryResult, &value);  // blocks until the result is available
+  if (const unsigned e = m_getError(); e != kNoError) {
+    const char* what =
+        m_target == kTimeElapsed ? "GL_TIME_ELAPSED" : "GL_FRAGMENT_SHADER_INVOCATIONS";
+    throw render::GlError(std::string("GlQuery: the ") + what + " query failed (GL error " +
+                          std::to_string(e) + ")");
+  }
+  return value;
+}
+
+void GlQuery::finish() { m_finish(); }
+
+}  // namespace bhviz::app

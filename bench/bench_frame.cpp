@@ -1,0 +1,398 @@
+// The frame-time split of the interactive app at large N, in a headless EGL context (no window):
+// the merger on the CUDA backend, one substep per frame, the vertex buffer written through the
+// CUDA–GL interop bridge (app::VertexWriter, as the window does) and the frame drawn by
+// render::Renderer into an offscreen framebuffer. Per frame:
+//   simulation  CUDA events on the backend's stream around Simulation::substep
+//   interop     CUDA events around VertexWriter::write (map → kernel → unmap)
+//   render      a GL_TIME_ELAPSED query around Renderer::render (particles, bloom, tone mapping)
+//   upload path for comparison, not part of the frame: host clock around the fallback's work
+//               (download, ParticleView::fill, glNamedBufferSubData, glFinish) into a second
+//               renderer's own buffer, so it never touches the buffer that CUDA writes
+// The three parts run one after another (each waits for the last), medians after the warm-up.
+// Then the render is taken apart (post-processing alone, bloom, sprites at their smallest, the
+// fragments shaded), and both buffers are drawn once more and the pictures compared: the interop
+// kernel must draw what the host upload draws. Prints a Markdown table, then those details.
+//
+//   bench_frame --n 1000000,4000000 --frames 30 --warmup 5 --size 1920x1080 [--show-halo]
+#include <EGL/egl.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/frames.h"
+#include "app/gl_context.h"
+#include "app/gl_query.h"
+#include "app/particle_view.h"
+#include "app/vertex_writer.h"
+#include "render/renderer.h"
+#include "sim/cuda/cuda_backend.h"
+#include "sim/cuda/cuda_stages.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/simulation.h"
+
+using namespace bhviz;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct Options {
+  std::vector<std::size_t> ns{1000000, 4000000};
+  int frames = 30;
+  int warmup = 5;
+  int width = 1920;
+  int height = 1080;
+  std::string scenario = "merger";
+  std::uint64_t seed = 1;
+  bool showHalo = false;  ///< the app hides dark matter by default: then ~5/8 of N are drawn
+};
+
+/// One frame's times [ms].
+struct FrameSample {
+  double sim = 0;          ///< the substep, device span on the backend's stream
+  double simStages = 0;    ///< the substep's StepProfile total (sum of its stage events)
+  double interop = 0;      ///< map → kernel → unmap, device span
+  double interopHost = 0;  ///< the same, host wall time of the call (and the event wait)
+  double render = 0;       ///< GL device time of Renderer::render
+  double wall = 0;         ///< host wall time of sim + interop + render
+  double upload = 0;       ///< the upload path's write, host wall time until the GL finished it
+  double total() const { return sim + interop + render; }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+template <typename F>
+double medianOf(const std::vector<FrameSample>& s, F field) {
+  std::vector<double> v;
+  v.reserve(s.size());
+  for (const FrameSample& x : s) v.push_back(field(x));
+  return median(std::move(v));
+}
+
+/// The interop picture against the upload picture.
+struct PictureCheck {
+  std::size_t differing = 0;  ///< pixels that differ
+  int maxDifference = 0;      ///< largest channel difference [0, 255]
+  double lit = 0;             ///< share of pixels brighter than the background
+};
+
+/// Renderer::render taken apart [ms, medians of a few draws of the last frame's state].
+struct RenderBreakdown {
+  double full = 0;                  ///< as in the table
+  double noBloom = 0;               ///< bloom strength 0: the bloom passes are skipped
+  double postOnly = 0;              ///< no particle drawn: clear, bloom and tone mapping alone
+  double smallSprites = 0;          ///< every sprite at the 1.5 px minimum: the per-vertex cost
+  std::uint64_t fragments = 0;      ///< fragment shader invocations of the full render
+  std::uint64_t postFragments = 0;  ///< the same without particles
+  std::string fragmentNote;         ///< why the fragments are unknown, else empty
+};
+
+/// Everything of one N; GL objects are destroyed before the context (held by main).
+class FrameBench {
+ public:
+  FrameBench(const Options& o, std::size_t n)
+      : m_initial(sim::makeScenario(o.scenario, n, o.seed)),
+        m_view(viewSettings(o)),
+        m_target(o.width, o.height),
+        m_look(app::sceneRenderParams()),
+        m_glTimer(&eglGetProcAddress) {
+    const sim::ScenarioInfo& info = sim::scenarioInfo(o.scenario);
+    sim::SimParams params = sim::defaultSimParams();  // the app's: shared steps, θ 0.5, Bonsai
+    params.softening = info.softening;
+    params.dtMax = info.dt;
+    m_sim = std::make_unique<sim::Simulation>(sim::cuda::makeCudaBackend(n), m_initial, params);
+    const auto device = sim::cuda::deviceView(m_sim->backend());
+    if (!device) throw std::runtime_error("the backend is not the CUDA backend");
+    m_stream = device->stream;
+
+    m_view.calibrate(m_initial);
+    const app::Framing framing = app::frameVisible(m_initial, m_view.settings());
+    m_drawn = framing.visible;
+    app::aimCamera(m_camera, framing, float(o.width) / float(o.height));
+    m_look.particles = app::particleStyleFor(framing.visible, framing.radius);
+    m_renderer.setPalette(m_view.palette());
+    m_reference.setPalette(m_view.palette());
+  }
+
+  std::size_t drawn() const { return m_drawn; }
+  const sim::StepProfile& lastProfile() const { return m_sim->lastProfile(); }
+
+  FrameSample frame() {
+    FrameSample s;
+    const Clock::time_point t0 = Clock::now();
+    m_cudaTimer.start(m_stream);
+    m_sim->substep();
+    m_cudaTimer.stop(m_stream);
+    s.sim = m_cudaTimer.elapsedMs();
+    s.simStages = m_sim->lastProfile().total();
+
+    const Clock::time_point t1 = Clock::now();
+    m_cudaTimer.start(m_stream);
+    const std::string note = m_writer.write(*m_sim, m_view, m_renderer);
+    m_cudaTimer.stop(m_stream);
+    s.interop = m_cudaTimer.elapsedMs();
+    s.interopHost = msSince(t1);
+    if (!note.empty()) throw std::runtime_error(note);  // never time the fallback as interop
+    if (std::strcmp(m_writer.path(), "CUDA-GL interop") != 0) {
+      throw std::runtime_error(std::string("the vertex writer used the ") + m_writer.path());
+    }
+
+    m_glTimer.begin();
+    m_renderer.render(m_camera, m_look, m_target.target());
+    m_glTimer.end();
+    s.render = m_glTimer.elapsedMs();
+    s.wall = msSince(t0);
+
+    const Clock::time_point t2 = Clock::now();
+    m_view.fill(m_sim->particles(), m_vertices);
+    m_reference.setParticles(m_vertices.data(), m_vertices.size());
+    m_glTimer.finish();
+    s.upload = msSince(t2);
+    return s;
+  }
+
+  RenderBreakdown renderBreakdown(int reps) {
+    RenderBreakdown b;
+    render::RenderParams noBloom = m_look;
+    noBloom.tone.bloomStrength = 0.0f;
+    render::RenderParams small = m_look;
+    small.particles.spriteSize = 1e-6f;  // clamped up to minSizePx, dimmed: same vertices
+    b.full = timedRender(m_look, reps);
+    b.noBloom = timedRender(noBloom, reps);
+    b.smallSprites = timedRender(small, reps);
+    try {
+      b.fragments = fragments(m_look);
+    } catch (const render::GlError& e) {
+      b.fragmentNote = e.what();
+    }
+    const std::size_t count = m_renderer.particleCount();
+    m_renderer.setParticleCount(0);
+    b.postOnly = timedRender(m_look, reps);
+    if (b.fragmentNote.empty()) b.postFragments = fragments(m_look);
+    m_renderer.setParticleCount(count);
+    return b;
+  }
+
+  /// Draws the interop buffer and the uploaded one (both hold the last frame's state).
+  PictureCheck checkPicture() {
+    m_renderer.render(m_camera, m_look, m_target.target());
+    const render::Image interop = m_target.read();
+    m_reference.render(m_camera, m_look, m_target.target());
+    const render::Image uploaded = m_target.read();
+    PictureCheck c;
+    std::size_t lit = 0;
+    for (std::size_t i = 0; i + 3 < interop.rgba.size(); i += 4) {
+      int d = 0, brightest = 0;
+      for (std::size_t k = 0; k < 3; ++k) {
+        d = std::max(d, std::abs(int(interop.rgba[i + k]) - int(uploaded.rgba[i + k])));
+        brightest = std::max(brightest, int(interop.rgba[i + k]));
+      }
+      c.differing += d > 0 ? 1 : 0;
+      c.maxDifference = std::max(c.maxDifference, d);
+      lit += brightest >= 16 ? 1 : 0;  // the background is 0, 0, 0.01
+    }
+    c.lit = double(lit) / double(interop.rgba.size() / 4);
+    return c;
+  }
+
+ private:
+  double timedRender(const render::RenderParams& look, int reps) {
+    std::vector<double> ms;
+    for (int k = 0; k < reps; ++k) {
+      m_glTimer.begin();
+      m_renderer.render(m_camera, look, m_target.target());
+      m_glTimer.end();
+      ms.push_back(m_glTimer.elapsedMs());
+    }
+    return median(std::move(ms));
+  }
+
+  std::uint64_t fragments(const render::RenderParams& look) {
+    app::GlQuery count(&eglGetProcAddress, app::GlQuery::Kind::FragmentShaderInvocations);
+    count.begin();
+    m_renderer.render(m_camera, look, m_target.target());
+    count.end();
+    return count.result();
+  }
+
+  static app::ViewSettings viewSettings(const Options& o) {
+    app::ViewSettings v;
+    v.visible[static_cast<std::size_t>(sim::Component::Halo)] = o.showHalo;
+    return v;
+  }
+
+  sim::Particles m_initial;
+  app::ParticleView m_view;
+  std::unique_ptr<sim::Simulation> m_sim;
+  sim::cuda::Stream m_stream = nullptr;
+  render::Renderer m_renderer;   // written by the interop bridge, drawn every frame
+  render::Renderer m_reference;  // written by the upload path
+  render::OffscreenTarget m_target;
+  render::Camera m_camera;
+  render::RenderParams m_look;
+  app::VertexWriter m_writer;  // after the renderers: unregisters before their buffers go
+  sim::cuda::EventTimer m_cudaTimer;
+  app::GlQuery m_glTimer;
+  std::vector<render::ParticleVertex> m_vertices;
+  std::size_t m_drawn = 0;
+};
+
+std::string millions(std::size_t n) {
+  std::ostringstream s;
+  s << double(n) / 1e6 << " M";
+  return s.str();
+}
+
+struct Row {
+  std::size_t n = 0;
+  std::size_t drawn = 0;
+  std::vector<FrameSample> samples;
+  PictureCheck picture;
+  RenderBreakdown render;
+};
+
+Row measure(const Options& o, std::size_t n) {
+  FrameBench bench(o, n);
+  Row r;
+  r.n = n;
+  r.drawn = bench.drawn();
+  for (int f = 0; f < o.warmup + o.frames; ++f) {
+    const FrameSample s = bench.frame();
+    if (f >= o.warmup) r.samples.push_back(s);
+  }
+  r.render = bench.renderBreakdown(11);
+  r.picture = bench.checkPicture();
+  const sim::StepProfile& p = bench.lastProfile();
+  std::fprintf(stderr, "  N = %zu: last substep walk %.2f ms, %.0f interactions/particle\n", n,
+               p[sim::Stage::Walk],
+               double(p.interactions.cell + p.interactions.particle) /
+                   double(std::max<std::uint64_t>(1, p.interactions.targets)));
+  return r;
+}
+
+void printTable(const std::vector<Row>& rows) {
+  std::printf(
+      "| N | drawn | sim ms | interop write ms | upload-path write ms | render ms | frame total ms "
+      "|\n"
+      "|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : rows) {
+    const auto& s = r.samples;
+    std::printf("| %s | %s | %.2f | %.3f | %.1f | %.3f | **%.2f** |\n", millions(r.n).c_str(),
+                millions(r.drawn).c_str(), medianOf(s, [](auto& x) { return x.sim; }),
+                medianOf(s, [](auto& x) { return x.interop; }),
+                medianOf(s, [](auto& x) { return x.upload; }),
+                medianOf(s, [](auto& x) { return x.render; }),
+                medianOf(s, [](auto& x) { return x.total(); }));
+  }
+  std::printf("\n");
+  for (const Row& r : rows) {
+    const auto& s = r.samples;
+    std::vector<double> render;
+    for (const FrameSample& x : s) render.push_back(x.render);
+    std::printf(
+        "%s: sim stage sum %.2f ms; interop host wall %.3f ms; frame host wall %.2f ms; "
+        "render min %.3f / max %.3f ms; interop picture vs upload: %zu pixels differ (max %d); "
+        "lit %.1f %%\n",
+        millions(r.n).c_str(), medianOf(s, [](auto& x) { return x.simStages; }),
+        medianOf(s, [](auto& x) { return x.interopHost; }),
+        medianOf(s, [](auto& x) { return x.wall; }),
+        *std::min_element(render.begin(), render.end()),
+        *std::max_element(render.begin(), render.end()), r.picture.differing,
+        r.picture.maxDifference, 100.0 * r.picture.lit);
+  }
+  for (const Row& r : rows) {
+    const RenderBreakdown& b = r.render;
+    std::printf(
+        "%s render: %.3f ms = particles %.3f + clear, bloom and tone mapping %.3f (bloom %.3f); "
+        "every sprite at 1.5 px: %.3f ms",
+        millions(r.n).c_str(), b.full, b.full - b.postOnly, b.postOnly, b.full - b.noBloom,
+        b.smallSprites);
+    if (b.fragmentNote.empty()) {
+      const double particleFragments = double(b.fragments) - double(b.postFragments);
+      std::printf("; particle fragments %.3g (%.1f per drawn particle, %.3g per s)\n",
+                  particleFragments, particleFragments / double(std::max<std::size_t>(1, r.drawn)),
+                  particleFragments / ((b.full - b.postOnly) * 1e-3));
+    } else {
+      std::printf("; fragments unknown: %s\n", b.fragmentNote.c_str());
+    }
+  }
+}
+
+std::vector<std::size_t> parseCounts(const std::string& text) {
+  std::vector<std::size_t> out;
+  std::stringstream s(text);
+  for (std::string item; std::getline(s, item, ',');) {
+    std::size_t used = 0;
+    const unsigned long long v = std::stoull(item, &used);
+    if (used != item.size() || v == 0) throw std::invalid_argument(item);
+    out.push_back(static_cast<std::size_t>(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"bhviz frame benchmark: simulation, vertex write (interop / upload), render"};
+  Options o;
+  std::string ns = "1000000,4000000", size = "1920x1080";
+  cli.add_option("--n", ns, "comma-separated particle counts");
+  cli.add_option("--frames", o.frames, "timed frames (median)")->check(CLI::Range(1, 100000));
+  cli.add_option("--warmup", o.warmup, "frames before timing")->check(CLI::Range(0, 100000));
+  cli.add_option("--size", size, "picture size WxH");
+  cli.add_option("--scenario", o.scenario, "a built-in scenario");
+  cli.add_option("--seed", o.seed, "initial-condition seed");
+  cli.add_flag("--show-halo", o.showHalo, "draw the dark matter too (the app hides it)");
+  CLI11_PARSE(cli, argc, argv);
+  try {
+    o.ns = parseCounts(ns);
+    if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 16 ||
+        o.height < 16 || o.width > 8192 || o.height > 8192) {
+      throw std::invalid_argument("--size " + size);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_frame: bad argument: " << e.what() << "\n";
+    return 2;
+  }
+
+  try {
+    const std::unique_ptr<app::HeadlessGlContext> context = app::HeadlessGlContext::create();
+    std::printf("device: %s\nGL: %s\n", sim::cuda::deviceDescription().c_str(),
+                context->description().c_str());
+    std::printf("scenario %s, %dx%d, %s, %d frames after %d warm-up, medians\n\n",
+                o.scenario.c_str(), o.width, o.height,
+                o.showHalo ? "every particle drawn" : "dark matter hidden (the app's default)",
+                o.frames, o.warmup);
+    std::vector<Row> rows;
+    for (std::size_t n : o.ns) rows.push_back(measure(o, n));
+    printTable(rows);
+    for (const Row& r : rows) {
+      if (r.picture.differing > 0) {
+        std::fprintf(
+            stderr, "bench_frame: at N = %zu the interop picture differs from the upload's\n", r.n);
+        return 1;
+      }
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_frame: " << e.what() << "\n";
+    return 1;
+  }
+}
