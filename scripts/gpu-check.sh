@@ -93,6 +93,7 @@ bench_args() {
       else echo "--scenario plummer,galaxy --n 1000000,4000000 --theta 0.4,0.5,0.75 --csv $OUT_DIR/bench_gpu.csv"; fi ;;
     bench_block_steps) echo "--backend cuda --n 1000000 --time 0.25" ;;
     bench_cpu) echo "--benchmark_filter=n:100000/" ;;
+    bench_frame) echo "--n 1000000,4000000" ;;
     *) echo "" ;;
   esac
 }
