@@ -24,38 +24,20 @@
 #include "app/output.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
+#include "process_support.h"
 
 namespace {
+
+using bhviz::test::Process;
+using bhviz::test::readText;
+using bhviz::test::runBhviz;
+using bhviz::test::TempDir;
 
 namespace fs = std::filesystem;
 using bhviz::app::Options;
 using bhviz::app::parseCommandLine;
 using bhviz::app::UsageError;
 using nlohmann::json;
-
-// A fresh directory, removed with its contents when the guard goes out of scope.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("bhviz_test_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-std::string readFile(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -69,25 +51,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   std::istringstream in(s);
   for (std::string field; std::getline(in, field, sep);) out.push_back(field);
   return out;
-}
-
-struct Process {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs the bhviz executable with `args` (already shell-safe: no quotes or spaces in paths).
-Process runBhviz(const std::string& args, const std::string& env = "") {
-  TempDir dir;
-  const fs::path out = dir.path / "stdout", err = dir.path / "stderr";
-  const std::string cmd = env + (env.empty() ? "'" : " '") + BHVIZ_EXE + "' " + args + " >'" + out.string() +
-                          "' 2>'" + err.string() + "'";
-  const int raw = std::system(cmd.c_str());
-  Process p;
-  p.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  p.out = readFile(out);
-  p.err = readFile(err);
-  return p;
 }
 
 Options parse(const std::vector<std::string>& args) {
@@ -266,7 +229,7 @@ TEST(CliOutput, AtomicWriteLeavesNoTemporary) {
                                                  throw std::runtime_error("boom");
                                                }),
                std::runtime_error);
-  EXPECT_EQ(readFile(file), "old");
+  EXPECT_EQ(readText(file), "old");
   EXPECT_FALSE(fs::exists(bhviz::app::temporaryPathFor(file)));
 }
 
@@ -369,7 +332,7 @@ TEST(CliExe, BlockStepsEndSynchronised) {
       "--max-bin-depth 3 --quiet --stats " +
       stats.string());
   ASSERT_EQ(p.status, 0) << p.err;
-  const json j = json::parse(readFile(stats));
+  const json j = json::parse(readText(stats));
   EXPECT_EQ(j.at("params").at("stepping"), "block");
   EXPECT_EQ(j.at("steps"), 2);
   EXPECT_GE(j.at("substeps").get<int>(), 2);
@@ -415,7 +378,7 @@ TEST_F(CliRun, ExitsZeroWithProgress) {
 
 TEST_F(CliRun, StatsHaveEveryKey) {
   ASSERT_EQ(s_process->status, 0) << s_process->err;
-  const json j = json::parse(readFile(file("run.json")));
+  const json j = json::parse(readText(file("run.json")));
   for (const char* key : {"bhviz_version", "scenario",     "n",
                           "seed",          "backend",      "threads",
                           "params",        "steps",        "substeps",
@@ -459,7 +422,7 @@ TEST_F(CliRun, StatsHaveEveryKey) {
 
 TEST_F(CliRun, AccelDumpIsSortedById) {
   ASSERT_EQ(s_process->status, 0) << s_process->err;
-  const auto rows = lines(readFile(file("acc.csv")));
+  const auto rows = lines(readText(file("acc.csv")));
   ASSERT_EQ(rows.size(), static_cast<std::size_t>(kN) + 1);
   EXPECT_EQ(rows[0], "id,mass,x,y,z,vx,vy,vz,ax,ay,az,pot");
   for (std::size_t r = 1; r < rows.size(); ++r) {
@@ -469,7 +432,7 @@ TEST_F(CliRun, AccelDumpIsSortedById) {
 
 TEST_F(CliRun, AccelDumpAgreesWithDirectSum) {
   ASSERT_EQ(s_process->status, 0) << s_process->err;
-  const auto rows = lines(readFile(file("acc.csv")));
+  const auto rows = lines(readText(file("acc.csv")));
   ASSERT_EQ(rows.size(), static_cast<std::size_t>(kN) + 1);
   bhviz::sim::Particles p;
   p.resize(kN);

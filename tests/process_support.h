@@ -1,0 +1,65 @@
+#pragma once
+// Helpers of the tests that run the bhviz executable (its path comes from the compile
+// definition BHVIZ_EXE): temporary folders, whole-file reads, and a subprocess with its exit
+// status and both output streams.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace bhviz::test {
+
+namespace fs = std::filesystem;
+
+/// A fresh directory, removed with its contents when the guard goes out of scope.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() /
+           ("bhviz_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+inline std::string readText(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+struct Process {
+  int status = -1;
+  std::string out, err;
+};
+
+#ifdef BHVIZ_EXE
+/// Runs `env BHVIZ_EXE args` (shell-safe arguments: no quotes or spaces in paths).
+inline Process runBhviz(const std::string& args, const std::string& env = "") {
+  TempDir dir;
+  const fs::path out = dir.path / "stdout", err = dir.path / "stderr";
+  const std::string cmd = env + (env.empty() ? "" : " ") + "'" + BHVIZ_EXE + "' " + args + " >'" +
+                          out.string() + "' 2>'" + err.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  Process p;
+  p.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  p.out = readText(out);
+  p.err = readText(err);
+  return p;
+}
+#endif
+
+}  // namespace bhviz::test
