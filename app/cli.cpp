@@ -13,8 +13,10 @@
 #include <utility>
 
 #include "app/output.h"
+#include "sim/accuracy.h"
 #include "sim/common/keys.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/io/snapshot.h"
 
 #ifndef BHVIZ_VERSION
 #define BHVIZ_VERSION "unknown"
@@ -46,6 +48,9 @@ struct RawArgs {
   std::string overlay = "none";
   std::string overlayLevels = "2:6";
   std::string quitAfter;
+  std::string load, save;              // --load, --save
+  std::vector<std::string> saveEvery;  // --save-every K DIR
+  std::string sweep, out;  // --sweep, --out (app/sweep.h)
 };
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
@@ -165,6 +170,21 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
       ->type_name("A:B");
 }
 
+// Snapshots in and out (sim/io/snapshot.h).
+void defineSnapshotOptions(CLI::App& app, RawArgs& r) {
+  app.add_option("--load", r.load,
+                 "Start from a Tipsy or HDF5 snapshot (the format read from the file) instead of "
+                 "--scenario; the run starts at t = 0")
+      ->type_name("FILE");
+  app.add_option("--save", r.save, "After the last step, write a snapshot (.tipsy or .hdf5)")
+      ->type_name("FILE");
+  app.add_option("--save-every", r.saveEvery,
+                 "A Tipsy snapshot of the initial state and then every K steps: "
+                 "DIR/snapshot_000000.tipsy, ... numbered by step (DIR is created if missing)")
+      ->type_name("K DIR")
+      ->expected(2);
+}
+
 void defineOptions(CLI::App& app, RawArgs& r) {
   app.add_flag("--headless", r.headless,
                "Run without a window (no display needed); without it bhviz opens the window");
@@ -220,7 +240,14 @@ void defineOptions(CLI::App& app, RawArgs& r) {
                  "After the run, recompute every force and write them as CSV, sorted by id")
       ->type_name("FILE.csv");
   app.add_flag("--quiet", r.quiet, "No progress lines");
+  app.add_option("--sweep", r.sweep,
+                 "Accuracy sweep instead of a run (with --headless and --out): error against "
+                 "direct summation and cost per force evaluation over theta=FROM:TO:STEP, "
+                 "mapped onto each MAC's own parameter; --mac NAME or all")
+      ->type_name("theta=A:B:S");
+  app.add_option("--out", r.out, "The --sweep CSV")->type_name("FILE.csv");
   defineFrameOptions(app, r);
+  defineSnapshotOptions(app, r);
   app.set_version_flag("--version", BHVIZ_VERSION);
 }
 
@@ -235,7 +262,7 @@ std::string optionMessage(const CLI::App& app, const std::string& message) {
 sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::ScenarioInfo& info) {
   sim::SimParams p = sim::defaultSimParams();
   auto given = [&](const char* name) { return app.count(name) > 0; };
-  if (given("--mac")) {
+  if (given("--mac") && r.mac != "all") {  // all: --sweep only (sweepOptions)
     const auto mac = sim::parseMacKind(r.mac);
     if (!mac) {
       throw UsageError("--mac = " + quoted(r.mac) +
@@ -388,6 +415,79 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   return f;
 }
 
+// --sweep and --out: checked after the physics, so a bad --softening names itself first.
+SweepOptions sweepOptions(const CLI::App& app, const RawArgs& r, const sim::SimParams& p) {
+  SweepOptions s;
+  const bool sweep = app.count("--sweep") > 0;
+  if (!sweep) {
+    if (app.count("--mac") > 0 && r.mac == "all") throw UsageError("--mac all needs --sweep");
+    if (app.count("--out") > 0) throw UsageError("--out needs --sweep");
+    return s;
+  }
+  if (!r.headless) throw UsageError("--sweep needs --headless");
+  for (const char* name : {"--theta", "--mac-param", "--steps", "--stats", "--dump-accel",
+                           "--frames", "--screenshot", "--quit-after"}) {
+    if (app.count(name) > 0) throw UsageError(std::string(name) + " does not apply to --sweep");
+  }
+  if (app.count("--out") == 0) throw UsageError("--sweep needs --out FILE.csv");
+  s.wanted = true;
+  s.thetas = parseSweepSpec(r.sweep);
+  s.macs = app.count("--mac") > 0 && r.mac == "all" ? sim::allMacs() : std::vector{p.mac};
+  requireWritable("--out", r.out);
+  s.outPath = r.out;
+  return s;
+}
+
+// Checked up front: a missing or unreadable --load is a usage error (exit 2); a file that
+// exists but is not a valid snapshot fails when it is read (exit 1).
+void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o) {
+  namespace fs = std::filesystem;
+  auto given = [&](const char* name) { return app.count(name) > 0; };
+  if (!o.headless) {
+    for (const char* name : {"--load", "--save", "--save-every"}) {
+      if (given(name)) throw UsageError(std::string(name) + " applies to headless runs only: add --headless");
+    }
+  }
+  if (given("--load")) {
+    for (const char* name : {"--scenario", "--n", "--seed"}) {
+      if (given(name)) throw UsageError(std::string(name) + " cannot be combined with --load");
+    }
+    std::error_code ec;
+    if (!fs::exists(r.load, ec)) throw UsageError("--load = " + quoted(r.load) + ": no such file");
+    if (!fs::is_regular_file(r.load, ec)) {
+      throw UsageError("--load = " + quoted(r.load) + " is not a regular file");
+    }
+    if (!std::ifstream(r.load, std::ios::binary)) {
+      throw UsageError("--load = " + quoted(r.load) + ": cannot open for reading");
+    }
+    o.loadPath = r.load;
+  }
+  if (given("--save")) {
+    try {
+      sim::io::formatFromExtension(r.save);
+    } catch (const sim::io::SnapshotError& e) {
+      throw UsageError(std::string("--save: ") + e.what());
+    }
+    requireWritable("--save", r.save);
+    o.savePath = r.save;
+  }
+  if (given("--save-every")) {
+    o.saveEvery = static_cast<int>(toInteger("--save-every", r.saveEvery.at(0), 1, 1'000'000'000));
+    const std::string& dir = r.saveEvery.at(1);
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+      throw UsageError("--save-every: " + quoted(dir) + " is not a directory");
+    }
+    fs::create_directories(dir, ec);
+    if (ec) {
+      throw UsageError("--save-every: " + quoted(dir) + ": cannot create the directory (" +
+                       ec.message() + ")");
+    }
+    requireWritable("--save-every", (fs::path(dir) / "snapshot_000000.tipsy").string());
+    o.saveDir = dir;
+  }
+}
+
 Options convert(const CLI::App& app, const RawArgs& r) {
   Options o;
   o.headless = r.headless;
@@ -415,6 +515,7 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   }
   o.params = physicsParams(app, r, info);
   o.frames = frameOptions(app, r);
+  o.sweep = sweepOptions(app, r, o.params);
   // Paths last: they touch the file system, so only once everything else is known good.
   if (app.count("--stats") > 0) {
     requireWritable("--stats", r.stats);
@@ -432,6 +533,7 @@ Options convert(const CLI::App& app, const RawArgs& r) {
     prepareFramesDir(r.frames);
     o.frames.framesDir = r.frames;
   }
+  snapshotOptions(app, r, o);
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/sweep.h"
 #include "app/view_options.h"
 #include "sim/params.h"
 
@@ -33,6 +34,12 @@ struct Options {
   bool quiet = false;                           ///< no progress lines on stdout
   FrameOptions frames;                          ///< --frames, --screenshot and their look
   int quitAfter = 0;                            ///< --quit-after K: end after K frames (window) or steps (headless); 0 = never
+  // Snapshots (sim/io/snapshot.h), headless only.
+  std::string loadPath;                         ///< --load FILE: start from this snapshot, not --scenario; empty = none
+  std::string savePath;                         ///< --save FILE: the final state (.tipsy or .hdf5); empty = none
+  int saveEvery = 0;                            ///< --save-every K DIR: a Tipsy snapshot every K steps [steps]; 0 = never
+  std::string saveDir;                          ///< the DIR of --save-every
+  SweepOptions sweep;                           ///< --sweep, --out: an accuracy sweep instead of a run
 };
 
 /// A mistake on the command line. what() is one line naming the option; exit status 2.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "app/frames.h"
 #include "app/output.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/io/snapshot.h"
 #if BHVIZ_HAVE_CUDA
 #include "sim/cuda/cuda_backend.h"
 #endif
@@ -63,6 +65,13 @@ void printProgress(std::ostream& out, int step, int steps, const sim::Simulation
   out << line << '\n' << std::flush;
 }
 
+// --save-every: DIR/snapshot_SSSSSS.tipsy, numbered by step (0 = the initial state).
+void saveNumbered(const Options& o, const sim::Simulation& sim, int step) {
+  char name[40];
+  std::snprintf(name, sizeof name, "snapshot_%06d.tipsy", step);
+  sim::io::writeSnapshot(o.saveDir + "/" + name, sim.particles(), sim.time());
+}
+
 // Runs the steps; a non-finite state ends the run early and is recorded in the report.
 // `frames` (may be null) renders after every completed step.
 void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ostream& out,
@@ -94,6 +103,7 @@ void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ost
     }
     // After the step's timing: pictures are not part of the simulation's cost.
     if (frames) frames->afterStep(sim, step);
+    if (o.saveEvery > 0 && step % o.saveEvery == 0) saveNumbered(o, sim, step);
   }
 }
 
@@ -166,6 +176,14 @@ std::string describe(const sim::NonFiniteState& e) {
 int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   Options o = options;
   if (o.quitAfter > 0) o.steps = std::min(o.steps, o.quitAfter);
+  // --load: the particles come from a snapshot (a corrupt one throws SnapshotError: exit 1),
+  // read before the backend is chosen so that N is known. The run starts at t = 0.
+  std::optional<sim::Particles> loaded;
+  if (!o.loadPath.empty()) {
+    loaded = sim::io::readSnapshot(o.loadPath);
+    o.n = loaded->size();
+    o.scenario = "file " + o.loadPath;
+  }
   BackendSelection selection = selectBackend(o.backend, o.n);
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
@@ -174,13 +192,14 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   // The GL context before any physics: without one, the run would be for nothing.
   std::unique_ptr<FrameRecorder> frames;
   if (o.frames.wanted()) frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
-  sim::Simulation sim(std::move(selection.backend), sim::makeScenario(o.scenario, o.n, o.seed),
+  sim::Simulation sim(std::move(selection.backend), loaded ? std::move(*loaded) : sim::makeScenario(o.scenario, o.n, o.seed),
                       o.params);
   if (!o.quiet) printHeader(out, o, sim);
   if (frames) {
     if (!o.quiet) out << frames->description() << '\n';
     frames->start(sim);
   }
+  if (o.saveEvery > 0) saveNumbered(o, sim, 0);
 
   RunReport report;
   report.scenario = o.scenario;
@@ -204,6 +223,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   }
   if (!o.statsPath.empty()) writeStats(o.statsPath, report);
   if (report.aborted) return 1;
+  if (!o.savePath.empty()) sim::io::writeSnapshot(o.savePath, sim.particles(), sim.time());
 
   if (!o.dumpAccelPath.empty()) {
     sim.recomputeForces();

@@ -8,6 +8,7 @@
 #include "app/cli.h"
 #include "app/gl_context.h"
 #include "app/headless.h"
+#include "app/sweep.h"
 #include "app/window.h"
 #include "app/window_app.h"
 #include "sim/params.h"
@@ -20,6 +21,7 @@ int run(int argc, char** argv) {
   const auto options = parseCommandLine(argc, argv, std::cout);
   if (!options) return 0;  // --help or --version
   if (!options->headless) return runWindow(*options, std::cout, std::cerr);
+  if (options->sweep.wanted) return runSweep(*options, std::cout, std::cerr);
   return runHeadless(*options, std::cout, std::cerr);
 }
 

@@ -11,6 +11,7 @@ packages=(
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri xvfb xauth
   libcli11-dev nlohmann-json3-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libhdf5-dev
 )
 
 missing=()

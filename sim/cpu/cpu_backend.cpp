@@ -1,7 +1,10 @@
 #include "sim/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "sim/common/timestep.h"
 
@@ -101,6 +104,7 @@ void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTarg
     StageTimer timer(m_profile, Stage::Moments);
     cpu::computeMoments(m_tree, s.posMass, mac);
   }
+  m_mac = mac;
   {
     StageTimer timer(m_profile, Stage::Groups);
     m_active.resize(s.size());
@@ -144,6 +148,39 @@ std::vector<std::uint32_t> CpuBackend::nonFiniteIds(std::size_t max) const {
     if (!ids.empty()) break;
   }
   return ids;
+}
+
+CpuBackend::GroupInteractions CpuBackend::interactionsOfGroup(std::size_t group) const {
+  if (group >= m_groups.size()) {
+    throw std::out_of_range("interactionsOfGroup: group " + std::to_string(group) + " of " +
+                            std::to_string(m_groups.size()));
+  }
+  GroupInteractions g;
+  g.group = group;
+  g.list = cpu::buildInteractionList(m_tree, m_groups.box[group], m_groups.accMin[group], m_mac);
+  std::uint64_t targets = 0;
+  for (std::uint32_t i = m_groups.first[group]; i < m_groups.first[group] + m_groups.count[group]; ++i) {
+    targets += m_active[i] ? 1 : 0;
+  }
+  std::uint64_t leafParticles = 0;
+  for (std::uint32_t leaf : g.list.leaves) leafParticles += m_tree.count[leaf];
+  g.counts = {g.list.cells.size() * targets, leafParticles * targets, targets};
+  return g;
+}
+
+CpuBackend::GroupInteractions CpuBackend::interactionListOf(std::uint32_t particleId) const {
+  const auto it = std::find(m_particles.id.begin(), m_particles.id.end(), particleId);
+  const auto index = static_cast<std::uint32_t>(it - m_particles.id.begin());
+  if (it != m_particles.id.end() && index < m_active.size() && m_active[index]) {
+    // Groups are in key order: the last one starting at or before the particle may hold it.
+    const auto g = std::upper_bound(m_groups.first.begin(), m_groups.first.end(), index);
+    if (g != m_groups.first.begin()) {
+      const auto k = static_cast<std::size_t>(g - m_groups.first.begin()) - 1;
+      if (index < m_groups.first[k] + m_groups.count[k]) return interactionsOfGroup(k);
+    }
+  }
+  throw std::out_of_range("interactionListOf: particle id " + std::to_string(particleId) +
+                          " got no force in the last evaluation");
 }
 
 std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }

@@ -32,12 +32,27 @@ class CpuBackend final : public Backend {
   const Groups& groups() const { return m_groups; }
   const Particles& particles() const { return m_particles; }
 
+  /// One group's interaction list of the last force evaluation, exactly as the walk built and
+  /// used it, with the counts the walk added for it (cells and leaf particles times the group's
+  /// active particles, and those targets).
+  struct GroupInteractions {
+    std::size_t group = 0;  ///< index into groups()
+    cpu::InteractionList list;
+    InteractionCounts counts;
+  };
+  /// For groups()[group]; throws std::out_of_range when there is no such group.
+  GroupInteractions interactionsOfGroup(std::size_t group) const;
+  /// For the group of the particle with this id; throws std::out_of_range when the last
+  /// evaluation gave that particle no force (not active, or no such id).
+  GroupInteractions interactionListOf(std::uint32_t particleId) const;
+
  private:
   Particles m_particles;
   std::vector<std::uint8_t> m_active;
   Tree m_tree;
   Groups m_groups;
   StepProfile m_profile;
+  MacSetup m_mac;  ///< the MAC of the last evaluation (after the acceleration MAC's fallback)
 };
 
 }  // namespace bhviz::sim

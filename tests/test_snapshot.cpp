@@ -1,0 +1,242 @@
+// Snapshots (sim/io/snapshot.h): round trips of both formats and both Tipsy byte orders, and
+// files that lie (truncated, corrupt, hostile counts) giving one clear SnapshotError; then the
+// executable's --save / --load.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "sim/ic/initial_conditions.h"
+#include "sim/io/snapshot.h"
+#include "process_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace io = bhviz::sim::io;
+using bhviz::sim::Component;
+using bhviz::sim::Particles;
+using bhviz::test::TempDir;
+
+std::vector<unsigned char> bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+void put(const fs::path& p, const std::vector<unsigned char>& b) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+std::string errorOf(const std::string& path) {
+  try {
+    io::readSnapshot(path);
+  } catch (const io::SnapshotError& e) {
+    return e.what();
+  }
+  return "";
+}
+void expectOneLineNaming(const std::string& message, const std::string& path, const char* word) {
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find(word), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// The particle with id `id` in p.
+std::size_t byId(const Particles& p, std::uint32_t id) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p.id[i] == id) return i;
+  }
+  return p.size();
+}
+
+Particles merger() { return bhviz::sim::makeScenario("merger", 600, 3); }
+
+// Tipsy renumbers by file order; the particles themselves (matched by position) must be equal.
+void expectSameParticlesByPosition(const Particles& a, const Particles& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    bool found = false;
+    for (std::size_t j = 0; j < b.size() && !found; ++j) {
+      found = std::memcmp(&a.posMass[i], &b.posMass[j], sizeof a.posMass[i]) == 0 &&
+              std::memcmp(&a.vel[i], &b.vel[j], 3 * sizeof(float)) == 0;
+    }
+    ASSERT_TRUE(found) << "particle " << a.id[i] << " did not survive";
+  }
+}
+
+TEST(Tipsy, RoundTripStandard) {
+  TempDir dir;
+  const Particles p = merger();
+  const std::string path = (dir.path / "m.tipsy").string();
+  io::writeSnapshot(path, p, 1.25);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  const io::Snapshot s = io::readSnapshotWithTime(path);
+  EXPECT_EQ(s.time, 1.25);
+  expectSameParticlesByPosition(p, s.particles);
+  // Stars (disk, bulge) read back as disk, dark as halo; the galaxy index is lost.
+  std::size_t stars = 0;
+  for (std::uint8_t t : p.tag) stars += bhviz::sim::tagComponent(t) != Component::Halo;
+  std::size_t disks = 0;
+  for (std::uint8_t t : s.particles.tag) disks += bhviz::sim::tagComponent(t) == Component::Disk;
+  EXPECT_EQ(disks, stars);
+}
+
+// A native (little-endian) file: the standard one with every 4- and 8-byte field swapped.
+TEST(Tipsy, ReadsNativeLittleEndian) {
+  TempDir dir;
+  const Particles p = bhviz::sim::makeScenario("plummer", 300, 5);
+  const fs::path big = dir.path / "p.tipsy", little = dir.path / "p_native.bin";
+  io::writeSnapshot(big.string(), p, 0.5);
+  std::vector<unsigned char> b = bytes(big);
+  std::reverse(b.begin(), b.begin() + 8);
+  for (std::size_t at = 8; at + 4 <= b.size(); at += 4) std::reverse(b.begin() + at, b.begin() + at + 4);
+  put(little, b);
+  const io::Snapshot s = io::readSnapshotWithTime(little.string());
+  EXPECT_EQ(s.time, 0.5);
+  expectSameParticlesByPosition(p, s.particles);
+  // Only dark particles: a sphere, not a (hidden) halo.
+  for (std::uint8_t t : s.particles.tag) EXPECT_EQ(bhviz::sim::tagComponent(t), Component::Sphere);
+}
+
+TEST(Tipsy, TruncatedFileIsRefused) {
+  TempDir dir;
+  const fs::path path = dir.path / "t.tipsy";
+  io::writeSnapshot(path.string(), merger(), 0.0);
+  std::vector<unsigned char> b = bytes(path);
+  b.resize(b.size() - 10);
+  put(path, b);
+  expectOneLineNaming(errorOf(path.string()), path.string(), "truncated");
+}
+
+TEST(Tipsy, CorruptHeaderIsRefused) {
+  TempDir dir;
+  const fs::path path = dir.path / "c.tipsy";
+  io::writeSnapshot(path.string(), merger(), 0.0);
+  std::vector<unsigned char> b = bytes(path);
+  b[15] = 7;  // ndim (big-endian int at 12..15) = 7
+  put(path, b);
+  expectOneLineNaming(errorOf(path.string()), path.string(), "not a Tipsy or HDF5 snapshot");
+}
+
+TEST(Tipsy, HeaderClaimingMoreParticlesThanTheFileHolds) {
+  TempDir dir;
+  const fs::path path = dir.path / "more.tipsy";
+  io::writeSnapshot(path.string(), bhviz::sim::makeScenario("plummer", 10, 1), 0.0);
+  std::vector<unsigned char> b = bytes(path);
+  b[11] = 11;  // nbodies
+  b[23] = 11;  // ndark
+  put(path, b);
+  expectOneLineNaming(errorOf(path.string()), path.string(), "claims 11 particles");
+}
+
+TEST(Tipsy, HostileCountsAllocateNothing) {
+  TempDir dir;
+  const fs::path path = dir.path / "hostile.tipsy";
+  // nbodies = ndark = 2^31 - 1 in a 32-byte file: refused from the header alone.
+  std::vector<unsigned char> b(32, 0);
+  const unsigned char maxInt[4] = {0x7f, 0xff, 0xff, 0xff};
+  std::memcpy(&b[8], maxInt, 4);
+  b[15] = 3;
+  std::memcpy(&b[20], maxInt, 4);
+  put(path, b);
+  expectOneLineNaming(errorOf(path.string()), path.string(), "claims 2147483647 particles");
+  // The in-memory parser (the fuzz target's entry) says the same.
+  EXPECT_THROW(io::tipsy::parse(b.data(), b.size(), "mem"), io::SnapshotError);
+}
+
+TEST(Snapshot, UnknownFormatAndExtension) {
+  TempDir dir;
+  const fs::path path = dir.path / "text.tipsy";
+  std::ofstream(path) << "this is not a snapshot, just some text that is long enough\n";
+  expectOneLineNaming(errorOf(path.string()), path.string(), "not a Tipsy or HDF5 snapshot");
+  const fs::path empty = dir.path / "empty";
+  std::ofstream(empty).flush();
+  expectOneLineNaming(errorOf(empty.string()), empty.string(), "not a Tipsy or HDF5 snapshot");
+  expectOneLineNaming(errorOf((dir.path / "missing").string()), "missing", "no such file");
+  EXPECT_THROW(io::writeSnapshot((dir.path / "x.csv").string(), merger(), 0.0), io::SnapshotError);
+  EXPECT_FALSE(fs::exists(dir.path / "x.csv.tmp"));
+}
+
+TEST(Snapshot, FailedWriteLeavesNoTemporary) {
+  TempDir dir;
+  const fs::path path = dir.path / "no_such_dir" / "a.tipsy";
+  EXPECT_THROW(io::writeSnapshot(path.string(), merger(), 0.0), io::SnapshotError);
+  EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+}
+
+TEST(Hdf5, RoundTripKeepsIdsAndTags) {
+  if (!io::haveHdf5()) GTEST_SKIP() << "built without HDF5";
+  TempDir dir;
+  const Particles p = merger();
+  const std::string path = (dir.path / "m.hdf5").string();
+  io::writeSnapshot(path, p, 2.5);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  const io::Snapshot s = io::readSnapshotWithTime(path);
+  EXPECT_EQ(s.time, 2.5);
+  ASSERT_EQ(s.particles.size(), p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const std::size_t j = byId(s.particles, p.id[i]);
+    ASSERT_LT(j, p.size());
+    EXPECT_EQ(std::memcmp(&p.posMass[i], &s.particles.posMass[j], sizeof p.posMass[i]), 0);
+    EXPECT_EQ(std::memcmp(&p.vel[i], &s.particles.vel[j], 3 * sizeof(float)), 0);
+    EXPECT_EQ(p.tag[i], s.particles.tag[j]);
+  }
+}
+
+TEST(Hdf5, TruncatedAndCorruptFilesAreRefused) {
+  if (!io::haveHdf5()) GTEST_SKIP() << "built without HDF5";
+  TempDir dir;
+  const fs::path path = dir.path / "m.hdf5";
+  io::writeSnapshot(path.string(), merger(), 0.0);
+  const std::vector<unsigned char> good = bytes(path);
+  std::vector<unsigned char> b(good.begin(), good.begin() + static_cast<long>(good.size() / 2));
+  put(path, b);
+  expectOneLineNaming(errorOf(path.string()), path.string(), "HDF5");
+  // Garbage after the signature.
+  b.assign(good.begin(), good.end());
+  for (std::size_t i = 8; i < 200 && i < b.size(); ++i) b[i] = static_cast<unsigned char>(i * 37);
+  put(path, b);
+  EXPECT_NE(errorOf(path.string()), "");
+}
+
+// --save then --load through the executable: the loaded run starts from the saved positions.
+TEST(SnapshotCli, SaveThenLoadReproducesPositions) {
+  TempDir dir;
+  const std::string a = (dir.path / "a.hdf5").string(), b = (dir.path / "b.tipsy").string();
+  const std::string ext = io::haveHdf5() ? a : (dir.path / "a.tipsy").string();
+  auto r = bhviz::test::runBhviz("--headless --quiet --backend cpu --scenario galaxy --n 500 "
+                                 "--steps 2 --save " + ext + " --save-every 1 " +
+                                 (dir.path / "every").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path / "every" / "snapshot_000002.tipsy"));
+  r = bhviz::test::runBhviz("--headless --quiet --backend cpu --load " + ext +
+                            " --steps 0 --save " + b);
+  ASSERT_EQ(r.status, 0) << r.err;
+  expectSameParticlesByPosition(io::readSnapshot(ext), io::readSnapshot(b));
+  // The numbered snapshot of the last step is the same state as --save's.
+  expectSameParticlesByPosition(io::readSnapshot(ext),
+                                io::readSnapshot((dir.path / "every" / "snapshot_000002.tipsy").string()));
+}
+
+TEST(SnapshotCli, BadLoadPathIsAUsageError) {
+  TempDir dir;
+  const auto r = bhviz::test::runBhviz("--headless --load " + (dir.path / "nope.tipsy").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("--load"), std::string::npos) << r.err;
+}
+
+TEST(SnapshotCli, CorruptLoadExitsOneWithOneLine) {
+  TempDir dir;
+  const fs::path path = dir.path / "bad.tipsy";
+  std::ofstream(path) << "definitely not a snapshot of anything at all\n";
+  const auto r = bhviz::test::runBhviz("--headless --load " + path.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+}  // namespace
