@@ -25,6 +25,7 @@ struct Config {
   std::size_t n;
   float theta;
   MacKind mac;
+  float macParam;  ///< Δ_mul or α; 0 = the MAC's default
 };
 
 struct Row {
@@ -45,10 +46,14 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
   SimParams p = base;
   p.theta = c.theta;
   p.mac = c.mac;
+  p.macParam = c.macParam;
   const Particles ic = makeScenario(c.scenario, c.n, 1);
   Simulation sim(cuda::makeCudaBackend(ic.size()), ic, p);
   Row r;
   r.c = c;
+  // The acceleration MAC needs |a_old|: its first evaluation is the θ fallback, so measure the
+  // second one, as every later step sees it.
+  if (c.mac == MacKind::Acceleration) sim.recomputeForces();
   {
     const Particles first = sim.particles();
     const std::vector<std::uint32_t> targets = sampleIndices(first.size(), sample, 4000);
@@ -85,7 +90,8 @@ std::vector<T> parseList(const std::string& text, T (*convert)(const std::string
 
 int main(int argc, char** argv) {
   CLI::App app{"bhviz GPU benchmark: the whole step per stage"};
-  std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", csvPath;
+  std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", params = "0",
+              csvPath;
   int warmup = 3, steps = 20, nLeaf = 16, nGroup = 64;
   std::size_t sample = 4000;
   float softening = 0.05f;
@@ -93,6 +99,7 @@ int main(int argc, char** argv) {
   app.add_option("--n", ns, "comma-separated particle counts");
   app.add_option("--theta", thetas, "comma-separated opening angles");
   app.add_option("--mac", macs, "comma-separated MACs");
+  app.add_option("--mac-param", params, "comma-separated MAC parameters (Δ_mul, α; 0 = default)");
   app.add_option("--warmup", warmup, "substeps before timing");
   app.add_option("--steps", steps, "timed substeps (median)");
   app.add_option("--sample", sample, "particles in the force-error sample");
@@ -110,21 +117,23 @@ int main(int argc, char** argv) {
     base.softening = softening;
     base.dtMax = 1.0f / 128.0f;  // shared steps, tree rebuilt every step
     std::vector<Row> rows;
-    std::cout << "| scenario | N | MAC | θ | bbox+keys+sort | tree+moments | groups | walk | predict+integrate | "
+    std::cout << "| scenario | N | MAC | θ or Δ/α | bbox+keys+sort | tree+moments | groups | walk | predict+integrate | "
                  "total ms | interactions/particle | walk interactions/s | error median | error p99 |\n"
                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const std::string& sc : parseList<std::string>(scenarios, [](const std::string& s) { return s; }))
       for (std::size_t n : parseList<std::size_t>(ns, [](const std::string& s) { return std::size_t(std::stoull(s)); }))
         for (const std::string& m : parseList<std::string>(macs, [](const std::string& s) { return s; }))
-          for (float th : parseList<float>(thetas, [](const std::string& s) { return std::stof(s); })) {
+          for (float th : parseList<float>(thetas, [](const std::string& s) { return std::stof(s); }))
+          for (float mp : parseList<float>(params, [](const std::string& s) { return std::stof(s); })) {
             const auto mac = parseMacKind(m);
             if (!mac) throw std::invalid_argument("unknown MAC " + m);
-            const Row r = measure({sc, n, th, *mac}, base, warmup, steps, sample);
+            const Row r = measure({sc, n, th, *mac, mp}, base, warmup, steps, sample);
             auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
             char line[512];
             std::snprintf(line, sizeof line,
-                          "| %s | %zu | %s | %.2f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3g | %.2e | %.2e |\n",
-                          sc.c_str(), n, m.c_str(), th,
+                          "| %s | %zu | %s | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3g | %.2e | %.2e |\n",
+                          sc.c_str(), n, m.c_str(),
+                          (*mac == MacKind::Multipole || *mac == MacKind::Acceleration) ? effectiveMacParam(SimParams{*mac, th, mp}) : th,
                           ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
                           ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups), ms(Stage::Walk),
                           ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs,
@@ -135,11 +144,12 @@ int main(int argc, char** argv) {
           }
     if (!csvPath.empty()) {
       std::ofstream csv(csvPath);
-      csv << "scenario,n,mac,theta";
+      csv << "scenario,n,mac,theta,mac_param";
       for (auto name : kStageNames) csv << ',' << name << "_ms";
       csv << ",total_ms,interactions_per_particle,walk_interactions_per_s,error_median,error_p99\n";
       for (const Row& r : rows) {
-        csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta;
+        csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta << ','
+            << r.c.macParam;
         for (double v : r.stageMs) csv << ',' << v;
         csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ','
             << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99 << '\n';
