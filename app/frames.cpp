@@ -57,6 +57,16 @@ render::Image SceneRenderer::render(const sim::Particles& p) {
   return m_target.read();
 }
 
+render::Image SceneRenderer::render(const sim::Simulation& sim) {
+  const std::string notice = m_writer.write(sim, m_view, m_renderer);
+  if (!notice.empty() && !m_writerNoted) {
+    std::cerr << notice << '\n';
+    m_writerNoted = true;
+  }
+  m_renderer.render(m_camera, m_params, m_target.target());
+  return m_target.read();
+}
+
 FrameRecorder::FrameRecorder(const FrameOptions& options, int maxBinDepth)
     : m_options(options), m_context(HeadlessGlContext::create()) {
   ViewSettings view;
@@ -87,7 +97,6 @@ std::string FrameRecorder::frameName(int index) {
 }
 
 render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
-  const sim::Particles p = sim.particles();
   if (m_options.overlay != OverlayKind::None) {
     const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend());
     if (cpu == nullptr) {
@@ -103,7 +112,7 @@ render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
       m_scene->setBoxes(groupBoxes(cpu->groups()));
     }
   }
-  return m_scene->render(p);
+  return m_scene->render(sim);
 }
 
 void FrameRecorder::write(const std::filesystem::path& path, const render::Image& image) const {

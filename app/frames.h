@@ -9,6 +9,7 @@
 
 #include "app/gl_context.h"
 #include "app/particle_view.h"
+#include "app/vertex_writer.h"
 #include "app/view_options.h"
 #include "render/camera.h"
 #include "render/image.h"
@@ -34,6 +35,9 @@ class SceneRenderer {
   void setBoxes(const std::vector<render::OverlayBox>& boxes);
   /// Renders `p` and reads the image back.
   render::Image render(const sim::Particles& p);
+  /// Renders the simulation's current state without copying it: on the CUDA backend a kernel
+  /// writes the vertex buffer through CUDA–GL interop, as in the window.
+  render::Image render(const sim::Simulation& sim);
 
   render::Camera& camera() { return m_camera; }
   render::RenderParams& params() { return m_params; }
@@ -48,6 +52,8 @@ class SceneRenderer {
   render::RenderParams m_params;
   Framing m_framing;
   std::vector<render::ParticleVertex> m_vertices;
+  VertexWriter m_writer;  // after m_renderer: unregisters the buffer before it is deleted
+  bool m_writerNoted = false;
 };
 
 /// --frames, --screenshot: owns the headless context and writes the PNG files.
