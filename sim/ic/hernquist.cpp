@@ -104,23 +104,10 @@ Particles makeHernquist(std::size_t n, std::uint64_t seed, double mass, double a
   const double mInf = mass / massMax;
   const double velocityUnit = std::sqrt(mInf / a);
   const detail::LogTable envelope = envelopeTable(std::fmin(kEnvelopeRMin, 0.5 * rmax), rmax);
-  const double m = mass / static_cast<double>(n);
-  const std::uint8_t tag = makeTag(Component::Sphere, 0);
-
-  Particles p;
-  p.resize(n);
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i) {
-    Rng rng(seed, detail::particleStream(0, i));
-    const double r = detail::hernquistRadius(massMax * detail::openUniform(rng), 1.0);
-    const detail::Vec3d x = (a * r) * detail::randomUnitVector(rng);
-    const double speed = velocityUnit * sampleSpeed(rng, r, envelope);
-    const detail::Vec3d v = speed * detail::randomUnitVector(rng);
-    detail::setParticle(p, i, x, v, m, tag);
-  }
-  detail::recentre(p);
-  detail::finalise(p);
-  return p;
+  return detail::isotropicSphere(
+      n, seed, mass,
+      [&](Rng& rng) { return a * detail::hernquistRadius(massMax * detail::openUniform(rng), 1.0); },
+      [&](Rng& rng, double r) { return velocityUnit * sampleSpeed(rng, r / a, envelope); });
 }
 
 }  // namespace bhviz::sim

@@ -115,6 +115,29 @@ inline void finalise(Particles& p) {
   }
 }
 
+/// An isotropic spherical model of n equal masses: per particle (own random stream) a radius
+/// from `radius(rng)`, a uniform direction, a speed from `speed(rng, r)`, a uniform direction;
+/// then centred on the centre of mass at rest, ids and bins set.
+template <typename Radius, typename Speed>
+Particles isotropicSphere(std::size_t n, std::uint64_t seed, double totalMass, Radius&& radius,
+                          Speed&& speed) {
+  Particles p;
+  p.resize(n);
+  const double m = totalMass / static_cast<double>(n);
+  const std::uint8_t tag = makeTag(Component::Sphere, 0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    Rng rng(seed, particleStream(0, i));
+    const double r = radius(rng);
+    const Vec3d x = r * randomUnitVector(rng);
+    const Vec3d v = speed(rng, r) * randomUnitVector(rng);
+    setParticle(p, i, x, v, m, tag);
+  }
+  recentre(p);
+  finalise(p);
+  return p;
+}
+
 inline void requirePositive(double value, const char* name) {
   if (!(value > 0.0) || !std::isfinite(value)) {
     throw InvalidParameter(std::string(name) + " must be positive and finite (got " +

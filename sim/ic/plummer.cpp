@@ -36,28 +36,18 @@ double sampleSpeedRatio(Rng& rng) {
 
 Particles makePlummer(std::size_t n, std::uint64_t seed) {
   if (n == 0) throw InvalidParameter("makePlummer: n must be at least 1");
-  Particles p;
-  p.resize(n);
   const double a = kPlummerScale;
   const double massMax = plummerMassFraction(kPlummerCutoff);
-  const double m = 1.0 / static_cast<double>(n);
-  const std::uint8_t tag = makeTag(Component::Sphere, 0);
-
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i) {
-    Rng rng(seed, detail::particleStream(0, i));
-    // Invert M(<r)/M = x³/(1 + x²)^{3/2} for the mass fraction u.
-    const double u = massMax * detail::openUniform(rng);
-    const double r = a / std::sqrt(std::pow(u, -2.0 / 3.0) - 1.0);
-    const detail::Vec3d x = r * detail::randomUnitVector(rng);
-    const double vEscape = std::sqrt(2.0 / std::sqrt(r * r + a * a));
-    const double speed = sampleSpeedRatio(rng) * vEscape;
-    const detail::Vec3d v = speed * detail::randomUnitVector(rng);
-    detail::setParticle(p, i, x, v, m, tag);
-  }
-  detail::recentre(p);
-  detail::finalise(p);
-  return p;
+  return detail::isotropicSphere(
+      n, seed, 1.0,
+      [&](Rng& rng) {
+        // Invert M(<r)/M = x³/(1 + x²)^{3/2} for the mass fraction u.
+        const double u = massMax * detail::openUniform(rng);
+        return a / std::sqrt(std::pow(u, -2.0 / 3.0) - 1.0);
+      },
+      [&](Rng& rng, double r) {
+        return sampleSpeedRatio(rng) * std::sqrt(2.0 / std::sqrt(r * r + a * a));  // × v_escape
+      });
 }
 
 }  // namespace bhviz::sim
