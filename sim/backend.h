@@ -44,6 +44,14 @@ class Backend {
   /// Ids of up to `max` particles with a non-finite position, velocity or acceleration.
   virtual std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const = 0;
 
+  /// Energies, momenta and the bin census of the current state (computeDiagnostics's rules).
+  /// The default copies the state to the host; backends override it to sum where the data is.
+  virtual Diagnostics diagnostics(const Clock& clock) const {
+    Particles p;
+    download(p);
+    return computeDiagnostics(p, clock);
+  }
+
   /// Timings and interaction counts since the last resetProfile().
   virtual const StepProfile& profile() const = 0;
   virtual void resetProfile() = 0;

@@ -23,7 +23,12 @@ struct Diagnostics {
 
 /// Uses each particle's stored potential (so forces must be current) and, for particles in
 /// the middle of their step, the velocity predicted to the clock's time from the half-kicked
-/// one: v(t) = v_½ + a·(t − t_start − dt/2).
+/// one: v(t) = v_½ + a·(t − t_start − dt/2) (sim/common/conserved.h).
 Diagnostics computeDiagnostics(const Particles& p, const Clock& clock);
+
+struct ConservedSums;
+/// The Diagnostics of summed terms and a bin histogram (for backends that sum elsewhere).
+Diagnostics diagnosticsFromSums(const ConservedSums& s, std::vector<std::uint64_t> histogram,
+                                const Clock& clock);
 
 }  // namespace bhviz::sim

@@ -22,6 +22,9 @@ class CpuBackend final : public Backend {
                      bool oldAccValid) override;
   void closeKicks(const Clock& clock) override;
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override;
+  Diagnostics diagnostics(const Clock& clock) const override {
+    return computeDiagnostics(m_particles, clock);  // in place: no copy of the state
+  }
 
   const StepProfile& profile() const override { return m_profile; }
   void resetProfile() override { m_profile = {}; }

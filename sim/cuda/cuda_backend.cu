@@ -9,6 +9,9 @@
 #include <cmath>
 #include <sstream>
 
+#include <cub/block/block_reduce.cuh>
+
+#include "sim/common/conserved.h"
 #include "sim/common/timestep.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_check.cuh"
@@ -91,6 +94,44 @@ __global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMas
   if (tier < 0) return;
   const std::uint32_t slot = atomicAdd(&counts[tier], 1u);
   if (slot < max) ids[tier * max + slot] = id[i];
+}
+
+/// The conserved sums of all particles (block reduction in double, then one atomic add per value
+/// and block) and the bin census: what computeDiagnostics sums on the host, without the copy.
+struct SumOp {
+  __device__ ConservedSums operator()(ConservedSums a, const ConservedSums& b) const {
+    add(a, b);
+    return a;
+  }
+};
+
+__global__ void conservedKernel(std::uint32_t n, std::uint64_t tick, int depth, double tickDt,
+                                const Vec4* __restrict__ posMass, const Vec4* __restrict__ vel,
+                                const Vec4* __restrict__ accPot, const std::uint8_t* __restrict__ bin,
+                                ConservedSums* __restrict__ sums,
+                                unsigned long long* __restrict__ histogram) {
+  using Reduce = cub::BlockReduce<ConservedSums, kBlock>;
+  __shared__ typename Reduce::TempStorage temp;
+  __shared__ unsigned int blockHistogram[kMaxBinDepthLimit + 1];
+  if (threadIdx.x <= static_cast<unsigned>(depth)) blockHistogram[threadIdx.x] = 0;
+  __syncthreads();
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  ConservedSums mine;
+  if (i < n) {
+    const int b = min(static_cast<int>(bin[i]), depth);
+    atomicAdd(&blockHistogram[b], 1u);
+    mine = conservedTerms(posMass[i], vel[i], accPot[i], b, tick, depth, tickDt);
+  }
+  const ConservedSums total = Reduce(temp).Reduce(mine, SumOp());
+  __syncthreads();
+  if (threadIdx.x <= static_cast<unsigned>(depth) && blockHistogram[threadIdx.x] > 0) {
+    atomicAdd(&histogram[threadIdx.x], static_cast<unsigned long long>(blockHistogram[threadIdx.x]));
+  }
+  if (threadIdx.x == 0) {
+    double* out = &sums->mass;  // ConservedSums is nine doubles in a row
+    const double* in = &total.mass;
+    for (int k = 0; k < 9; ++k) atomicAdd(out + k, in[k]);
+  }
 }
 
 /// A pair of CUDA events per stage; stage times are read when the step waits anyway.
@@ -208,13 +249,35 @@ class CudaBackend final : public Backend {
     m_events.collect(m_profile);
   }
 
+  Diagnostics diagnostics(const Clock& clock) const override {
+    static_assert(sizeof(ConservedSums) == 9 * sizeof(double), "nine doubles in a row");
+    const int bins = clock.depth + 1;
+    m_sums.reserve(1);
+    m_histogram.reserve(static_cast<std::size_t>(bins));
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_sums.data(), 0, sizeof(ConservedSums), m_stream));
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_histogram.data(), 0, bins * sizeof(unsigned long long), m_stream));
+    if (m_p.n > 0) {
+      conservedKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
+          count(), clock.tick, clock.depth, clock.tickDt(), m_p.posMass.data(), m_p.vel.data(),
+          m_p.accPot.data(), m_p.bin.data(), m_sums.data(), m_histogram.data());
+      BHVIZ_CUDA_CHECK_LAUNCH();
+    }
+    ConservedSums sums;
+    std::vector<unsigned long long> h(static_cast<std::size_t>(bins));
+    copyToHost(&sums, m_sums.data(), sizeof(sums));
+    copyToHost(h.data(), m_histogram.data(), h.size() * sizeof(unsigned long long));
+    return diagnosticsFromSums(sums, std::vector<std::uint64_t>(h.begin(), h.end()), clock);
+  }
+
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override {
     if (max == 0 || m_p.n == 0) return {};
     const auto cap = static_cast<std::uint32_t>(max);
-    DeviceBuffer<std::uint32_t> counts, ids;
+    // Checked after every substep: scratch kept between calls, so the step allocates nothing.
+    DeviceBuffer<std::uint32_t>& counts = m_nonFiniteCounts;
+    DeviceBuffer<std::uint32_t>& ids = m_nonFiniteIds;
     counts.reserve(3);
     ids.reserve(3 * max);
-    fillBytes(counts.data(), 0, 3 * sizeof(std::uint32_t));
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, 3 * sizeof(std::uint32_t), m_stream));
     nonFiniteKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
         count(), m_p.posMass.data(), m_p.vel.data(), m_p.accPot.data(), m_p.id.data(), cap,
         counts.data(), ids.data());
@@ -250,6 +313,9 @@ class CudaBackend final : public Backend {
   DeviceGroups m_groups;
   DeviceBuffer<WalkCounters> m_counters;
   DeviceBuffer<int> m_deepest;
+  mutable DeviceBuffer<ConservedSums> m_sums;              // diagnostics() scratch
+  mutable DeviceBuffer<unsigned long long> m_histogram;
+  mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch
   StageEvents m_events;
   StepProfile m_profile;
 };

@@ -210,3 +210,25 @@ TEST(CudaBackend, NonFiniteStateNamesTheRunawayParticle) {
     EXPECT_EQ(e.ids[0], 123u);
   }
 }
+
+TEST(CudaBackend, DiagnosticsOnTheDeviceEqualTheHostSumsMidStep) {
+  REQUIRE_GPU();
+  SimParams p = plummerParams();
+  p.stepping = TimeStepping::Block;
+  p.dtMax = 1.0f / 8.0f;
+  p.maxBinDepth = 5;
+  p.eta = 0.05f;
+  Simulation sim = cudaSim(makePlummer(30000, 8), p);
+  sim.substep();
+  ASSERT_FALSE(sim.synchronized()) << "the test needs particles in mid-step";
+  const Diagnostics device = sim.diagnostics();
+  const Diagnostics host = computeDiagnostics(sim.particles(), sim.clock());
+  EXPECT_EQ(device.binHistogram, host.binHistogram);
+  EXPECT_NEAR(device.mass, host.mass, 1e-12);
+  EXPECT_NEAR(device.kinetic, host.kinetic, 1e-12 * std::fabs(host.kinetic));
+  EXPECT_NEAR(device.potential, host.potential, 1e-12 * std::fabs(host.potential));
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_NEAR(device.momentum[k], host.momentum[k], 1e-12);
+    EXPECT_NEAR(device.angularMomentum[k], host.angularMomentum[k], 1e-12);
+  }
+}
