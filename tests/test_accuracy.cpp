@@ -22,10 +22,7 @@ using namespace bhviz::sim;
 
 namespace {
 
-const Particles& plummer20k() {
-  static const Particles p = makePlummer(20000, 2026);
-  return p;
-}
+using test::plummer20k;
 
 SimParams params(MacKind mac, float theta) {
   SimParams p;

@@ -13,10 +13,7 @@ using namespace bhviz::sim;
 
 namespace {
 
-const Particles& plummer20k() {
-  static const Particles p = makePlummer(20000, 2026);
-  return p;
-}
+using test::plummer20k;
 
 SimParams params(MacKind mac, float theta, float macParam = 0.0f, bool quad = true) {
   SimParams p;

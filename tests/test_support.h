@@ -9,6 +9,12 @@
 
 namespace bhviz::test {
 
+/// The 20,000-particle Plummer sphere of the accuracy tests, made once per test program.
+inline const sim::Particles& plummer20k() {
+  static const sim::Particles p = sim::makePlummer(20000, 2026);
+  return p;
+}
+
 /// Tree forces of every particle (one evaluation, no old accelerations unless `twice`).
 inline sim::Particles treeForces(const sim::Particles& in, const sim::SimParams& p, bool twice = false,
                                  sim::InteractionCounts* counts = nullptr) {
