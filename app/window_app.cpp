@@ -31,7 +31,8 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Diagnostics copy the particles to the host: twice a second, or every 2 s at large N.
+/// Diagnostics are a pass over every particle (a device reduction on CUDA, a host loop on the
+/// CPU): twice a second, or every 2 s at large N.
 double diagnosticsInterval(std::size_t n) { return n > 200'000 ? 2.0 : 0.5; }
 
 bool envFlag(const char* name) {
