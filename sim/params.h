@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "sim/common/keys.h"
+#include "sim/common/mac.h"
 
 namespace bhviz::sim {
 
@@ -48,6 +49,14 @@ inline SimParams defaultSimParams() { return SimParams{}; }
 
 /// The MAC parameter actually used: macParam, or the MAC's documented default when it is 0.
 float effectiveMacParam(const SimParams& p);
+
+/// The MAC as the moments and the walk apply it. The acceleration MAC needs |a_old|: without
+/// old accelerations (the first evaluation) it falls back to the Barnes–Hut test with θ.
+inline MacSetup macSetup(const SimParams& p, bool oldAccValid) {
+  MacSetup m{static_cast<MacCode>(p.mac), p.theta, effectiveMacParam(p)};
+  if (m.code == MacCode::Acceleration && !oldAccValid) m.code = MacCode::BarnesHut;
+  return m;
+}
 
 /// A user-facing error: a value out of range or a name that is not known.
 struct InvalidParameter : std::invalid_argument {

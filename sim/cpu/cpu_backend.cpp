@@ -97,9 +97,7 @@ void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTarg
     StageTimer timer(m_profile, Stage::Tree);
     m_tree = cpu::buildTree(keys, frame, p.nLeaf);
   }
-  // The acceleration MAC needs |a_old|; before the first evaluation it falls back to θ.
-  MacSetup mac{static_cast<MacCode>(p.mac), p.theta, effectiveMacParam(p)};
-  if (mac.code == MacCode::Acceleration && !oldAccValid) mac.code = MacCode::BarnesHut;
+  const MacSetup mac = macSetup(p, oldAccValid);
   {
     StageTimer timer(m_profile, Stage::Moments);
     cpu::computeMoments(m_tree, s.posMass, mac);

@@ -216,8 +216,7 @@ class CudaBackend final : public Backend {
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                      bool oldAccValid) override {
-    MacSetup mac{static_cast<MacCode>(p.mac), p.theta, effectiveMacParam(p)};
-    if (mac.code == MacCode::Acceleration && !oldAccValid) mac.code = MacCode::BarnesHut;
+    const MacSetup mac = macSetup(p, oldAccValid);
     const Stream s = m_stream;
     timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
     timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
