@@ -87,6 +87,14 @@ void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo&) {
                      ImGuiSliderFlags_Logarithmic);
   ImGui::SliderFloat("brightness", &look.particles.brightness, 1e-5f, 10.0f, "%.5f",
                      ImGuiSliderFlags_Logarithmic);
+  int pass = look.spritePass == render::SpritePass::Compute ? 0 : 1;
+  if (ImGui::Combo("sprites", &pass, "compute splat\0rasteriser\0")) {
+    look.spritePass = pass == 0 ? render::SpritePass::Compute : render::SpritePass::Raster;
+  }
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("The same picture either way. The compute splat is ~9x faster on an H200\n"
+                      "(little raster hardware); the rasteriser may win on a graphics GPU.");
+  }
   ImGui::SliderFloat("auto-rotate", &s.autoRotate, -1.0f, 1.0f, "%.2f rad/s");
   if (ImGui::Button("Frame the scene")) r.reframe = true;
   ImGui::End();

@@ -10,10 +10,12 @@
 //               renderer's own buffer, so it never touches the buffer that CUDA writes
 // The three parts run one after another (each waits for the last), medians after the warm-up.
 // Then the render is taken apart (post-processing alone, bloom, sprites at their smallest, the
-// fragments shaded), and both buffers are drawn once more and the pictures compared: the interop
-// kernel must draw what the host upload draws. Prints a Markdown table, then those details.
+// other sprite pass, the sprite pixels as fragments of the raster pass), and both buffers are
+// drawn once more and the pictures compared: the interop kernel must draw what the host upload
+// draws. Prints a Markdown table, then those details.
 //
 //   bench_frame --n 1000000,4000000 --frames 30 --warmup 5 --size 1920x1080 [--show-halo]
+//               [--sprite-pass compute|raster]   (compute, the app's default)
 #include <EGL/egl.h>
 
 #include <CLI/CLI.hpp>
@@ -58,6 +60,7 @@ struct Options {
   int height = 1080;
   std::string scenario = "merger";
   std::uint64_t seed = 1;
+  render::SpritePass pass = render::SpritePass::Compute;
   bool showHalo = false;  ///< the app hides dark matter by default: then ~5/8 of N are drawn
 };
 
@@ -99,7 +102,9 @@ struct RenderBreakdown {
   double noBloom = 0;               ///< bloom strength 0: the bloom passes are skipped
   double postOnly = 0;              ///< no particle drawn: clear, bloom and tone mapping alone
   double smallSprites = 0;          ///< every sprite at the 1.5 px minimum: the per-vertex cost
-  std::uint64_t fragments = 0;      ///< fragment shader invocations of the full render
+  double otherPass = 0;             ///< the same frame with the other sprite pass
+  int passDifference = 0;           ///< largest channel difference of the two passes' pictures
+  std::uint64_t fragments = 0;      ///< fragment shader invocations of the full raster render
   std::uint64_t postFragments = 0;  ///< the same without particles
   std::string fragmentNote;         ///< why the fragments are unknown, else empty
 };
@@ -112,6 +117,7 @@ class FrameBench {
         m_view(viewSettings(o)),
         m_target(o.width, o.height),
         m_look(app::sceneRenderParams()),
+        m_pass(o.pass),
         m_glTimer(&eglGetProcAddress) {
     const sim::ScenarioInfo& info = sim::scenarioInfo(o.scenario);
     sim::SimParams params = sim::defaultSimParams();  // the app's: shared steps, θ 0.5, Bonsai
@@ -127,6 +133,7 @@ class FrameBench {
     m_drawn = framing.visible;
     app::aimCamera(m_camera, framing, float(o.width) / float(o.height));
     m_look.particles = app::particleStyleFor(framing.visible, framing.radius);
+    m_look.spritePass = o.pass;
     m_renderer.setPalette(m_view.palette());
     m_reference.setPalette(m_view.palette());
   }
@@ -177,6 +184,11 @@ class FrameBench {
     b.full = timedRender(m_look, reps);
     b.noBloom = timedRender(noBloom, reps);
     b.smallSprites = timedRender(small, reps);
+    render::RenderParams other = m_look;
+    other.spritePass = m_pass == render::SpritePass::Compute ? render::SpritePass::Raster
+                                                            : render::SpritePass::Compute;
+    b.otherPass = timedRender(other, reps);
+    b.passDifference = maxDifference(picture(m_renderer, m_look), picture(m_renderer, other));
     try {
       b.fragments = fragments(m_look);
     } catch (const render::GlError& e) {
@@ -192,10 +204,8 @@ class FrameBench {
 
   /// Draws the interop buffer and the uploaded one (both hold the last frame's state).
   PictureCheck checkPicture() {
-    m_renderer.render(m_camera, m_look, m_target.target());
-    const render::Image interop = m_target.read();
-    m_reference.render(m_camera, m_look, m_target.target());
-    const render::Image uploaded = m_target.read();
+    const render::Image interop = picture(m_renderer, m_look);
+    const render::Image uploaded = picture(m_reference, m_look);
     PictureCheck c;
     std::size_t lit = 0;
     for (std::size_t i = 0; i + 3 < interop.rgba.size(); i += 4) {
@@ -224,7 +234,23 @@ class FrameBench {
     return median(std::move(ms));
   }
 
-  std::uint64_t fragments(const render::RenderParams& look) {
+  render::Image picture(render::Renderer& renderer, const render::RenderParams& look) {
+    renderer.render(m_camera, look, m_target.target());
+    return m_target.read();
+  }
+
+  static int maxDifference(const render::Image& a, const render::Image& b) {
+    int d = 0;
+    for (std::size_t i = 0; i < a.rgba.size() && i < b.rgba.size(); ++i) {
+      d = std::max(d, std::abs(int(a.rgba[i]) - int(b.rgba[i])));
+    }
+    return d;
+  }
+
+  /// The sprite pixels, counted as the raster pass's fragment shader invocations (the compute
+  /// splat does the same pixels as atomics and shades no fragment).
+  std::uint64_t fragments(render::RenderParams look) {
+    look.spritePass = render::SpritePass::Raster;
     app::GlQuery count(&eglGetProcAddress, app::GlQuery::Kind::FragmentShaderInvocations);
     count.begin();
     m_renderer.render(m_camera, look, m_target.target());
@@ -247,6 +273,7 @@ class FrameBench {
   render::OffscreenTarget m_target;
   render::Camera m_camera;
   render::RenderParams m_look;
+  render::SpritePass m_pass;
   app::VertexWriter m_writer;  // after the renderers: unregisters before their buffers go
   sim::cuda::EventTimer m_cudaTimer;
   app::GlQuery m_glTimer;
@@ -321,12 +348,13 @@ void printTable(const std::vector<Row>& rows) {
     const RenderBreakdown& b = r.render;
     std::printf(
         "%s render: %.3f ms = particles %.3f + clear, bloom and tone mapping %.3f (bloom %.3f); "
-        "every sprite at 1.5 px: %.3f ms",
+        "every sprite at 1.5 px: %.3f ms; the other sprite pass: %.3f ms (pictures differ by at "
+        "most %d levels)",
         millions(r.n).c_str(), b.full, b.full - b.postOnly, b.postOnly, b.full - b.noBloom,
-        b.smallSprites);
+        b.smallSprites, b.otherPass, b.passDifference);
     if (b.fragmentNote.empty()) {
       const double particleFragments = double(b.fragments) - double(b.postFragments);
-      std::printf("; particle fragments %.3g (%.1f per drawn particle, %.3g per s)\n",
+      std::printf("; sprite pixels %.3g (%.1f per drawn particle, %.3g per s)\n",
                   particleFragments, particleFragments / double(std::max<std::size_t>(1, r.drawn)),
                   particleFragments / ((b.full - b.postOnly) * 1e-3));
     } else {
@@ -360,9 +388,13 @@ int main(int argc, char** argv) {
   cli.add_option("--scenario", o.scenario, "a built-in scenario");
   cli.add_option("--seed", o.seed, "initial-condition seed");
   cli.add_flag("--show-halo", o.showHalo, "draw the dark matter too (the app hides it)");
+  std::string pass = "compute";
+  cli.add_option("--sprite-pass", pass, "compute (the app's default) or raster")
+      ->check(CLI::IsMember({"compute", "raster"}));
   CLI11_PARSE(cli, argc, argv);
   try {
     o.ns = parseCounts(ns);
+    o.pass = pass == "raster" ? render::SpritePass::Raster : render::SpritePass::Compute;
     if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 16 ||
         o.height < 16 || o.width > 8192 || o.height > 8192) {
       throw std::invalid_argument("--size " + size);
@@ -376,10 +408,11 @@ int main(int argc, char** argv) {
     const std::unique_ptr<app::HeadlessGlContext> context = app::HeadlessGlContext::create();
     std::printf("device: %s\nGL: %s\n", sim::cuda::deviceDescription().c_str(),
                 context->description().c_str());
-    std::printf("scenario %s, %dx%d, %s, %d frames after %d warm-up, medians\n\n",
+    std::printf("scenario %s, %dx%d, %s, sprites by the %s pass, %d frames after %d warm-up, "
+                "medians\n\n",
                 o.scenario.c_str(), o.width, o.height,
                 o.showHalo ? "every particle drawn" : "dark matter hidden (the app's default)",
-                o.frames, o.warmup);
+                o.pass == render::SpritePass::Compute ? "compute" : "raster", o.frames, o.warmup);
     std::vector<Row> rows;
     for (std::size_t n : o.ns) rows.push_back(measure(o, n));
     printTable(rows);

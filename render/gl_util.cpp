@@ -1,5 +1,6 @@
 #include "render/gl_util.h"
 
+#include <initializer_list>
 #include <sstream>
 
 #include "render/shader_sources.h"
@@ -87,6 +88,27 @@ GLuint compile(GLenum stage, const std::string& name) {
   return shader;
 }
 
+/// Links compiled shaders into a program and deletes them; `what` names them in the error.
+Program link(std::initializer_list<GLuint> shaders, const std::string& what) {
+  Program program(glCreateProgram());
+  for (GLuint s : shaders) glAttachShader(program.get(), s);
+  glLinkProgram(program.get());
+  for (GLuint s : shaders) {
+    glDetachShader(program.get(), s);
+    glDeleteShader(s);
+  }
+  GLint ok = GL_FALSE;
+  glGetProgramiv(program.get(), GL_LINK_STATUS, &ok);
+  if (ok != GL_TRUE) {
+    GLint length = 0;
+    glGetProgramiv(program.get(), GL_INFO_LOG_LENGTH, &length);
+    std::string log(static_cast<std::size_t>(length > 0 ? length : 1), '\0');
+    glGetProgramInfoLog(program.get(), length, nullptr, log.data());
+    throw GlError("shaders " + what + " do not link: " + firstLine(log));
+  }
+  return program;
+}
+
 }  // namespace
 
 Program linkProgram(const char* vertex, const char* fragment) {
@@ -98,25 +120,11 @@ Program linkProgram(const char* vertex, const char* fragment) {
     glDeleteShader(vs);
     throw;
   }
-  Program program(glCreateProgram());
-  glAttachShader(program.get(), vs);
-  glAttachShader(program.get(), fs);
-  glLinkProgram(program.get());
-  glDetachShader(program.get(), vs);
-  glDetachShader(program.get(), fs);
-  glDeleteShader(vs);
-  glDeleteShader(fs);
-  GLint ok = GL_FALSE;
-  glGetProgramiv(program.get(), GL_LINK_STATUS, &ok);
-  if (ok != GL_TRUE) {
-    GLint length = 0;
-    glGetProgramiv(program.get(), GL_INFO_LOG_LENGTH, &length);
-    std::string log(static_cast<std::size_t>(length > 0 ? length : 1), '\0');
-    glGetProgramInfoLog(program.get(), length, nullptr, log.data());
-    throw GlError(std::string("shaders ") + vertex + " + " + fragment +
-                  " do not link: " + firstLine(log));
-  }
-  return program;
+  return link({vs, fs}, std::string(vertex) + " + " + fragment);
+}
+
+Program linkCompute(const char* compute) {
+  return link({compile(GL_COMPUTE_SHADER, compute)}, compute);
 }
 
 Texture createTexture2D(GLenum format, int width, int height) {

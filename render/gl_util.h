@@ -59,6 +59,8 @@ Framebuffer createFramebuffer();
 /// Compiles and links shaders/<vertex> and shaders/<fragment> (render/shader_sources.h).
 /// Throws GlError with the file name and the driver's first log line.
 Program linkProgram(const char* vertex, const char* fragment);
+/// Compiles and links the compute shader shaders/<compute>; throws GlError like linkProgram.
+Program linkCompute(const char* compute);
 
 /// A 2D texture of `format` (e.g. GL_RGBA16F), linear filtering, clamped to the edge.
 Texture createTexture2D(GLenum format, int width, int height);

@@ -11,10 +11,22 @@ constexpr GLuint kBinding = 0;
 constexpr GLuint kPositionAttrib = 0;
 constexpr GLuint kValueAttrib = 1;
 constexpr GLuint kPaletteUnit = 0;
+constexpr GLuint kVerticesSlot = 0;  // shader storage bindings of the splat
+constexpr GLuint kLightSlot = 1;
+constexpr GLuint kSceneImageUnit = 0;
+constexpr GLuint kSplatGroupSize = 256;  // local_size_x of particles_splat.comp.glsl
+constexpr GLuint kResolveTile = 16;      // local_size of particles_resolve.comp.glsl
+constexpr GLuint kMaxGroups = 65535;     // the GL's guaranteed work-group count per dimension
+// 2^16 units per unit of linear light: a sum saturates at 65536, about the RGBA16F scene
+// buffer's own largest value, and the finest step (1.5e-5) is far below one display level.
+constexpr float kFixedScale = 65536.0f;
 }  // namespace
 
 ParticleRenderer::ParticleRenderer()
     : m_program(gl::linkProgram("particles.vert.glsl", "particles.frag.glsl")),
+      m_splatProgram(gl::linkCompute("particles_splat.comp.glsl")),
+      m_resolveProgram(gl::linkCompute("particles_resolve.comp.glsl")),
+      m_light(gl::createBuffer()),
       m_vao(gl::createVertexArray()),
       m_vbo(gl::createBuffer()),
       m_palette(gl::createTexture(GL_TEXTURE_1D)) {
@@ -83,10 +95,9 @@ void ParticleRenderer::setPalette(const Palette& palette) {
   gl::check("uploading the palette");
 }
 
-void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, int width,
-                            int height) {
-  if (m_count == 0) return;
-  const GLuint p = m_program.get();
+void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera,
+                                         const ParticleStyle& style, int width,
+                                         int height) const {
   const float aspect = static_cast<float>(width) / static_cast<float>(height);
   const glm::mat4 view = camera.view();
   const glm::mat4 proj = camera.projection(aspect);
@@ -98,6 +109,8 @@ void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, in
   glProgramUniform1f(p, glGetUniformLocation(p, "uPixelsPerUnit"),
                      camera.pixelsPerUnitAtUnitDepth(static_cast<float>(height)));
   glProgramUniform1f(p, glGetUniformLocation(p, "uMinSizePx"), style.minSizePx);
+  // The raster pass cannot draw points above the driver's limit; the splat keeps to it too,
+  // so both draw the same picture.
   glProgramUniform1f(p, glGetUniformLocation(p, "uMaxSizePx"),
                      std::min(style.maxSizePx, m_maxPointSize));
   glProgramUniform1f(p, glGetUniformLocation(p, "uBrightness"), style.brightness);
@@ -105,7 +118,13 @@ void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, in
   glProgramUniform1f(p, glGetUniformLocation(p, "uPaletteSize"),
                      static_cast<float>(m_paletteSize));
   glProgramUniform1i(p, glGetUniformLocation(p, "uPalette"), kPaletteUnit);
+}
 
+void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, int width,
+                            int height) {
+  if (m_count == 0) return;
+  const GLuint p = m_program.get();
+  setSpriteUniforms(p, camera, style, width, height);
   glBindTextureUnit(kPaletteUnit, m_palette.get());
   glUseProgram(p);
   glBindVertexArray(m_vao.get());
@@ -117,6 +136,49 @@ void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, in
   glDisable(GL_BLEND);
   glBindVertexArray(0);
   gl::check("drawing the particles");
+}
+
+void ParticleRenderer::splat(const Camera& camera, const ParticleStyle& style, int width,
+                             int height, GLuint scene) {
+  const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
+  const GLsizeiptr lightBytes = static_cast<GLsizeiptr>(3 * pixels * sizeof(GLuint));
+  if (pixels != m_lightPixels) {
+    // Zeroed once here; from then on the resolve zeroes each sum it reads.
+    glNamedBufferData(m_light.get(), lightBytes, nullptr, GL_DYNAMIC_COPY);
+    glClearNamedBufferData(m_light.get(), GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, nullptr);
+    gl::check("allocating the splat's light buffer");
+    m_lightPixels = pixels;
+  }
+  // The previous frame's resolve has zeroed the sums.
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kLightSlot, m_light.get());
+
+  if (m_count > 0) {
+    const GLuint p = m_splatProgram.get();
+    setSpriteUniforms(p, camera, style, width, height);
+    glProgramUniform1ui(p, glGetUniformLocation(p, "uCount"), static_cast<GLuint>(m_count));
+    glProgramUniform2i(p, glGetUniformLocation(p, "uViewport"), width, height);
+    glProgramUniform1f(p, glGetUniformLocation(p, "uFixedScale"), kFixedScale);
+    glBindTextureUnit(kPaletteUnit, m_palette.get());
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, kVerticesSlot, m_vbo.get(), 0,
+                      static_cast<GLsizeiptr>(m_count * sizeof(ParticleVertex)));
+    glUseProgram(p);
+    const std::size_t groups = (m_count + kSplatGroupSize - 1) / kSplatGroupSize;
+    glDispatchCompute(static_cast<GLuint>(std::min<std::size_t>(groups, kMaxGroups)), 1, 1);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  }
+
+  const GLuint r = m_resolveProgram.get();
+  glProgramUniform2i(r, glGetUniformLocation(r, "uViewport"), width, height);
+  glProgramUniform1f(r, glGetUniformLocation(r, "uInvFixedScale"), 1.0f / kFixedScale);
+  glBindImageTexture(kSceneImageUnit, scene, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA16F);
+  glUseProgram(r);
+  glDispatchCompute((static_cast<GLuint>(width) + kResolveTile - 1) / kResolveTile,
+                    (static_cast<GLuint>(height) + kResolveTile - 1) / kResolveTile, 1);
+  // The scene is read next as a texture (bloom, tone mapping); the zeroed sums by the next splat.
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT |
+                  GL_SHADER_STORAGE_BARRIER_BIT);
+  gl::check("splatting the particles");
 }
 
 }  // namespace bhviz::render

@@ -1,6 +1,8 @@
 #pragma once
 // Private to render/: the particle pass. Owns the vertex buffer (ParticleVertex, 16 bytes) and
-// the palette texture; draws additive gaussian point sprites into the bound framebuffer.
+// the palette texture; adds gaussian sprites into the scene buffer, either as point sprites
+// through the rasteriser (draw) or with a compute shader (splat): the same sprites, the same
+// picture up to fixed-point rounding (tests/test_render.cpp compares them).
 
 #include <cstddef>
 
@@ -23,11 +25,23 @@ class ParticleRenderer {
   VertexBufferInfo buffer() const;
   void setPalette(const Palette& palette);
 
-  /// Additive sprites into the bound framebuffer, whose size is width × height.
+  /// Additive point sprites into the bound framebuffer, whose size is width × height.
   void draw(const Camera& camera, const ParticleStyle& style, int width, int height);
+  /// The same sprites added up by the compute splat, written over every pixel of `scene`
+  /// (an RGBA16F texture of width × height).
+  void splat(const Camera& camera, const ParticleStyle& style, int width, int height,
+             GLuint scene);
 
  private:
+  /// The sprite geometry's uniforms (shaders/sprite_geometry.glsl, sprite_profile.glsl).
+  void setSpriteUniforms(GLuint program, const Camera& camera, const ParticleStyle& style,
+                         int width, int height) const;
+
   gl::Program m_program;
+  gl::Program m_splatProgram;
+  gl::Program m_resolveProgram;
+  gl::Buffer m_light;  // the splat's fixed-point sums: 3 planes of width × height uint
+  std::size_t m_lightPixels = 0;
   gl::VertexArray m_vao;
   gl::Buffer m_vbo;
   gl::Texture m_palette;

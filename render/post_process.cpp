@@ -33,10 +33,11 @@ void PostProcess::resize(int width, int height) {
   gl::check("allocating the scene buffers");
 }
 
-void PostProcess::beginScene(int width, int height) {
+void PostProcess::beginScene(int width, int height, bool clear) {
   resize(width, height);
   glBindFramebuffer(GL_FRAMEBUFFER, m_sceneFbo.get());
   glViewport(0, 0, width, height);
+  if (!clear) return;
   const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   glClearNamedFramebufferfv(m_sceneFbo.get(), GL_COLOR, 0, zero);
 }

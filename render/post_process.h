@@ -11,8 +11,11 @@ namespace bhviz::render {
 class PostProcess {
  public:
   PostProcess();
-  /// Binds the scene buffer (width × height, reallocated when the size changes) and clears it.
-  void beginScene(int width, int height);
+  /// Binds the scene buffer (width × height, reallocated when the size changes) and clears it
+  /// unless `clear` is false (a pass that writes every pixel follows).
+  void beginScene(int width, int height, bool clear);
+  /// The scene buffer (RGBA16F) of the last beginScene, for passes that write it as an image.
+  GLuint sceneTexture() const { return m_scene.get(); }
   /// Bloom (when asked for) and tone mapping of the scene buffer into `target`.
   void finish(const ToneMapping& tone, const glm::vec3& background, const RenderTarget& target);
 

@@ -39,8 +39,14 @@ void Renderer::render(const Camera& camera, const RenderParams& params,
     throw GlError("render target of " + std::to_string(target.width) + "x" +
                   std::to_string(target.height) + " pixels");
   }
-  m_impl->post.beginScene(target.width, target.height);
-  m_impl->particles.draw(camera, params.particles, target.width, target.height);
+  const bool compute = params.spritePass == SpritePass::Compute;
+  m_impl->post.beginScene(target.width, target.height, /*clear=*/!compute);  // splat: resolved
+  if (compute) {
+    m_impl->particles.splat(camera, params.particles, target.width, target.height,
+                            m_impl->post.sceneTexture());
+  } else {
+    m_impl->particles.draw(camera, params.particles, target.width, target.height);
+  }
   m_impl->post.finish(params.tone, params.background, target);
   if (params.overlay) m_impl->overlay.draw(camera, target.width, target.height);
 }

@@ -36,8 +36,17 @@ struct ToneMapping {
   float bloomThreshold = 0.5f;  ///< light above this (before exposure) blooms
 };
 
+/// How the sprites are added up. Both draw the same picture (up to fixed-point rounding); the
+/// compute splat is much faster on GPUs with little raster hardware (H100, H200: see
+/// docs/BENCHMARKS.md), the rasteriser may be on others.
+enum class SpritePass {
+  Compute,  ///< a compute shader adds each sprite's pixels with atomics (the default)
+  Raster,   ///< point sprites through the rasteriser, blended additively
+};
+
 struct RenderParams {
   ParticleStyle particles;
+  SpritePass spritePass = SpritePass::Compute;
   ToneMapping tone;
   glm::vec3 background{0.0f};  ///< display colour behind the particles (0..1)
   bool overlay = true;         ///< draw the boxes given to setBoxes

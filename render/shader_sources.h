@@ -6,7 +6,9 @@
 
 namespace bhviz::render {
 
-/// Throws GlError when there is no such shader.
+/// Lines `#include "other.glsl"` are replaced by that file's text (GLSL has no includes of its
+/// own), so passes share code such as the sprite geometry. Throws GlError when there is no
+/// such shader.
 std::string shaderSource(const std::string& name);
 
 /// Defined in the generated embedded_shaders.cpp; nullptr for an unknown name.

@@ -46,7 +46,8 @@ else
 fi
 echo "gpu-check: $GPU"
 
-# 1. Tests.
+# 1. Tests. Those that run bhviz find it through BHVIZ_EXE (their build path is not here).
+[ -x "$BIN_DIR/bhviz" ] && export BHVIZ_EXE="$(cd "$BIN_DIR" && pwd)/bhviz"
 TEST_LOG="$OUT_DIR/tests.log"
 : >"$TEST_LOG"
 for t in "$BIN_DIR"/test_*; do
@@ -72,7 +73,7 @@ sanitize_filter() {
 if [ -x "$SAN" ]; then
   SAN_LOG="$OUT_DIR/sanitizer.log"
   : >"$SAN_LOG"
-  for t in "$BIN_DIR"/test_*; do
+  for t in "$BIN_DIR"/test_cuda_*; do  # the CUDA kernels (not the GL ones)
     [ -x "$t" ] || continue
     name=$(basename "$t")
     for tool in memcheck racecheck; do

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Collects the binaries the GPU machine runs (tests labelled gpu, benchmarks, bhviz) from a
-# CUDA build into .gpu-bin/ (git-ignored), for the device tool's `carry`. Then, there:
+# Collects the binaries the GPU machine runs (tests labelled gpu, the render tests, benchmarks,
+# bhviz) from a CUDA build into .gpu-bin/ (git-ignored), for the device tool's `carry`. Then,
+# there:
 #   source .gpu-bundle/env.sh; scripts/gpu-check.sh .gpu-bin $OUT
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 dest=$root/.gpu-bin
 rm -rf "$dest" && mkdir -p "$dest"
-for f in "$build"/tests/gpu/test_* "$build"/bench/bench_* "$build"/bhviz; do
+# test_render also runs on the NVIDIA GL there: both sprite passes must draw the same picture.
+for f in "$build"/tests/gpu/test_* "$build"/tests/test_render "$build"/bench/bench_* "$build"/bhviz; do
   case "$(basename "$f")" in bench_cpu) continue ;; esac  # the CPU benchmark runs here
   [ -f "$f" ] && [ -x "$f" ] && cp "$f" "$dest/"
 done

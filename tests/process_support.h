@@ -47,11 +47,19 @@ struct Process {
 };
 
 #ifdef BHVIZ_EXE
-/// Runs `env BHVIZ_EXE args` (shell-safe arguments: no quotes or spaces in paths).
+/// The bhviz executable: $BHVIZ_EXE when set (test binaries copied to another machine, as
+/// scripts/gpu-check.sh does), else the one this build made.
+inline std::string bhvizExecutable() {
+  const char* moved = std::getenv("BHVIZ_EXE");
+  return moved != nullptr && moved[0] != '\0' ? moved : BHVIZ_EXE;
+}
+
+/// Runs `env bhviz args` (shell-safe arguments: no quotes or spaces in paths).
 inline Process runBhviz(const std::string& args, const std::string& env = "") {
   TempDir dir;
   const fs::path out = dir.path / "stdout", err = dir.path / "stderr";
-  const std::string cmd = env + (env.empty() ? "" : " ") + "'" + BHVIZ_EXE + "' " + args + " >'" +
+  const std::string cmd = env + (env.empty() ? "" : " ") + "'" + bhvizExecutable() + "' " + args +
+                          " >'" +
                           out.string() + "' 2>'" + err.string() + "'";
   const int raw = std::system(cmd.c_str());
   Process p;

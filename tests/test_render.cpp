@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -108,6 +110,91 @@ TEST_F(RenderTest, PlummerSphereIsLitAndBrightestAtItsCentre) {
 TEST_F(RenderTest, GalaxyIsLitAndBrightestAtItsCentre) {
   const auto p = bhviz::sim::makeGalaxy(30000, 5);
   expectWellFormed("galaxy", renderScene(p, view()));
+}
+
+// The compute splat and the rasteriser draw the same sprites: the same picture up to rounding
+// (fixed point against half-float blending) on a galaxy of many sprite sizes. Compared away
+// from the picture's edges: a sprite whose centre is just outside is drawn in part by the splat
+// (and by NVIDIA's rasteriser), dropped by Mesa's.
+TEST_F(RenderTest, ComputeSplatDrawsWhatTheRasteriserDraws) {
+  const auto p = bhviz::sim::makeGalaxy(30000, 5);
+  SceneRenderer& s = scene(view());
+  s.frame(p);
+  s.camera().zoom(0.5f);  // near sprites of many pixels as well as the far minimum size
+  s.params().spritePass = bhviz::render::SpritePass::Raster;
+  const Image raster = s.render(p);
+  s.params().spritePass = bhviz::render::SpritePass::Compute;
+  const Image compute = s.render(p);
+  ASSERT_EQ(raster.rgba.size(), compute.rgba.size());
+  const int band = int(std::ceil(s.params().particles.maxSizePx / 2.0f));
+  std::vector<int> diff;
+  double sum = 0.0;
+  for (int y = band; y < raster.height - band; ++y) {
+    for (int x = band; x < raster.width - band; ++x) {
+      for (int k = 0; k < 3; ++k) {
+        diff.push_back(std::abs(int(raster.pixel(x, y)[k]) - int(compute.pixel(x, y)[k])));
+        sum += diff.back();
+      }
+    }
+  }
+  ASSERT_FALSE(diff.empty()) << "the picture is smaller than two edge bands of " << band << " px";
+  std::sort(diff.begin(), diff.end());
+  const double mean = sum / double(diff.size());
+  const int p999 = diff[diff.size() * 999 / 1000];
+  std::printf("[splat] |raster - compute| per channel, %d px from the edges: mean %.3f, 99.9th "
+              "pct %d, max %d levels\n", band, mean, p999, diff.back());
+  EXPECT_GT(imageStats(compute).litFraction, 0.05);
+  EXPECT_LT(mean, 0.25);
+  EXPECT_LE(p999, 3);
+}
+
+// A sprite whose centre is just off the picture still lights the pixels its disc covers.
+TEST_F(RenderTest, ComputeSplatDrawsSpritesReachingInFromOffThePicture) {
+  bhviz::render::Renderer r;
+  bhviz::render::OffscreenTarget target(64, 64);
+  bhviz::render::Camera camera;
+  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
+  bhviz::render::RenderParams params;
+  params.particles.spriteSize = 0.6f;
+  params.particles.brightness = 2.0f;
+  // 3 pixels beyond the right edge, at the target's depth; the sprite is ~18 px across.
+  const float pixelsPerUnit = camera.pixelsPerUnitAtUnitDepth(64.0f) / camera.distance;
+  const glm::vec3 at = camera.target + camera.right() * ((32.0f + 3.0f) / pixelsPerUnit);
+  ASSERT_GT(camera.project(at, 64, 64).x, 64.0f);
+  const bhviz::render::ParticleVertex beyond{at.x, at.y, at.z, 0.5f};
+  r.setParticles(&beyond, 1);
+  r.render(camera, params, target.target());
+  const Image img = target.read();
+  EXPECT_GT(luminance(img.pixel(63, 32)), 0.08);  // the disc reaches in
+  EXPECT_LT(luminance(img.pixel(0, 32)), 0.02);   // and is not wrapped round
+}
+
+// Light far below one fixed-point unit per pixel is kept on average (stochastic rounding):
+// 100 000 faint particles on one spot shine like one particle 100 000 times as bright.
+TEST_F(RenderTest, ComputeSplatKeepsFaintLight) {
+  bhviz::render::Renderer r;
+  bhviz::render::OffscreenTarget target(64, 64);
+  bhviz::render::Camera camera;
+  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
+  bhviz::render::RenderParams params;
+  params.spritePass = bhviz::render::SpritePass::Compute;
+  params.particles.spriteSize = 0.3f;
+  constexpr int kFaint = 100000;
+  const float bright = 1.0f;
+  params.particles.brightness = bright / kFaint;  // 0.66 fixed-point units at the centre
+  const std::vector<bhviz::render::ParticleVertex> many(kFaint, {0, 0, 0, 0.5f});
+  r.setParticles(many.data(), many.size());
+  r.render(camera, params, target.target());
+  const Image faint = target.read();
+  params.particles.brightness = bright;
+  r.setParticles(many.data(), 1);
+  r.render(camera, params, target.target());
+  const Image one = target.read();
+  const ImageStats a = imageStats(faint), b = imageStats(one);
+  std::printf("[splat] %d faint: mean luminance %.4f; one bright: %.4f\n", kFaint,
+              a.meanLuminance, b.meanLuminance);
+  EXPECT_GT(b.litFraction, 0.005);
+  EXPECT_NEAR(a.meanLuminance, b.meanLuminance, 0.03 * b.meanLuminance);
 }
 
 TEST_F(RenderTest, PngRoundTripKeepsSizeAndPixels) {
