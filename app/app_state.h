@@ -32,7 +32,7 @@ struct FrameBudget {
   float maxWallMs = 60.0f;  ///< stop substepping once a frame has spent this long on it [ms]
 };
 
-/// The tree overlay (the CPU backend's tree and groups).
+/// The tree overlay: the octree and groups of the last force evaluation (either backend).
 struct OverlaySettings {
   bool cells = false;   ///< octree cells of levels [minLevel, maxLevel], coloured by level
   int minLevel = 2;

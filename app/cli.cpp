@@ -163,7 +163,7 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
   app.add_flag("--show-halo", r.showHalo, "Draw the dark-matter halo too (hidden by default)");
   app.add_option("--overlay", r.overlay,
                  "Boxes over the particles: tree (octree cells), groups (walk groups) or none "
-                 "(default none); needs the CPU backend")
+                 "(default none)")
       ->type_name("NAME");
   app.add_option("--overlay-levels", r.overlayLevels,
                  "Tree levels drawn by --overlay tree, A:B with 0 <= A <= B <= 21 (default 2:6)")

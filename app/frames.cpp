@@ -50,6 +50,10 @@ void SceneRenderer::setBoxes(const std::vector<render::OverlayBox>& boxes) {
   m_renderer.setBoxes(boxes.data(), boxes.size());
 }
 
+std::string SceneRenderer::setOverlay(const sim::Simulation& sim, const OverlayRequest& request) {
+  return m_overlay.write(sim, request, m_renderer);
+}
+
 render::Image SceneRenderer::render(const sim::Particles& p) {
   m_view.fill(p, m_vertices);
   m_renderer.setParticles(m_vertices.data(), m_vertices.size());
@@ -98,19 +102,13 @@ std::string FrameRecorder::frameName(int index) {
 
 render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
   if (m_options.overlay != OverlayKind::None) {
-    const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend());
-    if (cpu == nullptr) {
-      if (!m_overlayNoted) {
-        std::cerr << "bhviz: the " << toString(m_options.overlay)
-                  << " overlay needs the CPU backend's tree (--backend cpu); drawing none\n";
-        m_overlayNoted = true;
-      }
-    } else if (m_options.overlay == OverlayKind::Tree) {
-      m_scene->setBoxes(treeCellBoxes(cpu->tree(), cpu->particles(), m_options.overlayMinLevel,
-                                      m_options.overlayMaxLevel));
-    } else {
-      m_scene->setBoxes(groupBoxes(cpu->groups()));
-    }
+    OverlayRequest request;
+    request.cells = m_options.overlay == OverlayKind::Tree;
+    request.groups = m_options.overlay == OverlayKind::Groups;
+    request.minLevel = m_options.overlayMinLevel;
+    request.maxLevel = m_options.overlayMaxLevel;
+    const std::string line = m_scene->setOverlay(sim, request);
+    if (!line.empty()) std::cerr << line << '\n';
   }
   return m_scene->render(sim);
 }

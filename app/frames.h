@@ -9,6 +9,7 @@
 
 #include "app/gl_context.h"
 #include "app/particle_view.h"
+#include "app/overlay_writer.h"
 #include "app/vertex_writer.h"
 #include "app/view_options.h"
 #include "render/camera.h"
@@ -33,6 +34,9 @@ class SceneRenderer {
   /// Frames the camera on the visible particles, fixes the speed scale and the sprite style.
   void frame(const sim::Particles& initial);
   void setBoxes(const std::vector<render::OverlayBox>& boxes);
+  /// The overlay of `sim`'s last force evaluation (on the CUDA backend written on the device).
+  /// Returns a line to show once (interop refused), else empty.
+  std::string setOverlay(const sim::Simulation& sim, const OverlayRequest& request);
   /// Renders `p` and reads the image back.
   render::Image render(const sim::Particles& p);
   /// Renders the simulation's current state without copying it: on the CUDA backend a kernel
@@ -53,6 +57,7 @@ class SceneRenderer {
   Framing m_framing;
   std::vector<render::ParticleVertex> m_vertices;
   VertexWriter m_writer;  // after m_renderer: unregisters the buffer before it is deleted
+  OverlayWriter m_overlay;  // the same
   bool m_writerNoted = false;
 };
 
@@ -83,7 +88,6 @@ class FrameRecorder {
   std::unique_ptr<HeadlessGlContext> m_context;  // first member: destroyed last
   std::unique_ptr<SceneRenderer> m_scene;
   int m_written = 0;
-  bool m_overlayNoted = false;
 };
 
 }  // namespace bhviz::app

@@ -7,36 +7,34 @@
 
 namespace bhviz::app {
 
-namespace {
-constexpr float kCellOpacity = 0.55f;
-constexpr float kGroupOpacity = 0.5f;
-}  // namespace
+LevelColours levelColours(LevelRange range) {
+  LevelColours out{};
+  const int lo = std::clamp(range.first, 0, sim::kMaxLevel);
+  const int hi = std::clamp(range.last, lo, sim::kMaxLevel);
+  const render::Palette rainbow = render::Palette::rainbow(static_cast<std::size_t>(hi - lo + 1));
+  for (int level = lo; level <= hi; ++level) {
+    out[static_cast<std::size_t>(level)] =
+        glm::vec4(rainbow.colours[static_cast<std::size_t>(level - lo)], kCellOpacity);
+  }
+  return out;
+}
 
 std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,
                                               int minLevel, int maxLevel) {
   std::vector<render::OverlayBox> boxes;
-  const int deepest = tree.depth() - 1;
-  const int lo = std::max(minLevel, 0);
-  const int hi = std::min(maxLevel, deepest);
-  if (lo > hi) return boxes;
-  const render::Palette colours = render::Palette::rainbow(static_cast<std::size_t>(hi - lo + 1));
-  const sim::KeyFrame& frame = tree.frame;
-  for (int level = lo; level <= hi; ++level) {
-    const glm::vec3 colour = colours.colours[static_cast<std::size_t>(level - lo)];
-    const float side = frame.side / static_cast<float>(1u << level);
-    const int shift = sim::kKeyBitsPerAxis - level;
-    for (std::uint32_t c = tree.levelBegin[level]; c < tree.levelBegin[level + 1]; ++c) {
-      // The cell's integer coordinates at its level: any of its particles' quantised position,
-      // shifted down (the same quantisation that made the keys).
-      const sim::Vec4& x = keyOrder.posMass[tree.first[c]];
-      const sim::KeyCoords q = sim::quantize({x.x, x.y, x.z}, frame);
-      const glm::vec3 index(float(q.x >> shift), float(q.y >> shift), float(q.z >> shift));
-      render::OverlayBox b;
-      b.centre = glm::vec3(frame.origin.x, frame.origin.y, frame.origin.z) + (index + 0.5f) * side;
-      b.halfSize = glm::vec3(0.5f * side);
-      b.colour = glm::vec4(colour, kCellOpacity);
-      boxes.push_back(b);
-    }
+  const LevelRange range = overlayLevels(minLevel, maxLevel, tree.depth());
+  if (range.first > range.last) return boxes;
+  const LevelColours colours = levelColours(range);
+  for (std::uint32_t c = tree.levelBegin[range.first]; c < tree.levelBegin[range.last + 1]; ++c) {
+    // The cell's cube from any of its particles: the same quantisation that made the keys.
+    const sim::Vec4& x = keyOrder.posMass[tree.first[c]];
+    const sim::Box cube = sim::cellCube(sim::quantize({x.x, x.y, x.z}, tree.frame), tree.level[c],
+                                        tree.frame);
+    render::OverlayBox b;
+    b.centre = 0.5f * glm::vec3(cube.lo.x + cube.hi.x, cube.lo.y + cube.hi.y, cube.lo.z + cube.hi.z);
+    b.halfSize = glm::vec3(0.5f * (cube.hi.x - cube.lo.x));
+    b.colour = colours[tree.level[c]];
+    boxes.push_back(b);
   }
   return boxes;
 }
@@ -50,7 +48,7 @@ std::vector<render::OverlayBox> groupBoxes(const sim::Groups& groups) {
     render::OverlayBox b;
     b.centre = 0.5f * glm::vec3(box.lo.x + box.hi.x, box.lo.y + box.hi.y, box.lo.z + box.hi.z);
     b.halfSize = 0.5f * glm::vec3(box.hi.x - box.lo.x, box.hi.y - box.lo.y, box.hi.z - box.lo.z);
-    b.colour = glm::vec4(0.3f, 1.0f, 0.6f, kGroupOpacity);
+    b.colour = glm::vec4(kGroupColour[0], kGroupColour[1], kGroupColour[2], kGroupOpacity);
     boxes.push_back(b);
   }
   return boxes;

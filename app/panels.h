@@ -19,6 +19,7 @@ struct UiInfo {
   const char* vertexPath = "";       ///< how the vertex buffer is written
   std::string glDescription;
   std::size_t overlayBoxes = 0;      ///< boxes drawn by the tree overlay
+  const char* overlayPath = "";      ///< how they were made (OverlayWriter::path)
   std::string notice;                ///< the latest error or note, shown until dismissed
 };
 

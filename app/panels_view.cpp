@@ -37,15 +37,13 @@ void drawTreePanel(AppState& s, const UiInfo& info) {
     return;
   }
   const sim::CpuBackend* cpu = info.session != nullptr ? info.session->cpuBackend() : nullptr;
-  if (cpu == nullptr) {
-    ImGui::TextDisabled("tree and group overlays: not available yet on the CUDA backend");
-    ImGui::TextDisabled("(choose the cpu backend in Simulation to see them)");
-    ImGui::End();
-    return;
+  if (cpu != nullptr) {
+    const sim::Tree& tree = cpu->tree();
+    ImGui::Text("%zu cells, depth %d, %zu groups", tree.cellCount(), tree.depth(),
+                cpu->groups().size());
+  } else {
+    ImGui::TextUnformatted("the tree and groups on the GPU");
   }
-  const sim::Tree& tree = cpu->tree();
-  ImGui::Text("%zu cells, depth %d, %zu groups", tree.cellCount(), tree.depth(),
-              cpu->groups().size());
   ImGui::Checkbox("cells", &s.overlay.cells);
   ImGui::SameLine();
   ImGui::Checkbox("groups", &s.overlay.groups);
@@ -54,7 +52,7 @@ void drawTreePanel(AppState& s, const UiInfo& info) {
     s.overlay.minLevel = std::clamp(s.overlay.minLevel, 0, sim::kMaxLevel);
     s.overlay.maxLevel = std::clamp(s.overlay.maxLevel, s.overlay.minLevel, sim::kMaxLevel);
   }
-  ImGui::Text("%zu boxes drawn", info.overlayBoxes);
+  ImGui::Text("%zu boxes drawn (made on the %s)", info.overlayBoxes, info.overlayPath);
   ImGui::End();
 }
 

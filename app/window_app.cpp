@@ -11,7 +11,7 @@
 #include "app/frames.h"
 #include "app/headless.h"
 #include "app/input.h"
-#include "app/overlay_view.h"
+#include "app/overlay_writer.h"
 #include "app/panels.h"
 #include "app/particle_view.h"
 #include "app/perf_history.h"
@@ -70,6 +70,7 @@ class WindowApp {
   Window m_window;              // first: the GL context outlives everything below
   render::Renderer m_renderer;  // needs the context
   VertexWriter m_writer;
+  OverlayWriter m_overlay;  // after m_renderer, as m_writer
   AppState m_state;
   render::Camera m_camera;
   ParticleView m_view;
@@ -177,18 +178,19 @@ void WindowApp::advance(const FrameRequests& r, FrameRecord& record) {
 }
 
 void WindowApp::updateOverlay() {
-  const sim::CpuBackend* cpu = m_session ? m_session->cpuBackend() : nullptr;
-  std::vector<render::OverlayBox> boxes;
-  if (cpu != nullptr && m_state.overlay.cells) {
-    boxes = treeCellBoxes(cpu->tree(), cpu->particles(), m_state.overlay.minLevel,
-                          m_state.overlay.maxLevel);
+  if (!m_session) {
+    m_renderer.setBoxes(nullptr, 0);
+    m_overlayBoxes = 0;
+    return;
   }
-  if (cpu != nullptr && m_state.overlay.groups) {
-    const std::vector<render::OverlayBox> groups = groupBoxes(cpu->groups());
-    boxes.insert(boxes.end(), groups.begin(), groups.end());
-  }
-  m_overlayBoxes = boxes.size();
-  m_renderer.setBoxes(boxes.data(), boxes.size());
+  OverlayRequest request;
+  request.cells = m_state.overlay.cells;
+  request.minLevel = m_state.overlay.minLevel;
+  request.maxLevel = m_state.overlay.maxLevel;
+  request.groups = m_state.overlay.groups;
+  const std::string line = m_overlay.write(m_session->simulation(), request, m_renderer);
+  if (!line.empty()) note(line);
+  m_overlayBoxes = m_renderer.boxCount();
 }
 
 void WindowApp::checkGl() {
@@ -220,6 +222,7 @@ UiInfo WindowApp::uiInfo() const {
   info.cudaBuilt = true;
 #endif
   info.vertexPath = m_writer.path();
+  info.overlayPath = m_overlay.path();
   info.glDescription = m_window.glDescription();
   info.overlayBoxes = m_overlayBoxes;
   info.notice = m_notice;

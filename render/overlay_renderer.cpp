@@ -1,6 +1,8 @@
 #include "render/overlay_renderer.h"
 
+#include <algorithm>
 #include <array>
+#include <string>
 #include <glm/gtc/type_ptr.hpp>
 
 namespace bhviz::render {
@@ -57,18 +59,37 @@ OverlayRenderer::OverlayRenderer()
   gl::check("OverlayRenderer");
 }
 
+void OverlayRenderer::reserve(std::size_t n) {
+  if (n <= m_capacity && m_capacity > 0) return;
+  const std::size_t capacity = std::max<std::size_t>(n, 1);
+  glNamedBufferData(m_instances.get(), static_cast<GLsizeiptr>(capacity * sizeof(OverlayBox)),
+                    nullptr, GL_DYNAMIC_DRAW);
+  gl::check("allocating the overlay boxes");
+  m_capacity = capacity;
+  m_count = std::min(m_count, m_capacity);
+  ++m_generation;
+}
+
 void OverlayRenderer::setBoxes(const OverlayBox* boxes, std::size_t n) {
-  if (n > m_capacity) {
-    glNamedBufferData(m_instances.get(), static_cast<GLsizeiptr>(n * sizeof(OverlayBox)), nullptr,
-                      GL_DYNAMIC_DRAW);
-    m_capacity = n;
-  }
+  reserve(n);
   if (n > 0) {
     glNamedBufferSubData(m_instances.get(), 0, static_cast<GLsizeiptr>(n * sizeof(OverlayBox)),
                          boxes);
   }
   m_count = n;
   gl::check("uploading the overlay boxes");
+}
+
+void OverlayRenderer::setCount(std::size_t n) {
+  if (n > m_capacity) {
+    throw GlError("setBoxCount(" + std::to_string(n) + ") exceeds the buffer's capacity " +
+                  std::to_string(m_capacity));
+  }
+  m_count = n;
+}
+
+VertexBufferInfo OverlayRenderer::buffer() const {
+  return {m_instances.get(), m_capacity * sizeof(OverlayBox), m_capacity, m_generation};
 }
 
 void OverlayRenderer::draw(const Camera& camera, int width, int height) {

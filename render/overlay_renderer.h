@@ -14,6 +14,9 @@ class OverlayRenderer {
  public:
   OverlayRenderer();
   void setBoxes(const OverlayBox* boxes, std::size_t n);
+  void reserve(std::size_t n);  ///< room for n boxes (grows; a new generation when it does)
+  void setCount(std::size_t n);  ///< draw the first n boxes (n ≤ capacity), e.g. a bridge wrote them
+  VertexBufferInfo buffer() const;
   std::size_t count() const { return m_count; }
   void draw(const Camera& camera, int width, int height);
 
@@ -24,6 +27,7 @@ class OverlayRenderer {
   gl::Buffer m_instances;
   std::size_t m_capacity = 0;
   std::size_t m_count = 0;
+  std::uint64_t m_generation = 0;
 };
 
 }  // namespace bhviz::render

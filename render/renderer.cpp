@@ -31,6 +31,9 @@ void Renderer::setPalette(const Palette& palette) { m_impl->particles.setPalette
 void Renderer::setBoxes(const OverlayBox* boxes, std::size_t n) {
   m_impl->overlay.setBoxes(boxes, n);
 }
+void Renderer::reserveBoxes(std::size_t n) { m_impl->overlay.reserve(n); }
+VertexBufferInfo Renderer::boxBuffer() const { return m_impl->overlay.buffer(); }
+void Renderer::setBoxCount(std::size_t n) { m_impl->overlay.setCount(n); }
 std::size_t Renderer::boxCount() const { return m_impl->overlay.count(); }
 
 void Renderer::render(const Camera& camera, const RenderParams& params,

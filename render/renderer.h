@@ -79,6 +79,11 @@ class Renderer {
   void setPalette(const Palette& palette);
   /// Replaces the overlay's boxes (none = no overlay).
   void setBoxes(const OverlayBox* boxes, std::size_t n);
+  /// The overlay's box buffer for a bridge writing into it directly: reserve room, let the
+  /// bridge write, then say how many to draw (as for the particles).
+  void reserveBoxes(std::size_t n);
+  VertexBufferInfo boxBuffer() const;
+  void setBoxCount(std::size_t n);
   std::size_t boxCount() const;
 
   /// Draws one frame into `target` (its whole area).

@@ -32,12 +32,12 @@ struct OverlayBox {
 };
 static_assert(sizeof(OverlayBox) == 40, "OverlayBox must be tightly packed");
 
-/// The renderer's particle vertex buffer, for a bridge that writes into it directly (CUDA–GL
-/// interop registers `name` once per `generation`).
+/// One of the renderer's buffers (particle vertices, overlay boxes), for a bridge that writes
+/// into it directly (CUDA–GL interop registers `name` once per `generation`).
 struct VertexBufferInfo {
   std::uint32_t name = 0;        ///< the GL buffer object name (a GLuint)
-  std::size_t bytes = 0;         ///< its allocated size: capacity × sizeof(ParticleVertex)
-  std::size_t capacity = 0;      ///< vertices it can hold
+  std::size_t bytes = 0;         ///< its allocated size: capacity × the element's size
+  std::size_t capacity = 0;      ///< elements (vertices, boxes) it can hold
   std::uint64_t generation = 0;  ///< bumped whenever the storage is reallocated (re-register)
 };
 

@@ -1,19 +1,26 @@
 // CUDA–GL interop (label gpu): the CUDA backend's particles written into the renderer's vertex
-// buffer by the bridge's kernel must draw exactly the picture the host upload draws. Runs on
+// buffer by the bridge's kernel must draw exactly the picture the host upload draws, and so
+// must the tree overlay made on the device. Runs on
 // the GPU server through the headless EGL device context (no window, no display there); skips
 // without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <vector>
 
+#include "app/cuda_gl_bridge.h"
 #include "app/frames.h"
 #include "app/gl_context.h"
 #include "app/particle_view.h"
+#include "app/overlay_view.h"
+#include "app/overlay_writer.h"
 #include "app/vertex_writer.h"
 #include "render/renderer.h"
+#include "sim/cpu/cpu_backend.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/device_buffer.h"
 #include "sim/ic/initial_conditions.h"
@@ -82,6 +89,76 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
       EXPECT_EQ(interop.rgba, uploaded.rgba) << "colour " << app::toString(colour) << ", pass " << pass;
     }
   }
+}
+
+// The tree overlay made on the device equals the one the CPU backend makes from its own tree of
+// the same state: box for box from the kernels, pixel for pixel through interop.
+TEST(WindowInterop, DeviceOverlayIsTheCpuOverlay) {
+  if (sim::cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  Scene scene;
+  scene.context = app::HeadlessGlContext::create();
+  scene.renderer = std::make_unique<render::Renderer>();
+  scene.target = std::make_unique<render::OffscreenTarget>(320, 240);
+
+  const sim::Particles initial = sim::makeScenario("merger", 20000, 5);
+  sim::SimParams params;  // the trees are built in the constructors' force evaluation
+  sim::Simulation cpu(std::make_unique<sim::CpuBackend>(), initial, params);
+  sim::Simulation gpu(sim::cuda::makeCudaBackend(initial.size()), initial, params);
+  const auto* cpuBackend = dynamic_cast<const sim::CpuBackend*>(&cpu.backend());
+  ASSERT_NE(cpuBackend, nullptr);
+
+  app::OverlayRequest request;
+  request.cells = true;
+  request.minLevel = 1;
+  request.maxLevel = sim::kMaxLevel;  // deeper than the tree: clamped alike
+  request.groups = true;
+  std::vector<render::OverlayBox> expected =
+      app::treeCellBoxes(cpuBackend->tree(), cpuBackend->particles(), request.minLevel,
+                         request.maxLevel);
+  const std::vector<render::OverlayBox> groups = app::groupBoxes(cpuBackend->groups());
+  expected.insert(expected.end(), groups.begin(), groups.end());
+
+  const auto particles = sim::cuda::deviceView(gpu.backend());
+  const auto tree = sim::cuda::deviceTreeView(gpu.backend());
+  ASSERT_TRUE(particles && tree);
+  const app::LevelColours colours = app::levelColours(app::overlayLevels(
+      request.minLevel, request.maxLevel, static_cast<int>(tree->levelBegin.size()) - 1));
+  sim::cuda::DeviceBuffer<render::OverlayBox> scratch;
+  const std::vector<render::OverlayBox> device =
+      app::overlayBoxesViaHost(*particles, *tree, request, colours, scratch);
+  ASSERT_EQ(device.size(), expected.size());
+  // Same arithmetic, but the device may fuse a multiply-add (one rounding less) in
+  // origin + side · index: a few ulps of the frame's coordinates.
+  const sim::KeyFrame& frame = cpuBackend->tree().frame;
+  const float tolerance =
+      1e-6f * (std::max({std::abs(frame.origin.x), std::abs(frame.origin.y),
+                         std::abs(frame.origin.z)}) + frame.side);
+  std::size_t cells = 0;
+  for (std::size_t i = 0; i < device.size(); ++i) {
+    const render::OverlayBox& a = device[i];
+    const render::OverlayBox& b = expected[i];
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_NEAR(a.centre[k], b.centre[k], tolerance) << "box " << i;
+      ASSERT_NEAR(a.halfSize[k], b.halfSize[k], tolerance) << "box " << i;
+    }
+    ASSERT_EQ(a.colour, b.colour) << "box " << i;
+    cells += a.colour.a == app::kCellOpacity ? 1 : 0;
+  }
+  std::printf("overlay: %zu cells and %zu groups, the same on the device\n", cells,
+              device.size() - cells);
+
+  // Drawn: the CPU's boxes uploaded, then the device's written through interop.
+  scene.camera.frameSphere({0, 0, 0}, 3.0f, 320.0f / 240.0f);
+  scene.renderer->setBoxes(expected.data(), expected.size());
+  const render::Image uploaded = scene.draw();
+  app::OverlayWriter writer;
+  ASSERT_TRUE(writer.write(gpu, request, *scene.renderer).empty());
+  EXPECT_STREQ(writer.path(), "GPU, CUDA-GL interop");
+  EXPECT_EQ(scene.renderer->boxCount(), expected.size());
+  const render::Image interop = scene.draw();
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < interop.rgba.size(); ++i) differing += interop.rgba[i] != uploaded.rgba[i];
+  EXPECT_LE(differing, interop.rgba.size() / 1000) << "the interop overlay draws other boxes";
 }
 
 TEST(WindowInterop, WriteTimeAtOneMillionParticles) {

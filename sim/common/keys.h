@@ -144,6 +144,17 @@ BHVIZ_HD inline KeyCoords quantize(Vec3 p, const KeyFrame& f) {
           quantizeAxis(p.z, f.origin.z, scale)};
 }
 
+/// The geometric cube of the octree cell at `level` (0 = the whole frame) that holds the
+/// quantised point q: what the tree overlay draws, on the host and on the device.
+BHVIZ_HD inline Box cellCube(KeyCoords q, int level, const KeyFrame& f) {
+  const int shift = kKeyBitsPerAxis - level;
+  const float side = f.side / static_cast<float>(1u << level);
+  const Vec3 lo = f.origin + side * Vec3{static_cast<float>(q.x >> shift),
+                                         static_cast<float>(q.y >> shift),
+                                         static_cast<float>(q.z >> shift)};
+  return {lo, lo + Vec3{side, side, side}};
+}
+
 /// The child octant (0..7, in curve order) of a key at octree level `level` (1..21).
 BHVIZ_HD inline unsigned keyDigit(std::uint64_t key, int level) {
   return static_cast<unsigned>(key >> (3 * (kMaxLevel - level))) & 7u;

@@ -302,6 +302,19 @@ class CudaBackend final : public Backend {
                       m_stream};
   }
 
+  std::optional<DeviceTreeView> treeView() const {
+    if (m_tree.levelBegin.empty() || m_groups.capacity == 0) return std::nullopt;
+    DeviceTreeView v;
+    v.levelBegin = m_tree.levelBegin;
+    v.frame = m_ws.frame.data();
+    v.first = m_tree.first.data();
+    v.level = m_tree.level.data();
+    v.groupBox = m_groups.box.data();
+    BHVIZ_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    copyToHost(&v.groups, m_groups.size.data(), sizeof v.groups);
+    return v;
+  }
+
  private:
   std::uint32_t count() const { return static_cast<std::uint32_t>(m_p.n); }
 
@@ -352,6 +365,12 @@ std::optional<DeviceView> deviceView(const Backend& backend) {
   const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
   if (cuda == nullptr) return std::nullopt;
   return cuda->view();
+}
+
+std::optional<DeviceTreeView> deviceTreeView(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  if (cuda == nullptr) return std::nullopt;
+  return cuda->treeView();
 }
 
 std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/backend.h"
+#include "sim/common/keys.h"
 #include "sim/cuda/device_buffer.h"
 #include "sim/direct_sum.h"
 
@@ -49,6 +50,22 @@ struct DeviceView {
 
 /// The device arrays of `backend` when it is a CUDA backend, else nullopt.
 std::optional<DeviceView> deviceView(const Backend& backend);
+
+/// The octree and the groups of the last force evaluation, where the CUDA backend keeps them
+/// (to draw them without copying them to the host). The tree's arrays are in sim::Tree's layout;
+/// cell c's particles start at particle first[c] of DeviceView (key order).
+struct DeviceTreeView {
+  std::vector<std::uint32_t> levelBegin;  ///< host copy, as Tree::levelBegin; empty: no tree yet
+  const KeyFrame* frame = nullptr;        ///< 1 element: the cube the keys quantise
+  const std::uint32_t* first = nullptr;   ///< per cell: first particle
+  const std::uint8_t* level = nullptr;    ///< per cell: level (0 = root)
+  const Box* groupBox = nullptr;          ///< per group: box of its active particles
+  std::uint32_t groups = 0;               ///< number of groups (read from the device: blocking)
+};
+
+/// The tree and groups of `backend` when it is a CUDA backend that has built one, else nullopt.
+/// Waits for the backend's stream (the group count is a device scalar).
+std::optional<DeviceTreeView> deviceTreeView(const Backend& backend);
 
 /// Exact Plummer-softened direct summation in double precision on the GPU: acceleration and
 /// potential of the targets from every particle (the accuracy reference of the benchmarks).

@@ -1,0 +1,40 @@
+#pragma once
+// The tree overlay of the simulation's last force evaluation → the renderer's box buffer. On
+// the CPU backend the boxes are made on the host from its tree (overlay_view.h); on the CUDA
+// backend kernels make them from the device tree and write them into the GL buffer through
+// CUDA–GL interop (cuda_gl_bridge.h), or into device scratch copied to the host when interop
+// is not available. Both give the same boxes in the same order.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "app/overlay_view.h"
+#include "render/renderer.h"
+#include "sim/simulation.h"
+
+namespace bhviz::app {
+
+class OverlayWriter {
+ public:
+  OverlayWriter();
+  ~OverlayWriter();  ///< needs the GL context still current (it unregisters the buffer)
+  OverlayWriter(const OverlayWriter&) = delete;
+  OverlayWriter& operator=(const OverlayWriter&) = delete;
+
+  /// Replaces the renderer's overlay boxes with those of `request` (none when it asks for
+  /// nothing or no tree has been built yet). Returns a line to show the user once (interop
+  /// refused, so copying through the host instead), else empty.
+  std::string write(const sim::Simulation& sim, const OverlayRequest& request,
+                    render::Renderer& renderer);
+
+  /// "host", "GPU, CUDA-GL interop" or "GPU, copied to the host": how the last boxes were made.
+  const char* path() const { return m_path; }
+
+ private:
+  struct Device;
+  std::unique_ptr<Device> m_device;  // null without CUDA
+  const char* m_path = "host";
+};
+
+}  // namespace bhviz::app
