@@ -111,13 +111,16 @@ void WindowApp::start() {
     m_state.overlay.cells = m_state.overlay.groups = true;
   }
   m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+  m_state.scene = m_session->scene();  // --load: the file's N
   if (!m_session->backendNote().empty()) m_out << m_session->backendNote() << '\n';
   applyView();
   const render::RenderTarget t = m_window.target();
   const Framing framing = frameVisible(m_session->initial(), m_state.view);
   aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
   m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
-  m_out << "bhviz: window " << t.width << "x" << t.height << ", " << m_state.scene.scenario
+  m_out << "bhviz: window " << t.width << "x" << t.height << ", "
+        << (m_state.scene.snapshotPath.empty() ? m_state.scene.scenario
+                                               : "file " + m_state.scene.snapshotPath)
         << ", N = " << m_state.scene.n << ", " << m_session->simulation().backend().name()
         << " backend; " << m_window.glDescription() << '\n'
         << std::flush;
