@@ -241,6 +241,18 @@ TEST(Hdf5, FuzzReproducerHugeMetadataIsRefused) {
   const std::vector<unsigned char> b = bytes(path);
   EXPECT_THROW(io::hdf5::parse(b.data(), b.size(), "mem.hdf5"), io::SnapshotError);
 }
+
+// Found by fuzz_hdf5: a corrupt attribute message that libhdf5 1.10.8 reads 8 bytes past (inside
+// the library, suppressed in tests/fuzz/asan.supp). Outside the sanitizer it must still end in
+// one SnapshotError naming the attribute, not a crash.
+TEST(Hdf5, FuzzReproducerCorruptAttributeIsRefused) {
+  if (!io::haveHdf5()) GTEST_SKIP() << "built without HDF5";
+  const std::string path = std::string(BHVIZ_TEST_DATA) + "/fuzz/hdf5-attribute-overread.hdf5";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  expectOneLineNaming(errorOf(path), path, "Header/");
+  const std::vector<unsigned char> b = bytes(path);
+  EXPECT_THROW(io::hdf5::parse(b.data(), b.size(), "mem.hdf5"), io::SnapshotError);
+}
 #endif
 
 // --load starts the run at the file's time: a Tipsy file at t = 1.25, one step of dtMax 0.125,
