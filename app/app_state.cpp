@@ -10,6 +10,8 @@ AppState initialState(const Options& o, std::size_t n) {
   s.scene.n = n;
   s.scene.seed = o.seed;
   s.scene.backend = o.backend;
+  s.scene.snapshotPath = o.loadPath;
+  if (!o.loadPath.empty()) s.files.snapshotPath = o.loadPath;
   s.params = o.params;
   s.view.colorBy = o.frames.colorBy;
   s.view.visible[static_cast<std::size_t>(sim::Component::Halo)] = o.frames.showHalo;

@@ -21,6 +21,7 @@ struct SceneSettings {
   std::size_t n = 20000;                        ///< particles [1]
   std::uint64_t seed = 1;                       ///< initial-condition seed
   BackendChoice backend = BackendChoice::Auto;  ///< cpu, cuda or auto
+  std::string snapshotPath;  ///< built from this snapshot (its N and time) instead of the scenario; empty = the scenario
 };
 
 /// How far the simulation moves per displayed frame.
@@ -49,6 +50,16 @@ struct PanelsOpen {
   bool diagnostics = false;
   bool view = false;
   bool help = false;
+  bool files = false;  ///< snapshots and recording (panels_files.cpp)
+};
+
+/// The Files panel: snapshot load/save and recording of frames or a video.
+struct FilesSettings {
+  std::string snapshotPath = "bhviz-snapshot.tipsy";  ///< Load reads it (format from the content), Save writes it (format from the extension)
+  bool recordVideo = false;      ///< record a video (needs ffmpeg) instead of PNG frames
+  std::string framesDir = "bhviz-frames";  ///< PNG frames: DIR/frame_000000.png, …
+  std::string videoPath = "bhviz.mp4";     ///< the video (.mp4, .mkv or .mov)
+  int every = 1;                 ///< record every K-th displayed frame [frames]
 };
 
 struct AppState {
@@ -62,6 +73,7 @@ struct AppState {
   bool paused = false;
   bool uiVisible = true;      ///< H hides every panel
   PanelsOpen panels;
+  FilesSettings files;
 };
 
 /// What one frame's input and panels asked for; applied by the main loop.
@@ -73,6 +85,9 @@ struct FrameRequests {
   bool reframe = false;       ///< aim the camera at the scene again
   bool screenshot = false;    ///< F12
   bool quit = false;          ///< Esc
+  bool loadSnapshot = false;  ///< Files: replace the simulation by AppState::files.snapshotPath
+  bool saveSnapshot = false;  ///< Files: write the current state to AppState::files.snapshotPath
+  bool toggleRecording = false;  ///< Files: start recording (as AppState::files says) or stop
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "app/output.h"
+#include "app/video.h"
 #include "sim/accuracy.h"
 #include "sim/common/keys.h"
 #include "sim/ic/initial_conditions.h"
@@ -51,6 +52,7 @@ struct RawArgs {
   std::string load, save;              // --load, --save
   std::vector<std::string> saveEvery;  // --save-every K DIR
   std::string sweep, out;  // --sweep, --out (app/sweep.h)
+  std::string video;       // --video
 };
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
@@ -168,13 +170,17 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--overlay-levels", r.overlayLevels,
                  "Tree levels drawn by --overlay tree, A:B with 0 <= A <= B <= 21 (default 2:6)")
       ->type_name("A:B");
+  app.add_option("--video", r.video,
+                 "Encode the frames (the initial state, then every --frame-every steps headless "
+                 "or frames in the window) as a video with ffmpeg from PATH: .mp4, .mkv or .mov")
+      ->type_name("FILE.mp4");
 }
 
 // Snapshots in and out (sim/io/snapshot.h).
 void defineSnapshotOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--load", r.load,
                  "Start from a Tipsy or HDF5 snapshot (the format read from the file) instead of "
-                 "--scenario; the run starts at t = 0")
+                 "--scenario; the run starts at the file's time (Tipsy header, HDF5 Header/Time)")
       ->type_name("FILE");
   app.add_option("--save", r.save, "After the last step, write a snapshot (.tipsy or .hdf5)")
       ->type_name("FILE");
@@ -398,21 +404,38 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   // Options that shape pictures, in a headless run that makes none, are a mistake worth a line.
   // The window shows pictures, so there they shape the window's.
   const bool headless = r.headless;
-  if (headless && !given("--frames") && !given("--screenshot")) {
+  if (headless && !given("--frames") && !given("--screenshot") && !given("--video")) {
     for (const char* name : {"--frame-every", "--size", "--color", "--show-halo", "--overlay",
                              "--overlay-levels"}) {
       if (given(name)) {
-        throw UsageError(std::string(name) + " needs --frames DIR or --screenshot FILE");
+        throw UsageError(std::string(name) + " needs --frames DIR, --video FILE or --screenshot FILE");
       }
     }
   }
   if (!headless && given("--frames")) {
     throw UsageError("--frames needs --headless (in the window, F12 saves a screenshot)");
   }
-  if (given("--frame-every") && !given("--frames")) {
-    throw UsageError("--frame-every needs --frames DIR");
+  if (given("--frame-every") && !given("--frames") && !given("--video")) {
+    throw UsageError("--frame-every needs --frames DIR or --video FILE");
   }
   return f;
+}
+
+// --video: a known container and a writable path; headless, ffmpeg must be on PATH before any
+// work starts. The window opens without it and says so (its record button stays disabled).
+void videoOption(const RawArgs& r, Options& o) {
+  try {
+    videoMuxer(r.video);
+  } catch (const VideoError& e) {
+    throw UsageError(std::string("--video = ") + e.what());
+  }
+  if (const auto ffmpeg = findFfmpeg()) {
+    o.frames.ffmpeg = *ffmpeg;
+  } else if (o.headless) {
+    throw UsageError(ffmpegMissingMessage());
+  }
+  requireWritable("--video", r.video);
+  o.frames.videoPath = r.video;
 }
 
 // --sweep and --out: checked after the physics, so a bad --softening names itself first.
@@ -426,7 +449,7 @@ SweepOptions sweepOptions(const CLI::App& app, const RawArgs& r, const sim::SimP
   }
   if (!r.headless) throw UsageError("--sweep needs --headless");
   for (const char* name : {"--theta", "--mac-param", "--steps", "--stats", "--dump-accel",
-                           "--frames", "--screenshot", "--quit-after"}) {
+                           "--frames", "--screenshot", "--quit-after", "--video"}) {
     if (app.count(name) > 0) throw UsageError(std::string(name) + " does not apply to --sweep");
   }
   if (app.count("--out") == 0) throw UsageError("--sweep needs --out FILE.csv");
@@ -444,7 +467,8 @@ void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o) {
   namespace fs = std::filesystem;
   auto given = [&](const char* name) { return app.count(name) > 0; };
   if (!o.headless) {
-    for (const char* name : {"--load", "--save", "--save-every"}) {
+    // --load opens the window on the snapshot (app_state.cpp); saving is the Files panel's.
+    for (const char* name : {"--save", "--save-every"}) {
       if (given(name)) throw UsageError(std::string(name) + " applies to headless runs only: add --headless");
     }
   }
@@ -533,6 +557,7 @@ Options convert(const CLI::App& app, const RawArgs& r) {
     prepareFramesDir(r.frames);
     o.frames.framesDir = r.frames;
   }
+  if (app.count("--video") > 0) videoOption(r, o);
   snapshotOptions(app, r, o);
   return o;
 }

@@ -71,6 +71,13 @@ render::Image SceneRenderer::render(const sim::Simulation& sim) {
   return m_target.read();
 }
 
+void writePngAtomically(const std::filesystem::path& path, const render::Image& image) {
+  const std::vector<std::uint8_t> png = render::encodePng(image);
+  writeFileAtomically(path, [&](std::ostream& out) {
+    out.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  });
+}
+
 FrameRecorder::FrameRecorder(const FrameOptions& options, int maxBinDepth)
     : m_options(options), m_context(HeadlessGlContext::create()) {
   ViewSettings view;
@@ -78,6 +85,11 @@ FrameRecorder::FrameRecorder(const FrameOptions& options, int maxBinDepth)
   view.visible[static_cast<std::size_t>(sim::Component::Halo)] = options.showHalo;
   view.maxBinDepth = maxBinDepth;
   m_scene = std::make_unique<SceneRenderer>(options.width, options.height, view);
+  // ffmpeg before any physics too: a missing encoder should cost nothing.
+  if (!options.videoPath.empty()) {
+    m_video = std::make_unique<VideoWriter>(options.ffmpeg, options.videoPath, options.width,
+                                            options.height);
+  }
 }
 
 FrameRecorder::~FrameRecorder() { m_scene.reset(); }  // GL objects go before the context
@@ -91,6 +103,10 @@ std::string FrameRecorder::description() const {
          (m_options.every == 1 ? " step" : " steps");
   }
   if (!m_options.screenshotPath.empty()) s += ", screenshot " + m_options.screenshotPath;
+  if (m_video) {
+    s += ", video " + m_options.videoPath + " every " + std::to_string(m_options.every) +
+         (m_options.every == 1 ? " step" : " steps");
+  }
   return s + "; " + m_context->description();
 }
 
@@ -113,27 +129,29 @@ render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
   return m_scene->render(sim);
 }
 
-void FrameRecorder::write(const std::filesystem::path& path, const render::Image& image) const {
-  const std::vector<std::uint8_t> png = render::encodePng(image);
-  writeFileAtomically(path, [&](std::ostream& out) {
-    out.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
-  });
+void FrameRecorder::record(const sim::Simulation& sim) {
+  const render::Image image = renderState(sim);
+  if (!m_options.framesDir.empty()) {
+    writePngAtomically(std::filesystem::path(m_options.framesDir) / frameName(m_written), image);
+  }
+  if (m_video) m_video->write(image);
+  ++m_written;
 }
 
 void FrameRecorder::start(const sim::Simulation& sim) {
   m_scene->frame(sim.particles());
-  if (m_options.framesDir.empty()) return;
-  write(std::filesystem::path(m_options.framesDir) / frameName(m_written++), renderState(sim));
+  if (m_options.framesDir.empty() && !m_video) return;
+  record(sim);
 }
 
 void FrameRecorder::afterStep(const sim::Simulation& sim, int step) {
-  if (m_options.framesDir.empty() || step % m_options.every != 0) return;
-  write(std::filesystem::path(m_options.framesDir) / frameName(m_written++), renderState(sim));
+  if ((m_options.framesDir.empty() && !m_video) || step % m_options.every != 0) return;
+  record(sim);
 }
 
 void FrameRecorder::finish(const sim::Simulation& sim) {
-  if (m_options.screenshotPath.empty()) return;
-  write(m_options.screenshotPath, renderState(sim));
+  if (!m_options.screenshotPath.empty()) writePngAtomically(m_options.screenshotPath, renderState(sim));
+  if (m_video) m_video->finish();
 }
 
 }  // namespace bhviz::app

@@ -10,6 +10,7 @@
 #include "app/gl_context.h"
 #include "app/particle_view.h"
 #include "app/overlay_writer.h"
+#include "app/video.h"
 #include "app/vertex_writer.h"
 #include "app/view_options.h"
 #include "render/camera.h"
@@ -61,7 +62,12 @@ class SceneRenderer {
   bool m_writerNoted = false;
 };
 
-/// --frames, --screenshot: owns the headless context and writes the PNG files.
+/// Writes `image` as a PNG to `path` atomically (PATH.tmp, then renamed). Throws
+/// std::runtime_error naming the file.
+void writePngAtomically(const std::filesystem::path& path, const render::Image& image);
+
+/// --frames, --screenshot, --video: owns the headless context, writes the PNG files and feeds
+/// ffmpeg.
 class FrameRecorder {
  public:
   /// Creates the headless GL context (throws GlContextUnavailable) and the renderer.
@@ -74,7 +80,8 @@ class FrameRecorder {
   void start(const sim::Simulation& sim);
   /// After `step` dtMax intervals: writes a frame when step is a multiple of --frame-every.
   void afterStep(const sim::Simulation& sim, int step);
-  /// Writes the screenshot of the final state (with --screenshot).
+  /// Writes the screenshot of the final state (with --screenshot) and finishes the video
+  /// (throws VideoError when ffmpeg failed).
   void finish(const sim::Simulation& sim);
   int framesWritten() const { return m_written; }
   /// frame_000042.png: frames are numbered consecutively (for ffmpeg -i frame_%06d.png).
@@ -82,11 +89,12 @@ class FrameRecorder {
 
  private:
   render::Image renderState(const sim::Simulation& sim);
-  void write(const std::filesystem::path& path, const render::Image& image) const;
+  void record(const sim::Simulation& sim);
 
   FrameOptions m_options;
   std::unique_ptr<HeadlessGlContext> m_context;  // first member: destroyed last
   std::unique_ptr<SceneRenderer> m_scene;
+  std::unique_ptr<VideoWriter> m_video;  // --video: ffmpeg started with the recorder
   int m_written = 0;
 };
 

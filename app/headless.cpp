@@ -177,11 +177,11 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   Options o = options;
   if (o.quitAfter > 0) o.steps = std::min(o.steps, o.quitAfter);
   // --load: the particles come from a snapshot (a corrupt one throws SnapshotError: exit 1),
-  // read before the backend is chosen so that N is known. The run starts at t = 0.
-  std::optional<sim::Particles> loaded;
+  // read before the backend is chosen so that N is known. The run starts at the file's time.
+  std::optional<sim::io::Snapshot> loaded;
   if (!o.loadPath.empty()) {
-    loaded = sim::io::readSnapshot(o.loadPath);
-    o.n = loaded->size();
+    loaded = sim::io::readSnapshotWithTime(o.loadPath);
+    o.n = loaded->particles.size();
     o.scenario = "file " + o.loadPath;
   }
   BackendSelection selection = selectBackend(o.backend, o.n);
@@ -192,8 +192,9 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   // The GL context before any physics: without one, the run would be for nothing.
   std::unique_ptr<FrameRecorder> frames;
   if (o.frames.wanted()) frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
-  sim::Simulation sim(std::move(selection.backend), loaded ? std::move(*loaded) : sim::makeScenario(o.scenario, o.n, o.seed),
-                      o.params);
+  sim::Simulation sim(std::move(selection.backend),
+                      loaded ? std::move(loaded->particles) : sim::makeScenario(o.scenario, o.n, o.seed),
+                      o.params, loaded ? loaded->time : 0.0);
   if (!o.quiet) printHeader(out, o, sim);
   if (frames) {
     if (!o.quiet) out << frames->description() << '\n';
@@ -232,7 +233,9 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   if (frames) frames->finish(sim);
   if (!o.quiet) {
     if (frames && frames->framesWritten() > 0) {
-      out << "bhviz: " << frames->framesWritten() << " frames in " << o.frames.framesDir << '\n';
+      std::string where = o.frames.framesDir;
+      if (!o.frames.videoPath.empty()) where += (where.empty() ? "" : " and ") + o.frames.videoPath;
+      out << "bhviz: " << frames->framesWritten() << " frames in " << where << '\n';
     }
     out << "bhviz: " << report.steps << " steps, " << report.substeps << " substeps in "
         << report.wallMs / 1000.0 << " s; energy drift "

@@ -21,6 +21,10 @@ struct UiInfo {
   std::size_t overlayBoxes = 0;      ///< boxes drawn by the tree overlay
   const char* overlayPath = "";      ///< how they were made (OverlayWriter::path)
   std::string notice;                ///< the latest error or note, shown until dismissed
+  bool ffmpegFound = false;          ///< video recording is possible
+  bool recording = false;            ///< the Record button is on
+  int recordedFrames = 0;            ///< frames written by the current (or last) recording
+  std::string recordTarget;          ///< its directory or video file
 };
 
 void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);
@@ -32,6 +36,7 @@ void drawTreePanel(AppState& s, const UiInfo& info);
 void drawDiagnosticsPanel(AppState& s, const UiInfo& info);
 void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawHelpWindow(AppState& s, const UiInfo& info);
+void drawFilesPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// The notice line at the bottom; returns true when the user dismissed it.
 bool drawNotice(const UiInfo& info);
 

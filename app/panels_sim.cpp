@@ -101,7 +101,15 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   } else {
     ImGui::TextDisabled("no simulation (see the notice)");
   }
-  if (sceneControls(s.scene, info.cudaBuilt)) r.rebuild = true;
+  if (sceneControls(s.scene, info.cudaBuilt)) {
+    r.rebuild = true;
+    // A scenario, N or seed picked here replaces a loaded snapshot (a backend change keeps it).
+    if (info.session != nullptr && (s.scene.scenario != info.session->scene().scenario ||
+                                    s.scene.n != info.session->scene().n ||
+                                    s.scene.seed != info.session->scene().seed)) {
+      s.scene.snapshotPath.clear();
+    }
+  }
   if (ImGui::Button("Reset (R)")) r.rebuild = true;
   ImGui::SameLine();
   if (ImGui::Button(s.paused ? "Play (Space)" : "Pause (Space)")) s.paused = !s.paused;

@@ -4,7 +4,7 @@
 #include <ctime>
 #include <ostream>
 
-#include "app/output.h"
+#include "app/frames.h"
 #include "render/image.h"
 
 namespace bhviz::app {
@@ -14,10 +14,7 @@ void saveScreenshot(render::Renderer& renderer, const render::Camera& camera,
                     const std::filesystem::path& path) {
   render::OffscreenTarget target(width, height);
   renderer.render(camera, params, target.target());
-  const std::vector<std::uint8_t> png = render::encodePng(target.read());
-  writeFileAtomically(path, [&](std::ostream& out) {
-    out.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
-  });
+  writePngAtomically(path, target.read());
 }
 
 std::filesystem::path timestampedScreenshotPath(const std::filesystem::path& dir) {

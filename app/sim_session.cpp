@@ -1,9 +1,11 @@
 #include "app/sim_session.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/headless.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/io/snapshot.h"
 
 namespace bhviz::app {
 
@@ -29,10 +31,19 @@ double magnitude(const std::array<double, 3>& v) {
 }  // namespace
 
 SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params) : m_scene(scene) {
-  BackendSelection selection = selectBackend(scene.backend, scene.n);
+  double startTime = 0.0;
+  if (!scene.snapshotPath.empty()) {
+    // Read before the backend is chosen: N is the file's.
+    sim::io::Snapshot snapshot = sim::io::readSnapshotWithTime(scene.snapshotPath);
+    m_initial = std::move(snapshot.particles);
+    startTime = snapshot.time;
+    m_scene.n = m_initial.size();
+  }
+  BackendSelection selection = selectBackend(m_scene.backend, m_scene.n);
   m_note = selection.note;
-  m_initial = sim::makeScenario(scene.scenario, scene.n, scene.seed);
-  m_sim = std::make_unique<sim::Simulation>(std::move(selection.backend), m_initial, params);
+  if (scene.snapshotPath.empty()) m_initial = sim::makeScenario(scene.scenario, scene.n, scene.seed);
+  m_sim = std::make_unique<sim::Simulation>(std::move(selection.backend), m_initial, params,
+                                            startTime);
   m_targetTime = m_sim->time();
   sampleDiagnostics(0.0, true);
   m_e0 = m_diagnostics.total();
@@ -65,6 +76,13 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
   }
   a.wallMs = msSince(t0);
   return a;
+}
+
+void SimSession::save(const std::string& path) {
+  sim::io::formatFromExtension(path);  // a bad name costs no substep
+  while (!m_sim->synchronized()) m_sim->substep();
+  m_targetTime = std::max(m_targetTime, m_sim->time());
+  sim::io::writeSnapshot(path, m_sim->particles(), m_sim->time());
 }
 
 SimSession::Advance SimSession::step() {

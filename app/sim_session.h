@@ -16,9 +16,15 @@ namespace bhviz::app {
 
 class SimSession {
  public:
-  /// Makes the scenario and the simulation on the backend `scene.backend` picks for scene.n.
-  /// Throws BackendUnavailable, sim::InvalidParameter, sim::NonFiniteState, std::bad_alloc.
+  /// Makes the scenario (or reads scene.snapshotPath: its particles, N and time) and the
+  /// simulation on the backend `scene.backend` picks for N. Throws BackendUnavailable,
+  /// sim::io::SnapshotError, sim::InvalidParameter, sim::NonFiniteState, std::bad_alloc.
   SimSession(const SceneSettings& scene, const sim::SimParams& params);
+
+  /// Writes the state to `path` (format from the extension, written atomically), first
+  /// finishing the current block step so that every velocity is at the saved time. Throws
+  /// sim::io::SnapshotError (nothing else changes then) or sim::NonFiniteState.
+  void save(const std::string& path);
 
   /// Substeps until the budget's sim time (or substep count) is done or its wall time is
   /// spent. Throws sim::NonFiniteState (the simulation is then unusable until rebuilt).

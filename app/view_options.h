@@ -29,8 +29,10 @@ struct FrameOptions {
   OverlayKind overlay = OverlayKind::None;  ///< --overlay
   int overlayMinLevel = 2;  ///< --overlay-levels A:B (tree cells of levels A..B)
   int overlayMaxLevel = 6;
+  std::string videoPath;  ///< --video FILE: the frames (as --frame-every picks them) as a video; empty = none
+  std::string ffmpeg;     ///< the ffmpeg found on PATH for --video; empty = none found
 
-  bool wanted() const { return !framesDir.empty() || !screenshotPath.empty(); }
+  bool wanted() const { return !framesDir.empty() || !screenshotPath.empty() || !videoPath.empty(); }
 };
 
 }  // namespace bhviz::app

@@ -15,6 +15,7 @@
 #include "app/panels.h"
 #include "app/particle_view.h"
 #include "app/perf_history.h"
+#include "app/recording.h"
 #include "app/screenshot.h"
 #include "app/sim_session.h"
 #include "app/vertex_writer.h"
@@ -61,6 +62,10 @@ class WindowApp {
   void updateOverlay();
   void checkGl();
   void screenshot(const std::string& path);
+  void applyFileRequests(const FrameRequests& r);
+  void startRecording();
+  void stopRecording();
+  void recordFrame();
   void note(const std::string& line);
   UiInfo uiInfo() const;
 
@@ -83,6 +88,9 @@ class WindowApp {
   bool m_quit = false;
   int m_glErrors = 0;
   std::size_t m_overlayBoxes = 0;
+  std::string m_ffmpeg = findFfmpeg().value_or("");  // empty: no video recording
+  WindowRecorder m_recorder;
+  bool m_aimAfterRebuild = false;  // a loaded snapshot: frame its particles
 };
 
 void WindowApp::note(const std::string& line) {
@@ -100,19 +108,34 @@ void WindowApp::start() {
   m_state = initialState(m_options, n);
   if (envFlag("BHVIZ_UI_ALL_PANELS")) {
     m_state.panels = PanelsOpen{true, true, true, true, true, true, true, true};
+    m_state.panels.files = true;
     m_state.overlay.cells = m_state.overlay.groups = true;
   }
   m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+  m_state.scene = m_session->scene();  // --load: the file's N
   if (!m_session->backendNote().empty()) m_out << m_session->backendNote() << '\n';
   applyView();
   const render::RenderTarget t = m_window.target();
   const Framing framing = frameVisible(m_session->initial(), m_state.view);
   aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
   m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
-  m_out << "bhviz: window " << t.width << "x" << t.height << ", " << m_state.scene.scenario
+  m_out << "bhviz: window " << t.width << "x" << t.height << ", "
+        << (m_state.scene.snapshotPath.empty() ? m_state.scene.scenario
+                                               : "file " + m_state.scene.snapshotPath)
         << ", N = " << m_state.scene.n << ", " << m_session->simulation().backend().name()
         << " backend; " << m_window.glDescription() << '\n'
         << std::flush;
+  // --video: record from the first frame, or say why not (the window still opens).
+  if (!m_options.frames.videoPath.empty()) {
+    m_state.files.videoPath = m_options.frames.videoPath;
+    m_state.files.every = m_options.frames.every;
+    if (m_ffmpeg.empty()) {
+      note("bhviz: " + ffmpegMissingMessage());
+    } else {
+      m_state.files.recordVideo = true;
+      startRecording();
+    }
+  }
 }
 
 // A rebuild asked for by the UI: on failure the old simulation keeps running.
@@ -121,17 +144,27 @@ void WindowApp::rebuild() {
   try {
     auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
     m_session = std::move(session);
+    m_state.scene = m_session->scene();  // a snapshot sets N
     m_halted = false;
     m_perf.clear();
     applyView();
     const Framing framing = frameVisible(m_session->initial(), m_state.view);
     m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
     m_notice = m_session->backendNote();
+    if (m_aimAfterRebuild) {
+      const render::RenderTarget t = m_window.target();
+      aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+      note("bhviz: loaded " + m_state.scene.snapshotPath + ": N = " + std::to_string(m_state.scene.n) +
+           ", t = " + std::to_string(m_session->simulation().time()));
+    }
   } catch (const std::exception& e) {
-    note("bhviz: cannot build " + m_state.scene.scenario + " with N = " +
-         std::to_string(m_state.scene.n) + ": " + oneLine(e.what()));
+    note(m_state.scene.snapshotPath.empty()
+             ? "bhviz: cannot build " + m_state.scene.scenario + " with N = " +
+                   std::to_string(m_state.scene.n) + ": " + oneLine(e.what())
+             : "bhviz: cannot load: " + oneLine(e.what()));
     if (m_session) m_state.scene = m_session->scene();
   }
+  m_aimAfterRebuild = false;
 }
 
 void WindowApp::applyView() {
@@ -159,6 +192,70 @@ void WindowApp::applyRequests(const FrameRequests& r) {
   }
   if (r.screenshot) m_screenshotPending = true;
   if (r.quit) m_quit = true;
+  applyFileRequests(r);
+}
+
+// The Files panel. A failed load keeps the running simulation (rebuild() restores the scene); a
+// failed save changes nothing (atomic writes).
+void WindowApp::applyFileRequests(const FrameRequests& r) {
+  if (r.loadSnapshot) {
+    m_state.scene.snapshotPath = m_state.files.snapshotPath;
+    m_rebuildPending = true;
+    m_aimAfterRebuild = true;
+  }
+  if (r.saveSnapshot && m_session && !m_halted) {
+    try {
+      m_session->save(m_state.files.snapshotPath);
+      note("bhviz: saved " + m_state.files.snapshotPath + " at t = " +
+           std::to_string(m_session->simulation().time()));
+    } catch (const sim::NonFiniteState& e) {
+      m_state.paused = true;
+      m_halted = true;
+      note("bhviz: paused: " + describe(e) + " (Reset to start again)");
+    } catch (const std::exception& e) {
+      note("bhviz: cannot save: " + oneLine(e.what()));
+    }
+  }
+  if (r.toggleRecording) {
+    if (m_recorder.active()) {
+      stopRecording();
+    } else {
+      startRecording();
+    }
+  }
+}
+
+void WindowApp::startRecording() {
+  const render::RenderTarget t = m_window.target();
+  const FilesSettings& f = m_state.files;
+  try {
+    if (f.recordVideo) {
+      m_recorder.startVideo(m_ffmpeg, f.videoPath, t.width, t.height, f.every);
+    } else {
+      m_recorder.startFrames(f.framesDir, t.width, t.height, f.every);
+    }
+    note("bhviz: recording " + std::to_string(t.width) + "x" + std::to_string(t.height) + " to " +
+         m_recorder.target());
+  } catch (const std::exception& e) {
+    note("bhviz: cannot record: " + oneLine(e.what()));
+  }
+}
+
+void WindowApp::stopRecording() {
+  try {
+    note(m_recorder.stop());
+  } catch (const std::exception& e) {
+    note("bhviz: recording failed: " + oneLine(e.what()));
+  }
+}
+
+void WindowApp::recordFrame() {
+  if (!m_recorder.active()) return;
+  try {
+    m_recorder.frame(m_renderer, m_camera, m_state.look);
+  } catch (const std::exception& e) {
+    note("bhviz: recording stopped: " + oneLine(e.what()));
+  }
 }
 
 void WindowApp::advance(const FrameRequests& r, FrameRecord& record) {
@@ -226,6 +323,10 @@ UiInfo WindowApp::uiInfo() const {
   info.glDescription = m_window.glDescription();
   info.overlayBoxes = m_overlayBoxes;
   info.notice = m_notice;
+  info.ffmpegFound = !m_ffmpeg.empty();
+  info.recording = m_recorder.active();
+  info.recordedFrames = m_recorder.framesWritten();
+  info.recordTarget = m_recorder.target();
   return info;
 }
 
@@ -254,6 +355,7 @@ void WindowApp::frame(Clock::time_point frameStart) {
   if (target.width > 0 && target.height > 0) m_renderer.render(m_camera, m_state.look, target);
   m_window.endUi();
   record.renderMs = msSince(t0);
+  recordFrame();
   checkGl();
   if (m_screenshotPending) {
     m_screenshotPending = false;
@@ -276,6 +378,7 @@ int WindowApp::run() {
     if (m_options.quitAfter > 0 && frames >= m_options.quitAfter) break;
   }
   if (!m_options.frames.screenshotPath.empty()) screenshot(m_options.frames.screenshotPath);
+  if (m_recorder.active()) stopRecording();
   checkGl();
   return m_glErrors > 0 ? 1 : 0;
 }

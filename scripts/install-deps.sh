@@ -2,7 +2,9 @@
 # Installs the Debian/Ubuntu packages bhviz builds against, and only those that are missing.
 # Idempotent: a second run installs nothing. Uses sudo when not root.
 # Works on Debian 12 and Ubuntu 24.04. CUDA is optional and never installed here:
-# when nvcc is on PATH (or in /usr/local/cuda/bin) the build picks it up.
+# when nvcc is on PATH (or in /usr/local/cuda/bin) the build picks it up. clang with its
+# runtime libraries (libFuzzer, the sanitizers) and OpenMP are for scripts/fuzz.sh only; ffmpeg
+# (for --video) is optional and not installed here.
 set -euo pipefail
 
 packages=(
@@ -12,6 +14,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhdf5-dev
+  clang libclang-rt-dev libomp-dev
 )
 
 missing=()

@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace bhviz::sim {
@@ -18,12 +19,13 @@ void accumulate(StepProfile& total, const StepProfile& step) {
 }  // namespace
 
 Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initial,
-                       const SimParams& params)
+                       const SimParams& params, double startTime)
     : m_backend(std::move(backend)), m_params(params) {
   validate(params);
   if (initial.size() == 0) throw InvalidParameter("the simulation needs at least one particle");
+  if (!std::isfinite(startTime)) throw InvalidParameter("the start time must be finite");
   initial.validate();
-  m_clock = Clock{0.0, 0, clockDepth(params), params.dtMax};
+  m_clock = Clock{startTime, 0, clockDepth(params), params.dtMax};
   Particles start = initial;
   std::fill(start.bin.begin(), start.bin.end(), std::uint8_t{0});
   m_backend->upload(start);

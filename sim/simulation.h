@@ -21,8 +21,10 @@ struct NonFiniteState : std::runtime_error {
 
 class Simulation {
  public:
-  /// Validates the parameters and the particles, uploads them and evaluates every force.
-  Simulation(std::unique_ptr<Backend> backend, const Particles& initial, const SimParams& params);
+  /// Validates the parameters and the particles, uploads them and evaluates every force. The
+  /// clock starts at `startTime` (a snapshot's time; 0 for a new scenario) [time].
+  Simulation(std::unique_ptr<Backend> backend, const Particles& initial, const SimParams& params,
+             double startTime = 0.0);
 
   /// New parameters (validated). Live ones act at the next substep; the clock's (stepping,
   /// dtMax, maxBinDepth) at the next point where every particle is synchronised.

@@ -4,14 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "app/cli.h"
+#include "app/frames.h"
+#include "app/gl_context.h"
+#include "app/recording.h"
+#include "app/sim_session.h"
+#include "app/video.h"
 #include "app/particle_view.h"
 #include "app/perf_history.h"
 #include "app/vertex_rule.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/io/snapshot.h"
 #include "test_render_support.h"
 
 namespace {
@@ -69,7 +78,152 @@ TEST(WindowExe, ScreenshotOfTheWindowIsAPicture) {
   EXPECT_LT(s.litFraction, 0.9);
 }
 
+// The Files panel's paths without clicking: --load opens the window on a snapshot (its N), and
+// --video records the window's frames (every panel drawn, the Files panel among them).
+TEST(WindowExe, LoadsASnapshotAndRecordsAVideo) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
+  TempDir dir;
+  const fs::path snapshot = dir.path / "start.tipsy", video = dir.path / "window.mp4";
+  bhviz::sim::io::writeSnapshot(snapshot.string(), bhviz::sim::makeScenario("plummer", 1500, 2), 2.0);
+  const Process p = runInWindow("--backend cpu --size 320x240 --quit-after 4 --load " +
+                                    snapshot.string() + " --video " + video.string(),
+                                "BHVIZ_UI_ALL_PANELS=1");
+  ASSERT_EQ(p.status, 0) << p.out << p.err;
+  EXPECT_EQ(p.err.find("GL error"), std::string::npos) << p.err;
+  EXPECT_NE(p.out.find("file " + snapshot.string() + ", N = 1500"), std::string::npos) << p.out;
+  if (!bhviz::app::findFfmpeg()) {
+    // The window still opens, and says why it records nothing.
+    EXPECT_NE(p.out.find("--video needs ffmpeg on PATH"), std::string::npos) << p.out;
+    EXPECT_FALSE(fs::exists(video));
+    return;
+  }
+  EXPECT_NE(p.out.find("recorded 4 frames in " + video.string()), std::string::npos) << p.out;
+  EXPECT_FALSE(fs::exists(video.string() + ".tmp"));
+  const fs::path probe = dir.path / "probe.txt";
+  ASSERT_EQ(std::system(("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                         "stream=nb_read_frames,width,height -of csv=p=0 '" + video.string() +
+                         "' >'" + probe.string() + "'").c_str()), 0);
+  EXPECT_EQ(readText(probe), "320,240,4\n");
+}
+
+// The Record button's PNG path: every K-th offered frame written, numbered as --frames numbers
+// them, at the size recording started with.
+TEST(WindowRecorder, WritesEveryKthFrameAsPng) {
+  const char* noGl = std::getenv("BHVIZ_NO_GL");
+  if (noGl != nullptr && noGl[0] == '1') GTEST_SKIP() << "BHVIZ_NO_GL=1";
+  std::unique_ptr<bhviz::app::HeadlessGlContext> context;
+  try {
+    context = bhviz::app::HeadlessGlContext::create();
+  } catch (const bhviz::app::GlContextUnavailable& e) {
+    FAIL() << e.what();
+  }
+  TempDir dir;
+  {
+    bhviz::render::Renderer renderer;
+    const bhviz::render::ParticleVertex v{0.0f, 0.0f, 0.0f, 0.5f};
+    renderer.setParticles(&v, 1);
+    bhviz::render::Camera camera;
+    bhviz::app::WindowRecorder rec;
+    rec.startFrames((dir.path / "frames").string(), 64, 48, 2);
+    for (int i = 0; i < 5; ++i) rec.frame(renderer, camera, bhviz::app::sceneRenderParams());
+    EXPECT_EQ(rec.framesWritten(), 3);
+    EXPECT_EQ(rec.stop(), "bhviz: recorded 3 frames in " + (dir.path / "frames").string());
+    EXPECT_FALSE(rec.active());
+  }
+  const bhviz::render::Image img = bhviz::render::readPng(dir.path / "frames" / "frame_000002.png");
+  EXPECT_EQ(img.width, 64);
+  EXPECT_EQ(img.height, 48);
+  EXPECT_FALSE(fs::exists(dir.path / "frames" / "frame_000003.png"));
+  // A file where the directory should be: refused, nothing starts.
+  std::ofstream(dir.path / "file") << "x";
+  bhviz::app::WindowRecorder rec;
+  EXPECT_THROW(rec.startFrames((dir.path / "file").string(), 64, 48, 1), std::runtime_error);
+  EXPECT_FALSE(rec.active());
+}
+
 // ---- without GL -----------------------------------------------------------------------------
+
+namespace session_test {
+
+bhviz::app::SceneSettings plummerScene(std::size_t n) {
+  bhviz::app::SceneSettings scene;
+  scene.scenario = "plummer";
+  scene.n = n;
+  scene.seed = 4;
+  scene.backend = bhviz::app::BackendChoice::Cpu;
+  return scene;
+}
+
+bhviz::sim::SimParams blockParams() {
+  bhviz::sim::SimParams p = bhviz::sim::defaultSimParams();
+  p.stepping = bhviz::sim::TimeStepping::Block;
+  p.dtMax = 0.125f;
+  p.maxBinDepth = 4;
+  return p;
+}
+
+}  // namespace session_test
+
+// What the Files panel's Save and Load call: SimSession::save, then a session built from the
+// file. Mid block step, save first finishes the step; the loaded session starts at the saved
+// time with the saved particles (HDF5 keeps ids; Tipsy positions, velocities, masses).
+TEST(SimSessionFiles, SaveThenLoadRoundTripsTheParticles) {
+  using namespace session_test;
+  namespace io = bhviz::sim::io;
+  TempDir dir;
+  bhviz::app::SimSession session(plummerScene(400), blockParams());
+  for (int i = 0; i < 3; ++i) session.step();
+  const std::string path = (dir.path / (io::haveHdf5() ? "s.hdf5" : "s.tipsy")).string();
+  session.save(path);
+  const bhviz::sim::Simulation& sim = session.simulation();
+  ASSERT_TRUE(sim.synchronized());
+  EXPECT_GT(sim.time(), 0.0);
+  const bhviz::sim::Particles saved = sim.particles();
+
+  bhviz::app::SceneSettings fromFile = plummerScene(7);  // N comes from the file
+  fromFile.snapshotPath = path;
+  bhviz::app::SimSession loaded(fromFile, blockParams());
+  EXPECT_EQ(loaded.scene().n, 400u);
+  EXPECT_DOUBLE_EQ(loaded.simulation().time(), sim.time());
+  const bhviz::sim::Particles& back = loaded.initial();
+  ASSERT_EQ(back.size(), saved.size());
+  std::size_t matched = 0;
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    for (std::size_t j = 0; j < back.size(); ++j) {
+      if (std::memcmp(&saved.posMass[i], &back.posMass[j], sizeof saved.posMass[i]) == 0 &&
+          std::memcmp(&saved.vel[i], &back.vel[j], 3 * sizeof(float)) == 0) {
+        if (io::haveHdf5()) {
+          EXPECT_EQ(saved.id[i], back.id[j]);
+        }
+        ++matched;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(matched, saved.size());
+  // The loaded session steps on from there.
+  loaded.step();
+  EXPECT_GT(loaded.simulation().time(), sim.time());
+}
+
+TEST(SimSessionFiles, BadFilesChangeNothing) {
+  using namespace session_test;
+  namespace io = bhviz::sim::io;
+  TempDir dir;
+  bhviz::app::SimSession session(plummerScene(300), blockParams());
+  session.step();
+  const double t = session.simulation().time();
+  // A name without a snapshot extension: refused before any substep.
+  EXPECT_THROW(session.save((dir.path / "s.csv").string()), io::SnapshotError);
+  EXPECT_EQ(session.simulation().time(), t);
+  EXPECT_FALSE(fs::exists(dir.path / "s.csv"));
+  // Not a snapshot: the session is not built (the window keeps the old one).
+  const fs::path junk = dir.path / "junk.tipsy";
+  std::ofstream(junk) << "not a snapshot at all, only some words in a file\n";
+  bhviz::app::SceneSettings fromFile = plummerScene(300);
+  fromFile.snapshotPath = junk.string();
+  EXPECT_THROW(bhviz::app::SimSession(fromFile, blockParams()), io::SnapshotError);
+}
 
 TEST(VertexRule, IsWhatParticleViewWrites) {
   const bhviz::sim::Particles p = bhviz::sim::makeScenario("merger", 2000, 3);

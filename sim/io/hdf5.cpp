@@ -92,11 +92,26 @@ Handle openDataset(hid_t group, const std::string& groupName, const char* name, 
   Handle type(H5Dget_type(d), H5Tclose);
   const H5T_class_t cls = H5Tget_class(type);
   if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(path, full + " is not numeric");
+  // External and virtual storage would read other files (any path the file names): refused.
+  Handle dcpl(H5Dget_create_plist(d), H5Pclose);
+  const H5D_layout_t layout = dcpl.ok() ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+  if (layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED && layout != H5D_COMPACT) {
+    fail(path, full + " does not keep its data in the file");
+  }
+  if (H5Pget_external_count(dcpl) != 0) fail(path, full + " keeps its data in external files");
+  // The storage size comes from the file's own layout message, so it may lie too: it must fit
+  // in the file, and the values it claims must fit in it at the largest compression allowed.
+  const hsize_t stored = H5Dget_storage_size(d);
+  Handle file(H5Iget_file_id(d), H5Fclose);
+  hsize_t fileSize = 0;
+  if (!file.ok() || H5Fget_filesize(file, &fileSize) < 0 || stored > fileSize) {
+    fail(path, full + " claims " + std::to_string(stored) + " bytes of storage, more than the file has");
+  }
   const double raw = static_cast<double>(rows) * static_cast<double>(cols ? cols : 1) *
                      static_cast<double>(H5Tget_size(type));
-  if (static_cast<double>(H5Dget_storage_size(d)) * kMaxCompression < raw) {
+  if (static_cast<double>(stored) * kMaxCompression < raw) {
     fail(path, full + " claims " + std::to_string(rows) + " rows but stores only " +
-                   std::to_string(H5Dget_storage_size(d)) + " bytes");
+                   std::to_string(stored) + " bytes");
   }
   return d;
 }
@@ -132,12 +147,8 @@ void assignIds(Particles& p, const std::vector<std::uint64_t>& fileIds) {
   for (std::size_t r = 0; r < order.size(); ++r) p.id[order[r]] = static_cast<std::uint32_t>(r);
 }
 
-}  // namespace
-
-Snapshot read(const std::string& path) {
-  quietErrors();
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) fail(path, "cannot open as HDF5 (corrupt or truncated)");
+// The reader proper, for a file opened from disk (read) or from memory (parse).
+Snapshot readOpen(hid_t file, const std::string& path) {
   if (!exists(file, "Header")) fail(path, "no Header group: not a GADGET/SWIFT snapshot");
   Handle header(H5Gopen2(file, "Header", H5P_DEFAULT), H5Gclose);
   if (!header.ok()) fail(path, "cannot open the Header group");
@@ -186,7 +197,10 @@ Snapshot read(const std::string& path) {
   }
   p.resize(static_cast<std::size_t>(total));
   fileIds.reserve(static_cast<std::size_t>(total));
-  for (const auto& [t, name] : groups) {
+  for (const auto& group : groups) {
+    // Not a structured binding: lambdas may not capture those in C++17 (clang refuses).
+    const int t = group.first;
+    const std::string& name = group.second;
     Handle g(H5Gopen2(file, name.c_str(), H5P_DEFAULT), H5Gclose);
     const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(t)]);
     auto floats = [&](const char* ds, hsize_t cols) {
@@ -226,6 +240,31 @@ Snapshot read(const std::string& path) {
     fail(path, e.what());
   }
   return s;
+}
+
+}  // namespace
+
+Snapshot read(const std::string& path) {
+  quietErrors();
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) fail(path, "cannot open as HDF5 (corrupt or truncated)");
+  return readOpen(file, path);
+}
+
+// The core (in-memory) driver opened on a copy of the bytes as its file image: the library's
+// own way to read an image without a file, and the same readOpen as files from disk. Nothing
+// is written back (read-only, no backing store).
+Snapshot parse(const unsigned char* data, std::size_t size, const std::string& name) {
+  quietErrors();
+  if (size == 0) fail(name, "cannot open as HDF5 (empty)");
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fapl.ok() || H5Pset_fapl_core(fapl, 64 * 1024, 0) < 0 ||
+      H5Pset_file_image(fapl, const_cast<unsigned char*>(data), size) < 0) {
+    fail(name, "cannot set up an in-memory HDF5 image");
+  }
+  Handle file(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose);
+  if (!file.ok()) fail(name, "cannot open as HDF5 (corrupt or truncated)");
+  return readOpen(file, name);
 }
 
 namespace {

@@ -67,6 +67,9 @@ void write(const std::string& path, const Particles& p, double time);
 
 namespace hdf5 {
 Snapshot read(const std::string& path);
+/// Parses a whole HDF5 file held in memory (libhdf5's core driver on a copy of the bytes), with
+/// the same reader as files on disk; `name` is used in messages.
+Snapshot parse(const unsigned char* data, std::size_t size, const std::string& name);
 void write(const std::string& path, const Particles& p, double time);
 }  // namespace hdf5
 
