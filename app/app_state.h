@@ -40,6 +40,17 @@ struct OverlaySettings {
   bool groups = false;  ///< the walk groups of the last force evaluation
 };
 
+/// The Walk panel (app/walk_view.h): which view of the picked particle's walk is shown.
+struct WalkPanelState {
+  bool stepThrough = false;      ///< step through the build, then the walk (N ≤ kStepThroughMaxN)
+  bool buildStage = true;        ///< stepping the tree build (else the walk)
+  int level = 0;                 ///< build: cells of levels 0..level shown
+  int step = 0;                  ///< walk: fronts 0..step shown
+  std::int64_t selected = -1;    ///< a cell chosen in the panel's list; -1 = none
+  std::int64_t hovered = -1;     ///< the cell under the cursor (list or scene) this frame
+  std::int64_t sceneHover = -1;  ///< the listed cell nearest the cursor in the scene
+};
+
 struct PanelsOpen {
   bool simulation = true;
   bool accuracy = true;
@@ -49,6 +60,7 @@ struct PanelsOpen {
   bool diagnostics = false;
   bool view = false;
   bool help = false;
+  bool walk = false;
 };
 
 struct AppState {
@@ -58,6 +70,7 @@ struct AppState {
   render::RenderParams look;  ///< sprites, exposure, bloom (sprites sized at each rebuild)
   float autoRotate = 0.0f;    ///< camera auto-rotation [rad/s]
   OverlaySettings overlay;
+  WalkPanelState walk;
   FrameBudget budget;
   bool paused = false;
   bool uiVisible = true;      ///< H hides every panel
@@ -73,6 +86,12 @@ struct FrameRequests {
   bool reframe = false;       ///< aim the camera at the scene again
   bool screenshot = false;    ///< F12
   bool quit = false;          ///< Esc
+  bool pick = false;          ///< a left click without a drag in the scene: pick at pickAt
+  float pickAtX = 0.0f, pickAtY = 0.0f;  ///< [framebuffer pixels from the top-left]
+  bool cursorInScene = false; ///< the cursor is over the scene, at cursorX, cursorY
+  float cursorX = 0.0f, cursorY = 0.0f;  ///< [framebuffer pixels from the top-left]
+  bool refreshWalk = false;   ///< the Walk panel's Refresh: the same particle, current state
+  bool clearWalk = false;     ///< the Walk panel's Clear
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

@@ -48,6 +48,7 @@ struct RawArgs {
   std::string overlay = "none";
   std::string overlayLevels = "2:6";
   std::string quitAfter;
+  std::string pick;  // --pick ID
   std::string load, save;              // --load, --save
   std::vector<std::string> saveEvery;  // --save-every K DIR
   std::string sweep, out;  // --sweep, --out (app/sweep.h)
@@ -168,6 +169,12 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--overlay-levels", r.overlayLevels,
                  "Tree levels drawn by --overlay tree, A:B with 0 <= A <= B <= 21 (default 2:6)")
       ->type_name("A:B");
+  app.add_option("--pick", r.pick,
+                 "Show the tree walk of particle ID's group: the cells it accepts as multipoles, "
+                 "the leaves it takes particle by particle and the cells the MAC opens "
+                 "(window: the Walk panel; headless: boxes in --frames/--screenshot); "
+                 "computed on a CPU tree of the state, whatever the backend")
+      ->type_name("ID");
 }
 
 // Snapshots in and out (sim/io/snapshot.h).
@@ -400,7 +407,7 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   const bool headless = r.headless;
   if (headless && !given("--frames") && !given("--screenshot")) {
     for (const char* name : {"--frame-every", "--size", "--color", "--show-halo", "--overlay",
-                             "--overlay-levels"}) {
+                             "--overlay-levels", "--pick"}) {
       if (given(name)) {
         throw UsageError(std::string(name) + " needs --frames DIR or --screenshot FILE");
       }
@@ -534,6 +541,11 @@ Options convert(const CLI::App& app, const RawArgs& r) {
     o.frames.framesDir = r.frames;
   }
   snapshotOptions(app, r, o);
+  if (app.count("--pick") > 0) {
+    // Without --load N is known here; a loaded snapshot's ids are checked when it is read.
+    const long long last = static_cast<long long>(o.loadPath.empty() ? o.n : kMaxParticles) - 1;
+    o.frames.pickId = toInteger("--pick", r.pick, 0, last);
+  }
   return o;
 }
 

@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 
 #include "app/output.h"
 #include "app/overlay_view.h"
+#include "app/walk_view.h"
 #include "sim/cpu/cpu_backend.h"
 
 namespace bhviz::app {
@@ -47,6 +49,7 @@ void SceneRenderer::frame(const sim::Particles& initial) {
 }
 
 void SceneRenderer::setBoxes(const std::vector<render::OverlayBox>& boxes) {
+  m_boxes = boxes;
   m_renderer.setBoxes(boxes.data(), boxes.size());
 }
 
@@ -112,7 +115,29 @@ render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
       m_scene->setBoxes(groupBoxes(cpu->groups()));
     }
   }
+  if (m_options.pickId >= 0) addWalkBoxes(sim);
   return m_scene->render(sim);
+}
+
+// --pick: the walk of the picked particle's group on a CPU tree of this state (any backend).
+void FrameRecorder::addWalkBoxes(const sim::Simulation& sim) {
+  WalkInspection walk;
+  try {
+    walk.inspect(sim.particles(), sim.params(), static_cast<std::uint32_t>(m_options.pickId),
+                 sim.time());
+  } catch (const std::out_of_range& e) {
+    throw std::runtime_error(std::string("--pick: ") + e.what());
+  }
+  if (!m_walkNoted) {
+    std::cout << "bhviz: " << walk.summary() << '\n';
+    m_walkNoted = true;
+  }
+  std::vector<render::OverlayBox> boxes = walkBoxes(walk, WalkOverlay{});
+  if (m_options.overlay != OverlayKind::None) {  // drawn under the walk
+    const std::vector<render::OverlayBox>& under = m_scene->boxes();
+    boxes.insert(boxes.begin(), under.begin(), under.end());
+  }
+  m_scene->setBoxes(boxes);
 }
 
 void FrameRecorder::write(const std::filesystem::path& path, const render::Image& image) const {

@@ -33,6 +33,7 @@ class SceneRenderer {
   /// Frames the camera on the visible particles, fixes the speed scale and the sprite style.
   void frame(const sim::Particles& initial);
   void setBoxes(const std::vector<render::OverlayBox>& boxes);
+  const std::vector<render::OverlayBox>& boxes() const { return m_boxes; }  ///< the last set
   /// Renders `p` and reads the image back.
   render::Image render(const sim::Particles& p);
   /// Renders the simulation's current state without copying it: on the CUDA backend a kernel
@@ -52,6 +53,7 @@ class SceneRenderer {
   render::RenderParams m_params;
   Framing m_framing;
   std::vector<render::ParticleVertex> m_vertices;
+  std::vector<render::OverlayBox> m_boxes;
   VertexWriter m_writer;  // after m_renderer: unregisters the buffer before it is deleted
   bool m_writerNoted = false;
 };
@@ -78,12 +80,14 @@ class FrameRecorder {
  private:
   render::Image renderState(const sim::Simulation& sim);
   void write(const std::filesystem::path& path, const render::Image& image) const;
+  void addWalkBoxes(const sim::Simulation& sim);
 
   FrameOptions m_options;
   std::unique_ptr<HeadlessGlContext> m_context;  // first member: destroyed last
   std::unique_ptr<SceneRenderer> m_scene;
   int m_written = 0;
   bool m_overlayNoted = false;
+  bool m_walkNoted = false;
 };
 
 }  // namespace bhviz::app

@@ -12,6 +12,24 @@ constexpr float kCellOpacity = 0.55f;
 constexpr float kGroupOpacity = 0.5f;
 }  // namespace
 
+render::OverlayBox cellCube(const sim::Tree& tree, const sim::Particles& keyOrder,
+                            std::uint32_t cell, const glm::vec4& colour) {
+  const sim::KeyFrame& frame = tree.frame;
+  const int level = tree.level[cell];
+  const float side = tree.side(cell);
+  const int shift = sim::kKeyBitsPerAxis - level;
+  // The cell's integer coordinates at its level: any of its particles' quantised position,
+  // shifted down (the same quantisation that made the keys).
+  const sim::Vec4& x = keyOrder.posMass[tree.first[cell]];
+  const sim::KeyCoords q = sim::quantize({x.x, x.y, x.z}, frame);
+  const glm::vec3 index(float(q.x >> shift), float(q.y >> shift), float(q.z >> shift));
+  render::OverlayBox b;
+  b.centre = glm::vec3(frame.origin.x, frame.origin.y, frame.origin.z) + (index + 0.5f) * side;
+  b.halfSize = glm::vec3(0.5f * side);
+  b.colour = colour;
+  return b;
+}
+
 std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,
                                               int minLevel, int maxLevel) {
   std::vector<render::OverlayBox> boxes;
@@ -20,22 +38,10 @@ std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::
   const int hi = std::min(maxLevel, deepest);
   if (lo > hi) return boxes;
   const render::Palette colours = render::Palette::rainbow(static_cast<std::size_t>(hi - lo + 1));
-  const sim::KeyFrame& frame = tree.frame;
   for (int level = lo; level <= hi; ++level) {
     const glm::vec3 colour = colours.colours[static_cast<std::size_t>(level - lo)];
-    const float side = frame.side / static_cast<float>(1u << level);
-    const int shift = sim::kKeyBitsPerAxis - level;
     for (std::uint32_t c = tree.levelBegin[level]; c < tree.levelBegin[level + 1]; ++c) {
-      // The cell's integer coordinates at its level: any of its particles' quantised position,
-      // shifted down (the same quantisation that made the keys).
-      const sim::Vec4& x = keyOrder.posMass[tree.first[c]];
-      const sim::KeyCoords q = sim::quantize({x.x, x.y, x.z}, frame);
-      const glm::vec3 index(float(q.x >> shift), float(q.y >> shift), float(q.z >> shift));
-      render::OverlayBox b;
-      b.centre = glm::vec3(frame.origin.x, frame.origin.y, frame.origin.z) + (index + 0.5f) * side;
-      b.halfSize = glm::vec3(0.5f * side);
-      b.colour = glm::vec4(colour, kCellOpacity);
-      boxes.push_back(b);
+      boxes.push_back(cellCube(tree, keyOrder, c, glm::vec4(colour, kCellOpacity)));
     }
   }
   return boxes;

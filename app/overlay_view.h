@@ -10,6 +10,10 @@
 
 namespace bhviz::app {
 
+/// The geometric cube of one cell (the octree's, not the tight box) in `colour`.
+render::OverlayBox cellCube(const sim::Tree& tree, const sim::Particles& keyOrder,
+                            std::uint32_t cell, const glm::vec4& colour);
+
 /// The geometric cube of every cell with level in [minLevel, maxLevel], coloured by level
 /// (coarse = blue … fine = red). `keyOrder` are the particles the tree was built on.
 std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,

@@ -8,6 +8,7 @@
 #include "app/app_state.h"
 #include "app/perf_history.h"
 #include "app/sim_session.h"
+#include "app/walk_view.h"
 
 namespace bhviz::app {
 
@@ -20,6 +21,7 @@ struct UiInfo {
   std::string glDescription;
   std::size_t overlayBoxes = 0;      ///< boxes drawn by the tree overlay
   std::string notice;                ///< the latest error or note, shown until dismissed
+  const WalkInspection* walk = nullptr;  ///< the picked particle's walk (Walk panel)
 };
 
 void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);
@@ -31,6 +33,7 @@ void drawTreePanel(AppState& s, const UiInfo& info);
 void drawDiagnosticsPanel(AppState& s, const UiInfo& info);
 void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawHelpWindow(AppState& s, const UiInfo& info);
+void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// The notice line at the bottom; returns true when the user dismissed it.
 bool drawNotice(const UiInfo& info);
 

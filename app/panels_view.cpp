@@ -20,6 +20,7 @@ void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo&) {
     ImGui::MenuItem("Tree", nullptr, &s.panels.tree);
     ImGui::MenuItem("Diagnostics", nullptr, &s.panels.diagnostics);
     ImGui::MenuItem("View", nullptr, &s.panels.view);
+    ImGui::MenuItem("Walk", nullptr, &s.panels.walk);
     ImGui::Separator();
     if (ImGui::MenuItem("Hide all", "H")) s.uiVisible = false;
     ImGui::EndMenu();
@@ -146,6 +147,7 @@ bool drawUi(AppState& s, FrameRequests& r, const UiInfo& info) {
     if (s.panels.tree) drawTreePanel(s, info);
     if (s.panels.diagnostics) drawDiagnosticsPanel(s, info);
     if (s.panels.view) drawViewPanel(s, r, info);
+    if (s.panels.walk) drawWalkPanel(s, r, info);
   }
   if (s.panels.help) drawHelpWindow(s, info);
   return drawNotice(info);

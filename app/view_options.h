@@ -2,6 +2,7 @@
 // What the pictures show, as the command line (and later the UI) chooses it. No GL here: the
 // CLI includes this without pulling in the renderer.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,7 @@ struct FrameOptions {
   OverlayKind overlay = OverlayKind::None;  ///< --overlay
   int overlayMinLevel = 2;  ///< --overlay-levels A:B (tree cells of levels A..B)
   int overlayMaxLevel = 6;
+  std::int64_t pickId = -1;  ///< --pick ID: draw this particle's walk (app/walk_view.h); -1 = none
 
   bool wanted() const { return !framesDir.empty() || !screenshotPath.empty(); }
 };
