@@ -11,6 +11,9 @@ namespace {
 constexpr float kDimOpacity = 0.3f;     // Walk mode: the decisions of earlier fronts
 constexpr float kOpenedDim = 0.15f;     // ... and the cells they opened
 constexpr float kHighlightGrow = 1.02f;  // a second, slightly larger box makes the line thicker
+// Walk cells are drawn a little smaller than their cubes: an opened cell and its children share
+// faces, and full-size boxes would draw their edges on top of each other.
+constexpr float kCellShrink = 0.95f;
 
 render::OverlayBox groupBox(const sim::Box& box) {
   render::OverlayBox b;
@@ -115,14 +118,15 @@ std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const Walk
   const sim::Particles& particles = walk.scene().particles;
   auto add = [&](std::uint32_t c, glm::vec4 colour) {
     boxes.push_back(cellCube(tree, particles, c, colour));
+    boxes.back().halfSize *= kCellShrink;
   };
   switch (overlay.mode) {
     case WalkOverlay::Mode::Build:
       boxes = treeCellBoxes(tree, particles, 0, overlay.level);
       break;
     case WalkOverlay::Mode::List:
-      // Opened cells first and fainter: they enclose the cells decided inside them.
-      for (std::uint32_t c : walk.list().opened) add(c, kOpenedColour * glm::vec4(1, 1, 1, 0.6f));
+      // Opened cells first: they enclose the cells decided inside them.
+      for (std::uint32_t c : walk.list().opened) add(c, kOpenedColour);
       for (std::uint32_t c : walk.list().cells) add(c, kAcceptedColour);
       for (std::uint32_t c : walk.list().leaves) add(c, kLeafColour);
       break;
