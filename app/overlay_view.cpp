@@ -47,17 +47,21 @@ std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::
   return boxes;
 }
 
+render::OverlayBox boxOf(const sim::Box& box, const glm::vec4& colour) {
+  render::OverlayBox b;
+  b.centre = 0.5f * glm::vec3(box.lo.x + box.hi.x, box.lo.y + box.hi.y, box.lo.z + box.hi.z);
+  b.halfSize = 0.5f * glm::vec3(box.hi.x - box.lo.x, box.hi.y - box.lo.y, box.hi.z - box.lo.z);
+  b.colour = colour;
+  return b;
+}
+
 std::vector<render::OverlayBox> groupBoxes(const sim::Groups& groups) {
   std::vector<render::OverlayBox> boxes;
   boxes.reserve(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const sim::Box& box = groups.box[g];
     if (!(box.lo.x <= box.hi.x)) continue;  // no active particle
-    render::OverlayBox b;
-    b.centre = 0.5f * glm::vec3(box.lo.x + box.hi.x, box.lo.y + box.hi.y, box.lo.z + box.hi.z);
-    b.halfSize = 0.5f * glm::vec3(box.hi.x - box.lo.x, box.hi.y - box.lo.y, box.hi.z - box.lo.z);
-    b.colour = glm::vec4(0.3f, 1.0f, 0.6f, kGroupOpacity);
-    boxes.push_back(b);
+    boxes.push_back(boxOf(box, glm::vec4(0.3f, 1.0f, 0.6f, kGroupOpacity)));
   }
   return boxes;
 }

@@ -19,6 +19,9 @@ render::OverlayBox cellCube(const sim::Tree& tree, const sim::Particles& keyOrde
 std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,
                                               int minLevel, int maxLevel);
 
+/// An axis-aligned box (a group's, a tight box) in `colour`.
+render::OverlayBox boxOf(const sim::Box& box, const glm::vec4& colour);
+
 /// The box of every walk group's active particles.
 std::vector<render::OverlayBox> groupBoxes(const sim::Groups& groups);
 

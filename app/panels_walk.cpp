@@ -16,15 +16,6 @@ namespace {
 
 ImVec4 imColour(const glm::vec4& c) { return ImVec4(c.r, c.g, c.b, 1.0f); }
 
-glm::vec4 colourOf(sim::cpu::CellVerdict v) {
-  switch (v) {
-    case sim::cpu::CellVerdict::Accepted: return kAcceptedColour;
-    case sim::cpu::CellVerdict::Leaf: return kLeafColour;
-    case sim::cpu::CellVerdict::Opened: return kOpenedColour;
-  }
-  return kOpenedColour;
-}
-
 void countLine(const glm::vec4& colour, const char* what, std::size_t n) {
   ImGui::TextColored(imColour(colour), "#");
   ImGui::SameLine();
@@ -35,7 +26,8 @@ void countLine(const glm::vec4& colour, const char* what, std::size_t n) {
 void cellList(const char* id, const WalkInspection& walk, const std::vector<std::uint32_t>& cells,
               const std::vector<sim::cpu::CellVerdict>& verdicts, WalkPanelState& ws,
               std::int64_t& listHover) {
-  const float height = std::min(180.0f, ImGui::GetTextLineHeightWithSpacing() * float(cells.size() + 1));
+  const float height =
+      std::min(180.0f, ImGui::GetTextLineHeightWithSpacing() * float(cells.size() + 1));
   ImGui::BeginChild(id, ImVec2(360.0f, height), true);
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(cells.size()));
@@ -45,9 +37,10 @@ void cellList(const char* id, const WalkInspection& walk, const std::vector<std:
       const std::uint32_t c = cells[static_cast<std::size_t>(i)];
       const sim::cpu::CellVerdict v = verdicts[static_cast<std::size_t>(i)];
       char label[96];
-      std::snprintf(label, sizeof label, "cell %u  level %d  %u particles  %s##%d", c,
-                    int(tree.level[c]), tree.count[c], sim::cpu::toString(v), i);
-      ImGui::PushStyleColor(ImGuiCol_Text, imColour(colourOf(v)));
+      std::snprintf(label, sizeof label, "cell %u  level %d  %u particle%s  %s##%d", c,
+                    int(tree.level[c]), tree.count[c], tree.count[c] == 1 ? "" : "s",
+                    sim::cpu::toString(v), i);
+      ImGui::PushStyleColor(ImGuiCol_Text, imColour(verdictColour(v)));
       if (ImGui::Selectable(label, ws.selected == c)) ws.selected = ws.selected == c ? -1 : c;
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered()) listHover = c;
@@ -64,8 +57,9 @@ void explanation(const WalkInspection& walk, std::int64_t cell) {
   }
   const sim::cpu::MacExplanation e = walk.explain(static_cast<std::uint32_t>(cell));
   const sim::Tree& tree = walk.scene().tree;
-  ImGui::TextColored(imColour(colourOf(e.verdict)), "cell %lld, level %d: %s", (long long)cell,
-                     int(tree.level[static_cast<std::size_t>(cell)]), sim::cpu::toString(e.verdict));
+  ImGui::TextColored(imColour(verdictColour(e.verdict)), "cell %lld, level %d: %s", (long long)cell,
+                     int(tree.level[static_cast<std::size_t>(cell)]),
+                     sim::cpu::toString(e.verdict));
   ImGui::Text("%u particles, mass %.4g, side %.3g, distance to the group %.3g", e.particles,
               double(e.mass), double(e.side), double(e.distance));
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 420.0f);
@@ -120,7 +114,7 @@ void stepWalk(const WalkInspection& walk, WalkPanelState& ws, std::int64_t& list
 }  // namespace
 
 void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
-  ImGui::SetNextWindowPos(ImVec2(860.0f, 30.0f), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowPos(ImVec2(350.0f, 30.0f), ImGuiCond_FirstUseEver);  // grows downwards
   if (!ImGui::Begin("Walk", &s.panels.walk, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::End();
     return;
@@ -129,16 +123,17 @@ void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   const WalkInspection* walk = info.walk;
   if (walk == nullptr || !walk->active()) {
     ImGui::TextUnformatted("Click a particle (left click, no drag) to see its group's tree walk.");
-    if (cuda) ImGui::TextDisabled("CUDA backend: the walk is computed on a CPU tree of a download.");
+    if (cuda)
+      ImGui::TextDisabled("CUDA backend: the walk is computed on a CPU tree of a download.");
     ImGui::End();
     return;
   }
   WalkPanelState& ws = s.walk;
   const sim::cpu::WalkScene& scene = walk->scene();
   ImGui::Text("particle %u: group %zu of %zu (%u particles), state at t = %.4g", walk->particleId(),
-              walk->group(), scene.groups.size(), scene.groups.count[walk->group()],
-              walk->time());
-  ImGui::Text("MAC %s, theta %.3g", std::string(sim::toString(static_cast<sim::MacKind>(scene.mac.code))).c_str(),
+              walk->group(), scene.groups.size(), scene.groups.count[walk->group()], walk->time());
+  ImGui::Text("MAC %s, theta %.3g",
+              std::string(sim::toString(static_cast<sim::MacKind>(scene.mac.code))).c_str(),
               double(scene.mac.theta));
   ImGui::TextDisabled(cuda ? "CUDA backend: computed on a CPU tree rebuilt from a download of the "
                              "positions at the pick (a teaching tool)"

@@ -8,36 +8,32 @@
 namespace bhviz::app {
 
 namespace {
-constexpr float kDimOpacity = 0.3f;     // Walk mode: the decisions of earlier fronts
-constexpr float kOpenedDim = 0.15f;     // ... and the cells they opened
+constexpr float kDimOpacity = 0.3f;      // Walk mode: the decisions of earlier fronts
+constexpr float kOpenedDim = 0.15f;      // ... and the cells they opened
 constexpr float kHighlightGrow = 1.02f;  // a second, slightly larger box makes the line thicker
 // Walk cells are drawn a little smaller than their cubes: an opened cell and its children share
 // faces, and full-size boxes would draw their edges on top of each other.
 constexpr float kCellShrink = 0.95f;
 
-render::OverlayBox groupBox(const sim::Box& box) {
-  render::OverlayBox b;
-  b.centre = 0.5f * glm::vec3(box.lo.x + box.hi.x, box.lo.y + box.hi.y, box.lo.z + box.hi.z);
-  b.halfSize = 0.5f * glm::vec3(box.hi.x - box.lo.x, box.hi.y - box.lo.y, box.hi.z - box.lo.z);
-  b.colour = kGroupColour;
-  return b;
-}
+}  // namespace
 
-glm::vec4 colourOf(sim::cpu::CellVerdict v) {
+glm::vec4 verdictColour(sim::cpu::CellVerdict v) {
   switch (v) {
-    case sim::cpu::CellVerdict::Accepted: return kAcceptedColour;
-    case sim::cpu::CellVerdict::Leaf: return kLeafColour;
-    case sim::cpu::CellVerdict::Opened: return kOpenedColour;
+    case sim::cpu::CellVerdict::Accepted:
+      return kAcceptedColour;
+    case sim::cpu::CellVerdict::Leaf:
+      return kLeafColour;
+    case sim::cpu::CellVerdict::Opened:
+      return kOpenedColour;
   }
   return kOpenedColour;
 }
 
-}  // namespace
-
 std::optional<std::size_t> pickParticle(const sim::Particles& p, const ViewSettings& view,
                                         const render::Camera& camera, float width, float height,
                                         glm::vec2 cursor, float maxPixels) {
-  const std::size_t stride = std::max<std::size_t>(1, (p.size() + kPickFullLimit - 1) / kPickFullLimit);
+  const std::size_t stride =
+      std::max<std::size_t>(1, (p.size() + kPickFullLimit - 1) / kPickFullLimit);
   std::optional<std::size_t> best;
   float bestD2 = maxPixels * maxPixels;
   for (std::size_t i = 0; i < p.size(); i += stride) {
@@ -105,8 +101,8 @@ std::string WalkInspection::summary() const {
   if (!m_active) return "no particle picked";
   return "walk of particle " + std::to_string(m_id) + " (group " + std::to_string(m_group) +
          " of " + std::to_string(m_scene.groups.size()) + ", " +
-         std::to_string(m_scene.groups.count[m_group]) + " targets): " +
-         std::to_string(m_list.cells.size()) + " accepted, " +
+         std::to_string(m_scene.groups.count[m_group]) +
+         " targets): " + std::to_string(m_list.cells.size()) + " accepted, " +
          std::to_string(m_list.leaves.size()) + " leaves (P2P), " +
          std::to_string(m_list.opened.size()) + " opened";
 }
@@ -136,7 +132,7 @@ std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const Walk
       for (int k = 0; k <= last; ++k) {
         const sim::cpu::WalkFront& f = fronts[static_cast<std::size_t>(k)];
         for (std::size_t i = 0; i < f.cells.size(); ++i) {
-          glm::vec4 colour = colourOf(f.verdicts[i]);
+          glm::vec4 colour = verdictColour(f.verdicts[i]);
           if (k < last) {
             colour.a = f.verdicts[i] == sim::cpu::CellVerdict::Opened ? kOpenedDim : kDimOpacity;
           }
@@ -147,7 +143,7 @@ std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const Walk
     }
   }
   if (overlay.mode != WalkOverlay::Mode::Build) {
-    boxes.push_back(groupBox(walk.scene().groups.box[walk.group()]));
+    boxes.push_back(boxOf(walk.scene().groups.box[walk.group()], kGroupColour));
   }
   if (overlay.highlight >= 0 && static_cast<std::size_t>(overlay.highlight) < tree.cellCount()) {
     const auto c = static_cast<std::uint32_t>(overlay.highlight);

@@ -10,12 +10,11 @@
 // applies the same MAC).
 
 #include <cstdint>
+#include <glm/vec2.hpp>
+#include <glm/vec4.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <glm/vec2.hpp>
-#include <glm/vec4.hpp>
 
 #include "app/particle_view.h"
 #include "render/camera.h"
@@ -29,7 +28,11 @@ inline constexpr glm::vec4 kAcceptedColour{0.2f, 1.0f, 0.25f, 0.9f};  ///< green
 inline constexpr glm::vec4 kLeafColour{1.0f, 0.45f, 0.05f, 0.9f};     ///< orange: leaf, P2P
 inline constexpr glm::vec4 kOpenedColour{0.3f, 0.45f, 1.0f, 0.8f};    ///< blue: opened by the MAC
 inline constexpr glm::vec4 kGroupColour{1.0f, 1.0f, 1.0f, 1.0f};      ///< white: the picked group
-inline constexpr glm::vec4 kHighlightColour{1.0f, 1.0f, 0.2f, 1.0f};  ///< yellow: the cell explained
+inline constexpr glm::vec4 kHighlightColour{1.0f, 1.0f, 0.2f,
+                                            1.0f};  ///< yellow: the cell explained
+
+/// The overlay colour of a verdict.
+glm::vec4 verdictColour(sim::cpu::CellVerdict v);
 
 /// Picking considers every particle up to this N; above it a strided sample of about this many
 /// (so a click at 10^7 particles costs a few ms, and may pick a neighbour of the nearest).

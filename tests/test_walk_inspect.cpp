@@ -126,8 +126,8 @@ TEST(WalkScene, RebuiltFromAStateEqualsTheBackendsTree) {
     const auto exported = backend.interactionListOf(id);
     EXPECT_EQ(static_cast<std::size_t>(g), exported.group);
     const auto gi = static_cast<std::size_t>(g);
-    const cpu::InteractionList list = cpu::buildInteractionList(
-        scene.tree, scene.groups.box[gi], scene.groups.accMin[gi], scene.mac);
+    const cpu::InteractionList list = cpu::buildInteractionList(scene.tree, scene.groups.box[gi],
+                                                                scene.groups.accMin[gi], scene.mac);
     EXPECT_EQ(list.cells, exported.list.cells);
     EXPECT_EQ(list.leaves, exported.list.leaves);
     EXPECT_EQ(list.opened, exported.list.opened);
@@ -156,19 +156,23 @@ TEST(MacExplanation, VerdictIsTheMacsAndTheTextHasTheNumbers) {
       const Vec3 com = xyz(t.comMass[c]);
       const float near = 3.0f * t.side(c);
       const Vec3 centre = trial % 2 == 0
-          ? Vec3{float(rng.uniform(-5, 5)), float(rng.uniform(-5, 5)), float(rng.uniform(-2, 2))}
-          : Vec3{com.x + float(rng.uniform(-near, near)), com.y + float(rng.uniform(-near, near)),
-                 com.z + float(rng.uniform(-near, near))};
+                              ? Vec3{float(rng.uniform(-5, 5)), float(rng.uniform(-5, 5)),
+                                     float(rng.uniform(-2, 2))}
+                              : Vec3{com.x + float(rng.uniform(-near, near)),
+                                     com.y + float(rng.uniform(-near, near)),
+                                     com.z + float(rng.uniform(-near, near))};
       const float h = float(rng.uniform(0.001, 0.5));
-      const Box group{{centre.x - h, centre.y - h, centre.z - h}, {centre.x + h, centre.y + h, centre.z + h}};
+      const Box group{{centre.x - h, centre.y - h, centre.z - h},
+                      {centre.x + h, centre.y + h, centre.z + h}};
       const float accMin = float(rng.uniform(0.01, 10.0));
       const cpu::MacExplanation e = cpu::explainMac(t, c, group, accMin, scene.mac);
 
       const float d2 = distSqPointBox(xyz(t.comMass[c]), group);
       const bool overlap = overlaps(t.box[c], group);
       const bool open = mustOpen(scene.mac.code, t.opening[c], d2, accMin, overlap);
-      const cpu::CellVerdict expected =
-          !open ? cpu::CellVerdict::Accepted : t.isLeaf(c) ? cpu::CellVerdict::Leaf : cpu::CellVerdict::Opened;
+      const cpu::CellVerdict expected = !open         ? cpu::CellVerdict::Accepted
+                                        : t.isLeaf(c) ? cpu::CellVerdict::Leaf
+                                                      : cpu::CellVerdict::Opened;
       ASSERT_EQ(e.verdict, expected) << "cell " << c << ": " << e.test;
       ++verdicts[static_cast<int>(e.verdict)];
       EXPECT_EQ(e.particles, t.count[c]);
@@ -182,7 +186,9 @@ TEST(MacExplanation, VerdictIsTheMacsAndTheTextHasTheNumbers) {
       const float l = tightSide(t.box[c]);
       std::vector<std::string> numbers;
       switch (kind) {
-        case MacKind::BarnesHut: numbers = {num(t.side(c) / d), num(p.theta), num(t.side(c))}; break;
+        case MacKind::BarnesHut:
+          numbers = {num(t.side(c) / d), num(p.theta), num(t.side(c))};
+          break;
         case MacKind::Bonsai:
           numbers = {num(d), num(std::sqrt(t.opening[c])), num(l), num(p.theta),
                      num(comOffset(t.box[c], xyz(t.comMass[c])))};

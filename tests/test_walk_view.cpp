@@ -53,10 +53,13 @@ TEST(Pick, ReturnsTheVisibleParticleNearestTheCursorForAKnownCamera) {
   camera.pitch = 0.0f;
   camera.fovY = 1.5707964f;
   using C = sim::Component;
-  const sim::Particles p = at({{0, 0, 0}, {0, 2, 0}, {0, 0, 2}, {0, -2, -2}, {0, 1, 1}, {20, 0.3f, 0.3f}},
-                              {C::Sphere, C::Disk, C::Bulge, C::Sphere, C::Halo, C::Sphere});
+  const sim::Particles p =
+      at({{0, 0, 0}, {0, 2, 0}, {0, 0, 2}, {0, -2, -2}, {0, 1, 1}, {20, 0.3f, 0.3f}},
+         {C::Sphere, C::Disk, C::Bulge, C::Sphere, C::Halo, C::Sphere});
   const app::ViewSettings view;  // the halo (particle 4) is hidden
-  auto pick = [&](float x, float y) { return app::pickParticle(p, view, camera, 400, 300, {x, y}); };
+  auto pick = [&](float x, float y) {
+    return app::pickParticle(p, view, camera, 400, 300, {x, y});
+  };
   EXPECT_EQ(pick(201, 151), std::optional<std::size_t>(0));
   EXPECT_EQ(pick(229, 149), std::optional<std::size_t>(1));
   EXPECT_EQ(pick(198, 121), std::optional<std::size_t>(2));
@@ -142,7 +145,8 @@ TEST(WalkCli, PickIsCheckedAndNeedsAPictureHeadless) {
       {"--headless", "--n", "100", "--pick", "3"},
   };
   const char* expected[] = {"--pick = 100 is out of range: must be in [0, 99]", "--pick = -1",
-                            "--pick = 'x' is not an integer", "--pick needs --frames DIR or --screenshot"};
+                            "--pick = 'x' is not an integer",
+                            "--pick needs --frames DIR or --screenshot"};
   for (std::size_t k = 0; k < bad.size(); ++k) {
     try {
       app::parseCommandLine(bad[k], out);
@@ -158,8 +162,9 @@ TEST(WalkCli, PickIsCheckedAndNeedsAPictureHeadless) {
 TEST(WalkPicture, HeadlessPickDrawsTheThreeColours) {
   if (glDisabled()) GTEST_SKIP() << "BHVIZ_NO_GL=1";
   TempDir dir;
-  const std::string common = "--headless --backend cpu --scenario plummer --n 3000 --steps 0 "
-                             "--quiet --size 320x240 --screenshot ";
+  const std::string common =
+      "--headless --backend cpu --scenario plummer --n 3000 --steps 0 "
+      "--quiet --size 320x240 --screenshot ";
   const fs::path walkPng = dir.path / "walk.png", plainPng = dir.path / "plain.png";
   const Process p = runBhviz(common + walkPng.string() + " --pick 17");
   ASSERT_EQ(p.status, 0) << p.err;
@@ -177,8 +182,8 @@ TEST(WalkPicture, HeadlessPickDrawsTheThreeColours) {
   EXPECT_GT(walk.opened, 10 * plain.opened + 10);
 
   // A --pick the state does not have (N from a snapshot is known only when it is read).
-  const Process bad = runBhviz("--headless --n 10 --steps 0 --screenshot " + walkPng.string() +
-                               " --pick 10");
+  const Process bad =
+      runBhviz("--headless --n 10 --steps 0 --screenshot " + walkPng.string() + " --pick 10");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--pick = 10 is out of range"), std::string::npos) << bad.err;
 }

@@ -46,9 +46,15 @@ InteractionList listOfTrace(const std::vector<WalkFront>& fronts) {
   for (const WalkFront& f : fronts) {
     for (std::size_t k = 0; k < f.cells.size(); ++k) {
       switch (f.verdicts[k]) {
-        case CellVerdict::Accepted: list.cells.push_back(f.cells[k]); break;
-        case CellVerdict::Leaf: list.leaves.push_back(f.cells[k]); break;
-        case CellVerdict::Opened: list.opened.push_back(f.cells[k]); break;
+        case CellVerdict::Accepted:
+          list.cells.push_back(f.cells[k]);
+          break;
+        case CellVerdict::Leaf:
+          list.leaves.push_back(f.cells[k]);
+          break;
+        case CellVerdict::Opened:
+          list.opened.push_back(f.cells[k]);
+          break;
       }
     }
   }
@@ -57,9 +63,12 @@ InteractionList listOfTrace(const std::vector<WalkFront>& fronts) {
 
 const char* toString(CellVerdict v) {
   switch (v) {
-    case CellVerdict::Accepted: return "accepted";
-    case CellVerdict::Leaf: return "leaf (P2P)";
-    case CellVerdict::Opened: return "opened";
+    case CellVerdict::Accepted:
+      return "accepted";
+    case CellVerdict::Leaf:
+      return "leaf (P2P)";
+    case CellVerdict::Opened:
+      return "opened";
   }
   return "?";
 }
@@ -90,8 +99,8 @@ std::string macTerms(const Tree& t, std::uint32_t c, float d2, float accMin, con
       const float l = tightSide(t.box[c]);
       const float s = comOffset(t.box[c], xyz(t.comMass[c]));
       return "d = " + num(d) + dVsRc + "l/theta + s = " + num(rc) + " (l = " + num(l) +
-             " longest side of the tight box, s = " + num(s) + " COM offset, theta = " +
-             num(mac.theta) + ")";
+             " longest side of the tight box, s = " + num(s) +
+             " COM offset, theta = " + num(mac.theta) + ")";
     }
     case MacCode::Multipole: {
       const Quadrupole& q = t.quad[c];
@@ -122,17 +131,23 @@ MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, f
   e.side = t.side(c);
   e.distance = std::sqrt(test.d2);
   if (test.overlap) {
-    e.test = "the cell's box overlaps the group's box: always opened (a group never takes the "
-             "multipole of a cell holding its own particles)";
+    e.test =
+        "the cell's box overlaps the group's box: always opened (a group never takes the "
+        "multipole of a cell holding its own particles)";
   } else {
     e.test = macTerms(t, c, test.d2, accMin, mac, test.open);
   }
   switch (e.verdict) {
-    case CellVerdict::Accepted: e.test += " -> accepted (multipole)"; break;
-    case CellVerdict::Opened: e.test += " -> opened"; break;
+    case CellVerdict::Accepted:
+      e.test += " -> accepted (multipole)";
+      break;
+    case CellVerdict::Opened:
+      e.test += " -> opened";
+      break;
     case CellVerdict::Leaf:
       e.test += " -> opened, but it is a leaf: its " + std::to_string(e.particles) +
-                " particles interact directly (P2P)";
+                (e.particles == 1 ? " particle interacts" : " particles interact") +
+                " directly (P2P)";
       break;
   }
   return e;

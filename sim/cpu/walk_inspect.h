@@ -18,8 +18,8 @@ namespace bhviz::sim::cpu {
 struct WalkScene {
   Particles particles;  ///< key order (the tree's)
   Tree tree;
-  Groups groups;        ///< every particle active
-  MacSetup mac;         ///< the MAC the walk applies (macSetup, with the acceleration fallback)
+  Groups groups;  ///< every particle active
+  MacSetup mac;   ///< the MAC the walk applies (macSetup, with the acceleration fallback)
 };
 
 /// bbox → keys → sort → tree → moments → groups on `state`, as CpuBackend::computeForces with
@@ -53,7 +53,7 @@ struct MacExplanation {
   float mass = 0.0f;            ///< [mass]
   float side = 0.0f;            ///< geometric cell side [length]
   float distance = 0.0f;        ///< from the group's box to the cell's COM [length]
-  std::string test;             ///< the test with its numbers, e.g. "l/d = 0.31 < theta = 0.5 -> accepted"
+  std::string test;  ///< the test with its numbers, e.g. "l/d = 0.31 < theta = 0.5 -> accepted"
 };
 
 /// Explains cell `cell` of `tree` for the group (box, smallest |a_old|) under `mac`: the verdict
