@@ -41,6 +41,17 @@ struct OverlaySettings {
   bool groups = false;  ///< the walk groups of the last force evaluation
 };
 
+/// The Walk panel (app/walk_view.h): which view of the picked particle's walk is shown.
+struct WalkPanelState {
+  bool stepThrough = false;      ///< step through the build, then the walk (N ≤ kStepThroughMaxN)
+  bool buildStage = true;        ///< stepping the tree build (else the walk)
+  int level = 0;                 ///< build: cells of levels 0..level shown
+  int step = 0;                  ///< walk: fronts 0..step shown
+  std::int64_t selected = -1;    ///< a cell chosen in the panel's list; -1 = none
+  std::int64_t hovered = -1;     ///< the cell under the cursor (list or scene) this frame
+  std::int64_t sceneHover = -1;  ///< the listed cell nearest the cursor in the scene
+};
+
 struct PanelsOpen {
   bool simulation = true;
   bool accuracy = true;
@@ -51,6 +62,7 @@ struct PanelsOpen {
   bool view = false;
   bool help = false;
   bool files = false;  ///< snapshots and recording (panels_files.cpp)
+  bool walk = false;   ///< the picked particle's walk (panels_walk.cpp)
 };
 
 /// The Files panel: snapshot load/save and recording of frames or a video.
@@ -69,6 +81,7 @@ struct AppState {
   render::RenderParams look;  ///< sprites, exposure, bloom (sprites sized at each rebuild)
   float autoRotate = 0.0f;    ///< camera auto-rotation [rad/s]
   OverlaySettings overlay;
+  WalkPanelState walk;
   FrameBudget budget;
   bool paused = false;
   bool uiVisible = true;      ///< H hides every panel
@@ -88,6 +101,12 @@ struct FrameRequests {
   bool loadSnapshot = false;  ///< Files: replace the simulation by AppState::files.snapshotPath
   bool saveSnapshot = false;  ///< Files: write the current state to AppState::files.snapshotPath
   bool toggleRecording = false;  ///< Files: start recording (as AppState::files says) or stop
+  bool pick = false;          ///< a left click without a drag in the scene: pick at pickAt
+  float pickAtX = 0.0f, pickAtY = 0.0f;  ///< [framebuffer pixels from the top-left]
+  bool cursorInScene = false; ///< the cursor is over the scene, at cursorX, cursorY
+  float cursorX = 0.0f, cursorY = 0.0f;  ///< [framebuffer pixels from the top-left]
+  bool refreshWalk = false;   ///< the Walk panel's Refresh: the same particle, current state
+  bool clearWalk = false;     ///< the Walk panel's Clear
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

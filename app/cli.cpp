@@ -49,6 +49,7 @@ struct RawArgs {
   std::string overlay = "none";
   std::string overlayLevels = "2:6";
   std::string quitAfter;
+  std::string pick;  // --pick ID
   std::string load, save;              // --load, --save
   std::vector<std::string> saveEvery;  // --save-every K DIR
   std::string sweep, out;  // --sweep, --out (app/sweep.h)
@@ -174,6 +175,12 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
                  "Encode the frames (the initial state, then every --frame-every steps headless "
                  "or frames in the window) as a video with ffmpeg from PATH: .mp4, .mkv or .mov")
       ->type_name("FILE.mp4");
+  app.add_option("--pick", r.pick,
+                 "Show the tree walk of particle ID's group: the cells it accepts as multipoles, "
+                 "the leaves it takes particle by particle and the cells the MAC opens "
+                 "(window: the Walk panel; headless: boxes in --frames/--screenshot); "
+                 "computed on a CPU tree of the state, whatever the backend")
+      ->type_name("ID");
 }
 
 // Snapshots in and out (sim/io/snapshot.h).
@@ -406,7 +413,7 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   const bool headless = r.headless;
   if (headless && !given("--frames") && !given("--screenshot") && !given("--video")) {
     for (const char* name : {"--frame-every", "--size", "--color", "--show-halo", "--overlay",
-                             "--overlay-levels"}) {
+                             "--overlay-levels", "--pick"}) {
       if (given(name)) {
         throw UsageError(std::string(name) + " needs --frames DIR, --video FILE or --screenshot FILE");
       }
@@ -559,6 +566,11 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   }
   if (app.count("--video") > 0) videoOption(r, o);
   snapshotOptions(app, r, o);
+  if (app.count("--pick") > 0) {
+    // Without --load N is known here; a loaded snapshot's ids are checked when it is read.
+    const long long last = static_cast<long long>(o.loadPath.empty() ? o.n : kMaxParticles) - 1;
+    o.frames.pickId = toInteger("--pick", r.pick, 0, last);
+  }
   return o;
 }
 

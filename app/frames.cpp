@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 
 #include "app/output.h"
 #include "app/overlay_view.h"
+#include "app/walk_view.h"
 #include "sim/cpu/cpu_backend.h"
 
 namespace bhviz::app {
@@ -47,10 +49,16 @@ void SceneRenderer::frame(const sim::Particles& initial) {
 }
 
 void SceneRenderer::setBoxes(const std::vector<render::OverlayBox>& boxes) {
+  m_boxes = boxes;
   m_renderer.setBoxes(boxes.data(), boxes.size());
 }
 
 std::string SceneRenderer::setOverlay(const sim::Simulation& sim, const OverlayRequest& request) {
+  if (const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend())) {
+    setBoxes(overlayBoxes(*cpu, request));  // kept on the host, for boxes()
+    return {};
+  }
+  m_boxes.clear();  // made on the device
   return m_overlay.write(sim, request, m_renderer);
 }
 
@@ -126,6 +134,7 @@ render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
     const std::string line = m_scene->setOverlay(sim, request);
     if (!line.empty()) std::cerr << line << '\n';
   }
+  if (m_options.pickId >= 0) addWalkBoxes(sim);
   return m_scene->render(sim);
 }
 
@@ -136,6 +145,32 @@ void FrameRecorder::record(const sim::Simulation& sim) {
   }
   if (m_video) m_video->write(image);
   ++m_written;
+}
+
+// --pick: the walk of the picked particle's group on a CPU tree of this state (any backend).
+void FrameRecorder::addWalkBoxes(const sim::Simulation& sim) {
+  WalkInspection walk;
+  try {
+    walk.inspect(sim.particles(), sim.params(), static_cast<std::uint32_t>(m_options.pickId),
+                 sim.time());
+  } catch (const std::out_of_range& e) {
+    throw std::runtime_error(std::string("--pick: ") + e.what());
+  }
+  if (!m_walkNoted) {
+    std::cout << "bhviz: " << walk.summary() << '\n';
+    m_walkNoted = true;
+  }
+  std::vector<render::OverlayBox> boxes = walkBoxes(walk, WalkOverlay{});
+  if (m_options.overlay != OverlayKind::None) {  // drawn under the walk, when on the host
+    const std::vector<render::OverlayBox>& under = m_scene->boxes();
+    if (under.empty() && !m_overlayNoted) {
+      std::cerr << "bhviz: with --pick the " << toString(m_options.overlay)
+                << " overlay is drawn on the CPU backend only; drawing the walk alone\n";
+      m_overlayNoted = true;
+    }
+    boxes.insert(boxes.begin(), under.begin(), under.end());
+  }
+  m_scene->setBoxes(boxes);
 }
 
 void FrameRecorder::start(const sim::Simulation& sim) {

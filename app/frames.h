@@ -38,6 +38,8 @@ class SceneRenderer {
   /// The overlay of `sim`'s last force evaluation (on the CUDA backend written on the device).
   /// Returns a line to show once (interop refused), else empty.
   std::string setOverlay(const sim::Simulation& sim, const OverlayRequest& request);
+  /// The boxes last set on the host (empty when the overlay was written on the device).
+  const std::vector<render::OverlayBox>& boxes() const { return m_boxes; }
   /// Renders `p` and reads the image back.
   render::Image render(const sim::Particles& p);
   /// Renders the simulation's current state without copying it: on the CUDA backend a kernel
@@ -57,6 +59,7 @@ class SceneRenderer {
   render::RenderParams m_params;
   Framing m_framing;
   std::vector<render::ParticleVertex> m_vertices;
+  std::vector<render::OverlayBox> m_boxes;
   VertexWriter m_writer;  // after m_renderer: unregisters the buffer before it is deleted
   OverlayWriter m_overlay;  // the same
   bool m_writerNoted = false;
@@ -90,12 +93,15 @@ class FrameRecorder {
  private:
   render::Image renderState(const sim::Simulation& sim);
   void record(const sim::Simulation& sim);
+  void addWalkBoxes(const sim::Simulation& sim);
 
   FrameOptions m_options;
   std::unique_ptr<HeadlessGlContext> m_context;  // first member: destroyed last
   std::unique_ptr<SceneRenderer> m_scene;
   std::unique_ptr<VideoWriter> m_video;  // --video: ffmpeg started with the recorder
   int m_written = 0;
+  bool m_overlayNoted = false;
+  bool m_walkNoted = false;
 };
 
 }  // namespace bhviz::app

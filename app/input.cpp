@@ -9,11 +9,13 @@ namespace bhviz::app {
 
 namespace {
 constexpr float kZoomPerNotch = 0.9f;  // one wheel notch forward: 10 % closer
+constexpr float kClickSlop = 4.0f;     // a press that moves less than this is a click [pixels]
 }  // namespace
 
-const std::array<KeyHelp, 10>& controls() {
-  static const std::array<KeyHelp, 10> list = {{
+const std::array<KeyHelp, 11>& controls() {
+  static const std::array<KeyHelp, 11> list = {{
       {"left drag", "orbit the camera"},
+      {"left click", "pick a particle: its group's tree walk (Walk panel)"},
       {"right or middle drag", "pan"},
       {"wheel", "zoom"},
       {"Space", "pause / play"},
@@ -38,6 +40,19 @@ void handleInput(render::Camera& camera, AppState& state, FrameRequests& request
       camera.pan(dx, dy, viewportHeight);
     }
     if (io.MouseWheel != 0.0f) camera.zoom(std::pow(kZoomPerNotch, io.MouseWheel));
+    // A click is a release with the button never dragged further than a few pixels: a drag
+    // orbits, a click picks.
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+        io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] < kClickSlop * kClickSlop) {
+      requests.pick = true;
+      requests.pickAtX = io.MousePos.x * io.DisplayFramebufferScale.x;  // framebuffer pixels
+      requests.pickAtY = io.MousePos.y * io.DisplayFramebufferScale.y;
+    }
+    if (ImGui::IsMousePosValid()) {
+      requests.cursorInScene = true;
+      requests.cursorX = io.MousePos.x * io.DisplayFramebufferScale.x;
+      requests.cursorY = io.MousePos.y * io.DisplayFramebufferScale.y;
+    }
   }
   // Shortcuts, unless a text field has the keyboard. ImGui 1.86 indexes keys by GLFW codes.
   if (io.WantCaptureKeyboard) return;

@@ -8,6 +8,7 @@
 
 #include "render/vertex.h"
 #include "sim/particles.h"
+#include "sim/cpu/cpu_backend.h"
 #include "sim/tree.h"
 
 namespace bhviz::app {
@@ -40,12 +41,23 @@ inline LevelRange overlayLevels(int minLevel, int maxLevel, int depth) {
 using LevelColours = std::array<glm::vec4, sim::kMaxLevel + 1>;
 LevelColours levelColours(LevelRange range);
 
+/// The geometric cube of one cell (the octree's, not the tight box) in `colour`.
+render::OverlayBox cellCube(const sim::Tree& tree, const sim::Particles& keyOrder,
+                            std::uint32_t cell, const glm::vec4& colour);
+
 /// The geometric cube of every cell with level in [minLevel, maxLevel], coloured by level
 /// (coarse = blue … fine = red). `keyOrder` are the particles the tree was built on.
 std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,
                                               int minLevel, int maxLevel);
 
+/// An axis-aligned box (a group's, a tight box) in `colour`.
+render::OverlayBox boxOf(const sim::Box& box, const glm::vec4& colour);
+
 /// The box of every walk group's active particles.
 std::vector<render::OverlayBox> groupBoxes(const sim::Groups& groups);
+
+/// What `request` draws of the CPU backend's tree and groups: cells, then groups.
+std::vector<render::OverlayBox> overlayBoxes(const sim::CpuBackend& cpu,
+                                             const OverlayRequest& request);
 
 }  // namespace bhviz::app

@@ -39,14 +39,7 @@ std::string OverlayWriter::write(const sim::Simulation& sim, const OverlayReques
     return {};
   }
   if (const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend())) {
-    std::vector<render::OverlayBox> boxes;
-    if (request.cells) {
-      boxes = treeCellBoxes(cpu->tree(), cpu->particles(), request.minLevel, request.maxLevel);
-    }
-    if (request.groups) {
-      const std::vector<render::OverlayBox> groups = groupBoxes(cpu->groups());
-      boxes.insert(boxes.end(), groups.begin(), groups.end());
-    }
+    const std::vector<render::OverlayBox> boxes = overlayBoxes(*cpu, request);
     renderer.setBoxes(boxes.data(), boxes.size());
     return {};
   }

@@ -8,6 +8,7 @@
 #include "app/app_state.h"
 #include "app/perf_history.h"
 #include "app/sim_session.h"
+#include "app/walk_view.h"
 
 namespace bhviz::app {
 
@@ -25,6 +26,7 @@ struct UiInfo {
   bool recording = false;            ///< the Record button is on
   int recordedFrames = 0;            ///< frames written by the current (or last) recording
   std::string recordTarget;          ///< its directory or video file
+  const WalkInspection* walk = nullptr;  ///< the picked particle's walk (Walk panel)
 };
 
 void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);
@@ -37,6 +39,7 @@ void drawDiagnosticsPanel(AppState& s, const UiInfo& info);
 void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawHelpWindow(AppState& s, const UiInfo& info);
 void drawFilesPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// The notice line at the bottom; returns true when the user dismissed it.
 bool drawNotice(const UiInfo& info);
 

@@ -21,6 +21,7 @@ void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo&) {
     ImGui::MenuItem("Diagnostics", nullptr, &s.panels.diagnostics);
     ImGui::MenuItem("View", nullptr, &s.panels.view);
     ImGui::MenuItem("Files", nullptr, &s.panels.files);
+    ImGui::MenuItem("Walk", nullptr, &s.panels.walk);
     ImGui::Separator();
     if (ImGui::MenuItem("Hide all", "H")) s.uiVisible = false;
     ImGui::EndMenu();
@@ -154,6 +155,7 @@ bool drawUi(AppState& s, FrameRequests& r, const UiInfo& info) {
     if (s.panels.diagnostics) drawDiagnosticsPanel(s, info);
     if (s.panels.view) drawViewPanel(s, r, info);
     if (s.panels.files) drawFilesPanel(s, r, info);
+    if (s.panels.walk) drawWalkPanel(s, r, info);
   }
   if (s.panels.help) drawHelpWindow(s, info);
   return drawNotice(info);

@@ -2,6 +2,7 @@
 // What the pictures show, as the command line (and later the UI) chooses it. No GL here: the
 // CLI includes this without pulling in the renderer.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,7 @@ struct FrameOptions {
   int overlayMaxLevel = 6;
   std::string videoPath;  ///< --video FILE: the frames (as --frame-every picks them) as a video; empty = none
   std::string ffmpeg;     ///< the ffmpeg found on PATH for --video; empty = none found
+  std::int64_t pickId = -1;  ///< --pick ID: draw this particle's walk (app/walk_view.h); -1 = none
 
   bool wanted() const { return !framesDir.empty() || !screenshotPath.empty() || !videoPath.empty(); }
 };

@@ -19,6 +19,7 @@
 #include "app/screenshot.h"
 #include "app/sim_session.h"
 #include "app/vertex_writer.h"
+#include "app/walk_view.h"
 #include "app/window.h"
 #include "render/renderer.h"
 
@@ -60,6 +61,8 @@ class WindowApp {
   void applyView();
   void advance(const FrameRequests& r, FrameRecord& record);
   void updateOverlay();
+  void updateWalk(const FrameRequests& r);
+  void inspectParticle(std::uint32_t id);
   void checkGl();
   void screenshot(const std::string& path);
   void applyFileRequests(const FrameRequests& r);
@@ -91,6 +94,7 @@ class WindowApp {
   std::string m_ffmpeg = findFfmpeg().value_or("");  // empty: no video recording
   WindowRecorder m_recorder;
   bool m_aimAfterRebuild = false;  // a loaded snapshot: frame its particles
+  WalkInspection m_walk;  // the picked particle's walk (Walk panel)
 };
 
 void WindowApp::note(const std::string& line) {
@@ -110,6 +114,7 @@ void WindowApp::start() {
     m_state.panels = PanelsOpen{true, true, true, true, true, true, true, true};
     m_state.panels.files = true;
     m_state.overlay.cells = m_state.overlay.groups = true;
+    m_state.panels.walk = true;
   }
   m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
   m_state.scene = m_session->scene();  // --load: the file's N
@@ -136,6 +141,48 @@ void WindowApp::start() {
       startRecording();
     }
   }
+  if (m_options.frames.pickId >= 0) {
+    const auto id = static_cast<std::uint32_t>(m_options.frames.pickId);
+    if (id >= m_state.scene.n) {
+      throw UsageError("--pick = " + std::to_string(id) + " is out of range: must be in [0, " +
+                       std::to_string(m_state.scene.n - 1) + "] (N = " +
+                       std::to_string(m_state.scene.n) + ")");
+    }
+    inspectParticle(id);
+  }
+}
+
+// The pick's walk on a CPU tree of the current state; the simulation pauses so that the boxes
+// stay on the particles (Play resumes, the panel's Refresh rebuilds from the state then).
+void WindowApp::inspectParticle(std::uint32_t id) {
+  if (!m_session) return;
+  const sim::Simulation& sim = m_session->simulation();
+  try {
+    m_walk.inspect(sim.particles(), sim.params(), id, sim.time());
+  } catch (const std::out_of_range& e) {
+    note(std::string("bhviz: pick: ") + e.what());
+    return;
+  }
+  m_state.paused = true;
+  m_state.panels.walk = true;
+  m_state.walk.selected = m_state.walk.hovered = m_state.walk.sceneHover = -1;
+  m_state.walk.step = 0;
+  m_out << "bhviz: " << m_walk.summary() << '\n' << std::flush;
+}
+
+void WindowApp::updateWalk(const FrameRequests& r) {
+  const render::RenderTarget t = m_window.target();
+  const float w = static_cast<float>(std::max(t.width, 1));
+  const float h = static_cast<float>(std::max(t.height, 1));
+  if (r.clearWalk) m_walk.clear();
+  if (r.refreshWalk && m_walk.active()) inspectParticle(m_walk.particleId());
+  if (r.pick && m_session) {
+    const sim::Particles p = m_session->simulation().particles();
+    const auto picked = pickParticle(p, m_state.view, m_camera, w, h, {r.pickAtX, r.pickAtY});
+    if (picked) inspectParticle(p.id[*picked]);
+  }
+  m_state.walk.sceneHover =
+      r.cursorInScene ? m_walk.cellNear(m_camera, w, h, {r.cursorX, r.cursorY}) : -1;
 }
 
 // A rebuild asked for by the UI: on failure the old simulation keeps running.
@@ -157,6 +204,7 @@ void WindowApp::rebuild() {
       note("bhviz: loaded " + m_state.scene.snapshotPath + ": N = " + std::to_string(m_state.scene.n) +
            ", t = " + std::to_string(m_session->simulation().time()));
     }
+    m_walk.clear();  // of the old simulation
   } catch (const std::exception& e) {
     note(m_state.scene.snapshotPath.empty()
              ? "bhviz: cannot build " + m_state.scene.scenario + " with N = " +
@@ -285,9 +333,29 @@ void WindowApp::updateOverlay() {
   request.minLevel = m_state.overlay.minLevel;
   request.maxLevel = m_state.overlay.maxLevel;
   request.groups = m_state.overlay.groups;
-  const std::string line = m_overlay.write(m_session->simulation(), request, m_renderer);
-  if (!line.empty()) note(line);
-  m_overlayBoxes = m_renderer.boxCount();
+  const sim::Simulation& sim = m_session->simulation();
+  if (!m_walk.active()) {
+    const std::string line = m_overlay.write(sim, request, m_renderer);
+    if (!line.empty()) note(line);
+    m_overlayBoxes = m_renderer.boxCount();
+    return;
+  }
+  // A pick: its walk drawn over the tree overlay, both made on the host (on the CUDA backend
+  // the tree overlay is made on the device, into the same buffer: then the walk alone).
+  std::vector<render::OverlayBox> boxes;
+  if (const sim::CpuBackend* cpu = m_session->cpuBackend()) boxes = overlayBoxes(*cpu, request);
+  const WalkPanelState& ws = m_state.walk;
+  WalkOverlay overlay;
+  overlay.mode = !ws.stepThrough ? WalkOverlay::Mode::List
+                 : ws.buildStage ? WalkOverlay::Mode::Build
+                                 : WalkOverlay::Mode::Walk;
+  overlay.level = ws.level;
+  overlay.step = ws.step;
+  overlay.highlight = ws.hovered;
+  const std::vector<render::OverlayBox> walk = walkBoxes(m_walk, overlay);
+  boxes.insert(boxes.end(), walk.begin(), walk.end());
+  m_overlayBoxes = boxes.size();
+  m_renderer.setBoxes(boxes.data(), boxes.size());
 }
 
 void WindowApp::checkGl() {
@@ -327,6 +395,7 @@ UiInfo WindowApp::uiInfo() const {
   info.recording = m_recorder.active();
   info.recordedFrames = m_recorder.framesWritten();
   info.recordTarget = m_recorder.target();
+  info.walk = &m_walk;
   return info;
 }
 
@@ -337,8 +406,10 @@ void WindowApp::frame(Clock::time_point frameStart) {
   FrameRequests requests;
   const render::RenderTarget target = m_window.target();
   handleInput(m_camera, m_state, requests, static_cast<float>(std::max(target.height, 1)));
+  m_state.walk.hovered = m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
   if (drawUi(m_state, requests, uiInfo())) m_notice.clear();
   applyRequests(requests);
+  updateWalk(requests);
 
   FrameRecord record;
   advance(requests, record);

@@ -22,6 +22,7 @@
 #include "sim/ic/initial_conditions.h"
 #include "sim/io/snapshot.h"
 #include "test_render_support.h"
+#include "walk_pixels.h"
 
 namespace {
 
@@ -139,6 +140,29 @@ TEST(WindowRecorder, WritesEveryKthFrameAsPng) {
   bhviz::app::WindowRecorder rec;
   EXPECT_THROW(rec.startFrames((dir.path / "file").string(), 64, 48, 1), std::runtime_error);
   EXPECT_FALSE(rec.active());
+}
+
+// The Walk panel open with a pick made from the command line (as a click would): it draws
+// without GL errors, says what it picked, and the window's screenshot shows the interaction list
+// in its three colours.
+TEST(WindowExe, WalkPanelWithAPickShowsTheInteractionList) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
+  TempDir dir;
+  const fs::path shot = dir.path / "walk.png";
+  const Process p = runInWindow("--backend cpu --scenario plummer --n 3000 --pick 17 --size 480x320 "
+                                "--quit-after 5 --screenshot " + shot.string(),
+                                "BHVIZ_UI_ALL_PANELS=1");
+  ASSERT_EQ(p.status, 0) << p.out << p.err;
+  EXPECT_EQ(p.err.find("GL error"), std::string::npos) << p.err;
+  EXPECT_NE(p.out.find("bhviz: walk of particle 17"), std::string::npos) << p.out;
+  const WalkPixels n = walkPixels(bhviz::render::readPng(shot));
+  EXPECT_GT(n.accepted, 100u);
+  EXPECT_GT(n.leaf, 100u);
+  EXPECT_GT(n.opened, 20u);
+  // A pick the window's particles do not have is one line, before anything runs.
+  const Process bad = runInWindow("--backend cpu --scenario plummer --n 3000 --pick 3000 --quit-after 1");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--pick = 3000 is out of range"), std::string::npos) << bad.err;
 }
 
 // ---- without GL -----------------------------------------------------------------------------

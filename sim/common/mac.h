@@ -30,19 +30,29 @@ struct CellShape {
   float b2;        ///< Σ m |x − com|² (trace of the second moments) [mass·length²]
 };
 
+/// l of the Bonsai and acceleration MACs: the longest side of the cell's tight box [length].
+BHVIZ_HD inline float tightSide(const Box& box) {
+  const Vec3 ext = box.hi - box.lo;
+  return fmaxf(fmaxf(ext.x, ext.y), ext.z);
+}
+
+/// s of the Bonsai MAC: the distance from the centre of mass to the tight box's centre [length].
+BHVIZ_HD inline float comOffset(const Box& box, Vec3 com) {
+  const Vec3 off = com - 0.5f * (box.lo + box.hi);
+  return sqrtf(dot(off, off));
+}
+
 /// The cell's opening value: for the distance MACs a squared critical radius r_c², for the
 /// acceleration MAC M·l²/α. `param` is θ for bh/bonsai, Δ_mul for multipole, α for acceleration.
 BHVIZ_HD inline float openingValue(MacCode mac, float theta, float param, const CellShape& c) {
-  const Vec3 ext = c.box.hi - c.box.lo;
-  const float l = fmaxf(fmaxf(ext.x, ext.y), ext.z);
+  const float l = tightSide(c.box);
   switch (mac) {
     case MacCode::BarnesHut: {
       const float rc = c.side / theta;
       return rc * rc;
     }
     case MacCode::Bonsai: {
-      const Vec3 off = c.com - 0.5f * (c.box.lo + c.box.hi);
-      const float rc = l / theta + sqrtf(dot(off, off));
+      const float rc = l / theta + comOffset(c.box, c.com);
       return rc * rc;
     }
     case MacCode::Multipole: {

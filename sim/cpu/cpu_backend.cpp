@@ -7,28 +7,13 @@
 #include <string>
 
 #include "sim/common/timestep.h"
+#include "sim/cpu/stage_timer.h"
 
 namespace bhviz::sim {
 
 namespace {
 
-/// Adds the wall-clock time of its scope to one stage of a profile.
-class StageTimer {
- public:
-  StageTimer(StepProfile& profile, Stage stage)
-      : m_profile(profile), m_stage(stage), m_start(std::chrono::steady_clock::now()) {}
-  ~StageTimer() {
-    const auto end = std::chrono::steady_clock::now();
-    m_profile[m_stage] += std::chrono::duration<double, std::milli>(end - m_start).count();
-  }
-  StageTimer(const StageTimer&) = delete;
-  StageTimer& operator=(const StageTimer&) = delete;
-
- private:
-  StepProfile& m_profile;
-  Stage m_stage;
-  std::chrono::steady_clock::time_point m_start;
-};
+using cpu::StageTimer;
 
 float accMagnitude(const Vec4& a) { return std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z); }
 
@@ -75,33 +60,8 @@ void CpuBackend::drift(float dt) {
 void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                                bool oldAccValid) {
   Particles& s = m_particles;
-  KeyFrame frame;
-  {
-    StageTimer timer(m_profile, Stage::BoundingBox);
-    frame = keyFrameFor(cpu::boundingBox(s.posMass));
-  }
-  std::vector<std::uint64_t> keys;
-  {
-    StageTimer timer(m_profile, Stage::Keys);
-    keys = cpu::computeKeys(s.posMass, frame, p.curve);
-  }
-  {
-    StageTimer timer(m_profile, Stage::Sort);
-    const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
-    cpu::reorder(s, order);
-    std::vector<std::uint64_t> sorted(keys.size());
-    for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = keys[order[k]];
-    keys.swap(sorted);
-  }
-  {
-    StageTimer timer(m_profile, Stage::Tree);
-    m_tree = cpu::buildTree(keys, frame, p.nLeaf);
-  }
   const MacSetup mac = macSetup(p, oldAccValid);
-  {
-    StageTimer timer(m_profile, Stage::Moments);
-    cpu::computeMoments(m_tree, s.posMass, mac);
-  }
+  m_tree = cpu::buildSortedTree(s, p.curve, p.nLeaf, mac, &m_profile);
   m_mac = mac;
   {
     StageTimer timer(m_profile, Stage::Groups);
@@ -170,12 +130,8 @@ CpuBackend::GroupInteractions CpuBackend::interactionListOf(std::uint32_t partic
   const auto it = std::find(m_particles.id.begin(), m_particles.id.end(), particleId);
   const auto index = static_cast<std::uint32_t>(it - m_particles.id.begin());
   if (it != m_particles.id.end() && index < m_active.size() && m_active[index]) {
-    // Groups are in key order: the last one starting at or before the particle may hold it.
-    const auto g = std::upper_bound(m_groups.first.begin(), m_groups.first.end(), index);
-    if (g != m_groups.first.begin()) {
-      const auto k = static_cast<std::size_t>(g - m_groups.first.begin()) - 1;
-      if (index < m_groups.first[k] + m_groups.count[k]) return interactionsOfGroup(k);
-    }
+    const std::int64_t g = cpu::groupContaining(m_groups, index);
+    if (g >= 0) return interactionsOfGroup(static_cast<std::size_t>(g));
   }
   throw std::out_of_range("interactionListOf: particle id " + std::to_string(particleId) +
                           " got no force in the last evaluation");

@@ -56,8 +56,42 @@ struct InteractionList {
   std::vector<std::uint32_t> opened;   ///< cells the MAC opened
 };
 
+/// One cell tested for one group: the numbers the MAC looks at and its decision. The walk, its
+/// recorded trace and the MAC explanation (walk_inspect.h) all decide through this function.
+struct CellTest {
+  float d2 = 0.0f;       ///< squared distance from the group's box to the cell's COM [length²]
+  bool overlap = false;  ///< the cell's tight box overlaps the group's box
+  bool open = false;     ///< mustOpen's verdict
+};
+CellTest testCell(const Tree& tree, std::uint32_t cell, const Box& groupBox, float accMin,
+                  const MacSetup& mac);
+
+/// What the walk does with a tested cell.
+enum class CellVerdict : std::uint8_t {
+  Accepted,  ///< taken as a multipole (M2P)
+  Leaf,      ///< a leaf the MAC would open: its particles interact directly (P2P)
+  Opened,    ///< its children are tested next
+};
+/// The verdict of a tested cell: accepted unless the test opens it, then a leaf or opened.
+inline CellVerdict verdictOf(const Tree& tree, std::uint32_t cell, const CellTest& test) {
+  if (!test.open) return CellVerdict::Accepted;
+  return tree.isLeaf(cell) ? CellVerdict::Leaf : CellVerdict::Opened;
+}
+inline CellVerdict classifyCell(const Tree& tree, std::uint32_t cell, const Box& groupBox,
+                                float accMin, const MacSetup& mac) {
+  return verdictOf(tree, cell, testCell(tree, cell, groupBox, accMin, mac));
+}
+
 InteractionList buildInteractionList(const Tree& tree, const Box& groupBox, float accMin,
                                      const MacSetup& mac);
+
+/// The index into `groups` of the group holding particle `index` (key order), or -1.
+std::int64_t groupContaining(const Groups& groups, std::uint32_t index);
+
+/// The build stages of a force evaluation: bbox → keys → sort (reorders p) → tree → moments.
+/// With a profile, each stage's wall time is added to it.
+Tree buildSortedTree(Particles& p, Curve curve, int nLeaf, const MacSetup& mac,
+                     StepProfile* profile = nullptr);
 
 /// Walks every group and writes accPot of its active particles.
 InteractionCounts walkGroups(const Tree& tree, const Groups& groups, const std::vector<Vec4>& posMass,

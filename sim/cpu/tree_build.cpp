@@ -2,6 +2,7 @@
 #include <numeric>
 
 #include "sim/cpu/cpu_stages.h"
+#include "sim/cpu/stage_timer.h"
 
 namespace bhviz::sim::cpu {
 
@@ -98,6 +99,40 @@ Tree buildTree(const std::vector<std::uint64_t>& keys, const KeyFrame& frame, in
   t.bmax.resize(n);
   t.opening.resize(n);
   return t;
+}
+
+Tree buildSortedTree(Particles& s, Curve curve, int nLeaf, const MacSetup& mac,
+                     StepProfile* profile) {
+  StepProfile unused;
+  StepProfile& prof = profile != nullptr ? *profile : unused;
+  KeyFrame frame;
+  {
+    StageTimer timer(prof, Stage::BoundingBox);
+    frame = keyFrameFor(boundingBox(s.posMass));
+  }
+  std::vector<std::uint64_t> keys;
+  {
+    StageTimer timer(prof, Stage::Keys);
+    keys = computeKeys(s.posMass, frame, curve);
+  }
+  {
+    StageTimer timer(prof, Stage::Sort);
+    const std::vector<std::uint32_t> order = sortOrder(keys);
+    reorder(s, order);
+    std::vector<std::uint64_t> sorted(keys.size());
+    for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = keys[order[k]];
+    keys.swap(sorted);
+  }
+  Tree tree;
+  {
+    StageTimer timer(prof, Stage::Tree);
+    tree = buildTree(keys, frame, nLeaf);
+  }
+  {
+    StageTimer timer(prof, Stage::Moments);
+    computeMoments(tree, s.posMass, mac);
+  }
+  return tree;
 }
 
 }  // namespace bhviz::sim::cpu

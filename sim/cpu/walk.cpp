@@ -98,6 +98,15 @@ Groups buildGroups(const Tree& t, const std::vector<Vec4>& posMass, const std::v
   return g;
 }
 
+CellTest testCell(const Tree& t, std::uint32_t c, const Box& groupBox, float accMin,
+                  const MacSetup& mac) {
+  CellTest r;
+  r.d2 = distSqPointBox(xyz(t.comMass[c]), groupBox);
+  r.overlap = overlaps(t.box[c], groupBox);
+  r.open = mustOpen(mac.code, t.opening[c], r.d2, accMin, r.overlap);
+  return r;
+}
+
 InteractionList buildInteractionList(const Tree& t, const Box& groupBox, float accMin,
                                      const MacSetup& mac) {
   InteractionList list;
@@ -105,18 +114,28 @@ InteractionList buildInteractionList(const Tree& t, const Box& groupBox, float a
   while (!stack.empty()) {
     const std::uint32_t c = stack.back();
     stack.pop_back();
-    const float d2 = distSqPointBox(xyz(t.comMass[c]), groupBox);
-    const bool overlap = overlaps(t.box[c], groupBox);
-    if (!mustOpen(mac.code, t.opening[c], d2, accMin, overlap)) {
-      list.cells.push_back(c);
-    } else if (t.isLeaf(c)) {
-      list.leaves.push_back(c);
-    } else {
-      list.opened.push_back(c);
-      for (std::uint32_t k = t.child[c] + t.childCount[c]; k-- > t.child[c];) stack.push_back(k);
+    switch (classifyCell(t, c, groupBox, accMin, mac)) {
+      case CellVerdict::Accepted:
+        list.cells.push_back(c);
+        break;
+      case CellVerdict::Leaf:
+        list.leaves.push_back(c);
+        break;
+      case CellVerdict::Opened:
+        list.opened.push_back(c);
+        for (std::uint32_t k = t.child[c] + t.childCount[c]; k-- > t.child[c];) stack.push_back(k);
+        break;
     }
   }
   return list;
+}
+
+std::int64_t groupContaining(const Groups& groups, std::uint32_t index) {
+  // Groups are in key order: the last one starting at or before the particle may hold it.
+  const auto g = std::upper_bound(groups.first.begin(), groups.first.end(), index);
+  if (g == groups.first.begin()) return -1;
+  const auto k = static_cast<std::size_t>(g - groups.first.begin()) - 1;
+  return index < groups.first[k] + groups.count[k] ? static_cast<std::int64_t>(k) : -1;
 }
 
 namespace {
