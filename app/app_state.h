@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <string>
 
+#include "app/accuracy_meter.h"
 #include "app/cli.h"
 #include "app/particle_view.h"
+#include "app/sweep_runner.h"
 #include "render/renderer.h"
 #include "sim/params.h"
 
@@ -49,6 +51,7 @@ struct PanelsOpen {
   bool diagnostics = false;
   bool view = false;
   bool help = false;
+  bool meter = true;  ///< Accuracy meter (live error, θ sweep)
 };
 
 struct AppState {
@@ -62,6 +65,8 @@ struct AppState {
   bool paused = false;
   bool uiVisible = true;      ///< H hides every panel
   PanelsOpen panels;
+  MeterSettings meter;  ///< the live accuracy meter
+  SweepSettings sweep;  ///< the window's θ sweep
 };
 
 /// What one frame's input and panels asked for; applied by the main loop.
@@ -73,6 +78,9 @@ struct FrameRequests {
   bool reframe = false;       ///< aim the camera at the scene again
   bool screenshot = false;    ///< F12
   bool quit = false;          ///< Esc
+  bool startSweep = false;    ///< run AppState::sweep on the current state (pauses the simulation)
+  bool cancelSweep = false;
+  bool exportSweep = false;   ///< write the sweep's points to AppState::sweep.csvPath
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

@@ -33,6 +33,10 @@ class SceneRenderer {
   /// Frames the camera on the visible particles, fixes the speed scale and the sprite style.
   void frame(const sim::Particles& initial);
   void setBoxes(const std::vector<render::OverlayBox>& boxes);
+  /// Relative force errors by id for ColorBy::ForceError (ParticleView::setErrors).
+  void setErrors(std::shared_ptr<const std::vector<float>> errorById) {
+    m_view.setErrors(std::move(errorById));
+  }
   /// Renders `p` and reads the image back.
   render::Image render(const sim::Particles& p);
   /// Renders the simulation's current state without copying it: on the CUDA backend a kernel

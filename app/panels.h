@@ -5,9 +5,11 @@
 
 #include <string>
 
+#include "app/accuracy_meter.h"
 #include "app/app_state.h"
 #include "app/perf_history.h"
 #include "app/sim_session.h"
+#include "app/sweep_runner.h"
 
 namespace bhviz::app {
 
@@ -20,6 +22,8 @@ struct UiInfo {
   std::string glDescription;
   std::size_t overlayBoxes = 0;      ///< boxes drawn by the tree overlay
   std::string notice;                ///< the latest error or note, shown until dismissed
+  const AccuracyMeter* meter = nullptr;  ///< the live accuracy meter
+  const SweepRunner* sweep = nullptr;    ///< the window's θ sweep
 };
 
 void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);
@@ -31,6 +35,8 @@ void drawTreePanel(AppState& s, const UiInfo& info);
 void drawDiagnosticsPanel(AppState& s, const UiInfo& info);
 void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawHelpWindow(AppState& s, const UiInfo& info);
+/// Live error of the forces (median, p99, history) and the θ sweep with its plot and CSV export.
+void drawAccuracyMeterPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// The notice line at the bottom; returns true when the user dismissed it.
 bool drawNotice(const UiInfo& info);
 
