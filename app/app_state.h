@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <string>
 
+#include "app/accuracy_meter.h"
 #include "app/cli.h"
 #include "app/particle_view.h"
+#include "app/sweep_runner.h"
 #include "render/renderer.h"
 #include "sim/params.h"
 
@@ -63,6 +65,7 @@ struct PanelsOpen {
   bool help = false;
   bool files = false;  ///< snapshots and recording (panels_files.cpp)
   bool walk = false;   ///< the picked particle's walk (panels_walk.cpp)
+  bool meter = true;   ///< Accuracy meter (live error, θ sweep)
 };
 
 /// The Files panel: snapshot load/save and recording of frames or a video.
@@ -87,6 +90,8 @@ struct AppState {
   bool uiVisible = true;      ///< H hides every panel
   PanelsOpen panels;
   FilesSettings files;
+  MeterSettings meter;  ///< the live accuracy meter
+  SweepSettings sweep;  ///< the window's θ sweep
 };
 
 /// What one frame's input and panels asked for; applied by the main loop.
@@ -107,6 +112,9 @@ struct FrameRequests {
   float cursorX = 0.0f, cursorY = 0.0f;  ///< [framebuffer pixels from the top-left]
   bool refreshWalk = false;   ///< the Walk panel's Refresh: the same particle, current state
   bool clearWalk = false;     ///< the Walk panel's Clear
+  bool startSweep = false;    ///< run AppState::sweep on the current state (pauses the simulation)
+  bool cancelSweep = false;
+  bool exportSweep = false;   ///< write the sweep's points to AppState::sweep.csvPath
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

@@ -40,6 +40,10 @@ class SceneRenderer {
   std::string setOverlay(const sim::Simulation& sim, const OverlayRequest& request);
   /// The boxes last set on the host (empty when the overlay was written on the device).
   const std::vector<render::OverlayBox>& boxes() const { return m_boxes; }
+  /// Relative force errors by id for ColorBy::ForceError (ParticleView::setErrors).
+  void setErrors(std::shared_ptr<const std::vector<float>> errorById) {
+    m_view.setErrors(std::move(errorById));
+  }
   /// Renders `p` and reads the image back.
   render::Image render(const sim::Particles& p);
   /// Renders the simulation's current state without copying it: on the CUDA backend a kernel

@@ -5,10 +5,12 @@
 
 #include <string>
 
+#include "app/accuracy_meter.h"
 #include "app/app_state.h"
 #include "app/perf_history.h"
 #include "app/sim_session.h"
 #include "app/walk_view.h"
+#include "app/sweep_runner.h"
 
 namespace bhviz::app {
 
@@ -27,6 +29,8 @@ struct UiInfo {
   int recordedFrames = 0;            ///< frames written by the current (or last) recording
   std::string recordTarget;          ///< its directory or video file
   const WalkInspection* walk = nullptr;  ///< the picked particle's walk (Walk panel)
+  const AccuracyMeter* meter = nullptr;  ///< the live accuracy meter
+  const SweepRunner* sweep = nullptr;    ///< the window's θ sweep
 };
 
 void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);
@@ -40,6 +44,8 @@ void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawHelpWindow(AppState& s, const UiInfo& info);
 void drawFilesPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+/// Live error of the forces (median, p99, history) and the θ sweep with its plot and CSV export.
+void drawAccuracyMeterPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// The notice line at the bottom; returns true when the user dismissed it.
 bool drawNotice(const UiInfo& info);
 

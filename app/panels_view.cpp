@@ -22,6 +22,7 @@ void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo&) {
     ImGui::MenuItem("View", nullptr, &s.panels.view);
     ImGui::MenuItem("Files", nullptr, &s.panels.files);
     ImGui::MenuItem("Walk", nullptr, &s.panels.walk);
+    ImGui::MenuItem("Accuracy meter", nullptr, &s.panels.meter);
     ImGui::Separator();
     if (ImGui::MenuItem("Hide all", "H")) s.uiVisible = false;
     ImGui::EndMenu();
@@ -64,11 +65,14 @@ void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo&) {
     ImGui::End();
     return;
   }
-  const char* colours[] = {"component", "speed", "bin"};
+  const char* colours[] = {"component", "speed", "bin", "force error"};
   int colour = static_cast<int>(s.view.colorBy);
   if (ImGui::Combo("colour by", &colour, colours, IM_ARRAYSIZE(colours))) {
     s.view.colorBy = static_cast<ColorBy>(colour);
     r.viewChanged = true;
+  }
+  if (s.view.colorBy == ColorBy::ForceError) {
+    ImGui::TextDisabled("accuracy meter's sample: blue 1e-6 .. red 1e-1 (log), grey not measured");
   }
   const char* names[] = {"sphere", "disk", "bulge", "halo"};
   for (std::size_t c = 0; c < s.view.visible.size(); ++c) {
@@ -156,6 +160,7 @@ bool drawUi(AppState& s, FrameRequests& r, const UiInfo& info) {
     if (s.panels.view) drawViewPanel(s, r, info);
     if (s.panels.files) drawFilesPanel(s, r, info);
     if (s.panels.walk) drawWalkPanel(s, r, info);
+    if (s.panels.meter) drawAccuracyMeterPanel(s, r, info);
   }
   if (s.panels.help) drawHelpWindow(s, info);
   return drawNotice(info);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace bhviz::app {
 
@@ -28,6 +29,13 @@ float quantile(std::vector<float>& values, float q) {
 }
 
 }  // namespace
+
+float errorValue(float relativeError) {
+  if (!(relativeError >= 0.0f)) return 0.0f;  // NaN: not measured
+  const float lo = std::log10(kErrorLow), hi = std::log10(kErrorHigh);
+  const float t = std::clamp((std::log10(std::max(relativeError, 1e-30f)) - lo) / (hi - lo), 0.0f, 1.0f);
+  return kErrorFloor + (1.0f - kErrorFloor) * t;
+}
 
 ParticleView::ParticleView(const ViewSettings& settings) : m_settings(settings) {
   m_settings.maxBinDepth = std::max(m_settings.maxBinDepth, 1);
@@ -57,16 +65,26 @@ VertexRule ParticleView::rule() const {
   return r;
 }
 
+float ParticleView::errorOf(std::uint32_t id) const {
+  if (!m_errors || id >= m_errors->size()) return std::numeric_limits<float>::quiet_NaN();
+  return (*m_errors)[id];
+}
+
 float ParticleView::value(const sim::Particles& p, std::size_t i) const {
-  return vertexValue(rule(), p.tag[i], p.vel[i], p.bin[i]);
+  const float v = vertexValue(rule(), p.tag[i], p.vel[i], p.bin[i]);
+  if (m_settings.colorBy != ColorBy::ForceError || v == kHiddenVertex) return v;
+  return errorValue(errorOf(p.id[i]));
 }
 
 void ParticleView::fill(const sim::Particles& p, std::vector<render::ParticleVertex>& out) const {
   const VertexRule r = rule();
   out.resize(p.size());
+  const bool byError = m_settings.colorBy == ColorBy::ForceError;
   for (std::size_t i = 0; i < p.size(); ++i) {
     const sim::Vec4& x = p.posMass[i];
-    out[i] = {x.x, x.y, x.z, vertexValue(r, p.tag[i], p.vel[i], p.bin[i])};
+    float v = vertexValue(r, p.tag[i], p.vel[i], p.bin[i]);
+    if (byError && v != kHiddenVertex) v = errorValue(errorOf(p.id[i]));
+    out[i] = {x.x, x.y, x.z, v};
   }
 }
 
@@ -89,6 +107,19 @@ render::Palette ParticleView::palette() const {
     case ColorBy::Bin: {
       render::Palette p = render::Palette::rainbow(static_cast<std::size_t>(m_settings.maxBinDepth) + 1);
       p.smooth = false;
+      return p;
+    }
+    case ColorBy::ForceError: {
+      // Dim grey below kErrorFloor (not measured), then blue (small error) to red (large).
+      const render::Palette ramp = render::Palette::rainbow();
+      render::Palette p;
+      p.colours.resize(256);
+      for (std::size_t k = 0; k < p.colours.size(); ++k) {
+        const float v = p.valueOf(k);
+        p.colours[k] = v < 0.9f * kErrorFloor
+                           ? glm::vec3(0.12f, 0.12f, 0.13f)
+                           : ramp.lookup((v - kErrorFloor) / (1.0f - kErrorFloor));
+      }
       return p;
     }
   }

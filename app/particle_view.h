@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <glm/vec3.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ struct ViewSettings {
   int maxBinDepth = 8;  ///< colour by bin: bins 0..maxBinDepth span the palette
 };
 
+/// Colour by force error: relative errors from kErrorLow to kErrorHigh run on a log scale over the
+/// palette values [kErrorFloor, 1]; values below kErrorFloor are the grey of unmeasured particles.
+inline constexpr float kErrorLow = 1e-6f;
+inline constexpr float kErrorHigh = 1e-1f;
+inline constexpr float kErrorFloor = 0.1f;
+/// The palette value of a relative force error; 0 (grey) for NaN, i.e. not measured.
+float errorValue(float relativeError);
+
 /// Palette index of a component tag: the component, plus 4 for the second galaxy of a merger.
 inline constexpr std::size_t kComponentColours = 8;
 
@@ -37,6 +46,9 @@ class ParticleView {
   /// speeds maps to the top of the palette), so colours mean the same in every frame.
   void calibrate(const sim::Particles& p);
   float speedScale() const { return m_speedScale; }
+  /// The relative force error of each particle by id (NaN: not measured), for ColorBy::ForceError;
+  /// null draws every particle grey.
+  void setErrors(std::shared_ptr<const std::vector<float>> errorById) { m_errors = std::move(errorById); }
 
   /// One vertex per particle, in the particles' order; hidden components get a negative value.
   void fill(const sim::Particles& p, std::vector<render::ParticleVertex>& out) const;
@@ -50,8 +62,11 @@ class ParticleView {
   const ViewSettings& settings() const { return m_settings; }
 
  private:
+  float errorOf(std::uint32_t id) const;
+
   ViewSettings m_settings;
   float m_speedScale = 1.0f;
+  std::shared_ptr<const std::vector<float>> m_errors;
 };
 
 /// What the camera should frame: the visible particles' centre of mass and a radius holding

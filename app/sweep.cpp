@@ -33,6 +33,8 @@ bool toNumber(const std::string& text, float& v) {
   return true;
 }
 
+}  // namespace
+
 void writeSweepCsv(std::ostream& out, const std::vector<sim::SweepPoint>& points) {
   out << kSweepCsvHeader << '\n';
   char line[256];
@@ -44,7 +46,14 @@ void writeSweepCsv(std::ostream& out, const std::vector<sim::SweepPoint>& points
   }
 }
 
-}  // namespace
+sim::ReferenceSum referenceSumFor(const sim::Backend& backend) {
+#if BHVIZ_HAVE_CUDA
+  if (backend.name() == "cuda") return sim::cuda::directSumDevice;
+#else
+  (void)backend;
+#endif
+  return {};
+}
 
 std::vector<float> parseSweepSpec(const std::string& text) {
   const std::string prefix = "theta=";
@@ -76,10 +85,7 @@ int runSweep(const Options& o, std::ostream& out, std::ostream& /*err*/) {
     if (selection.backend) return std::move(selection.backend);
     return selectBackend(o.backend, o.n).backend;
   };
-  sim::ReferenceSum sum;
-#if BHVIZ_HAVE_CUDA
-  if (cuda) sum = sim::cuda::directSumDevice;
-#endif
+  const sim::ReferenceSum sum = referenceSumFor(*selection.backend);
   const sim::Particles state = sim::makeScenario(o.scenario, o.n, o.seed);
   const sim::AccuracyReference ref =
       sim::makeReference(state, o.params.softening, kSweepSample, o.seed, sum);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/accuracy.h"
 #include "sim/params.h"
 
 namespace bhviz::app {
@@ -29,6 +30,13 @@ inline constexpr std::size_t kSweepSample = 2000;
 /// "theta=0.2:1.0:0.1" → 0.2, 0.3, …, 1.0. Throws UsageError (app/cli.h): one line naming
 /// --sweep and the expected form.
 std::vector<float> parseSweepSpec(const std::string& text);
+
+/// The header, then one row per point (the MAC's name, its parameter, the errors, the cost).
+void writeSweepCsv(std::ostream& out, const std::vector<sim::SweepPoint>& points);
+
+/// The exact reference sum that goes with a backend: the GPU's direct sum on a CUDA build with
+/// the CUDA backend, else sim::directSum (an empty function).
+sim::ReferenceSum referenceSumFor(const sim::Backend& backend);
 
 /// Runs the sweep of `o` (o.sweep.wanted): progress lines to `out` unless quiet, then the CSV,
 /// written atomically. Returns the exit status (0).

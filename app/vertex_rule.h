@@ -47,6 +47,8 @@ BHVIZ_HD inline float vertexValue(const VertexRule& r, std::uint8_t tag, const s
       const float v = static_cast<float>(bin) / r.maxBinDepth;
       return v < 1.0f ? v : 1.0f;
     }
+    case ColorBy::ForceError:
+      return 0.0f;  // not measured (the grey); ParticleView writes the measured ones on the host
   }
   return kHiddenVertex;
 }

@@ -32,7 +32,8 @@ void VertexWriter::upload(const sim::Simulation& sim, const ParticleView& view,
 std::string VertexWriter::write(const sim::Simulation& sim, const ParticleView& view,
                                 render::Renderer& renderer) {
 #if BHVIZ_HAVE_CUDA
-  if (m_interop) {
+  // The errors by id live on the host: that colouring goes through the upload.
+  if (m_interop && view.settings().colorBy != ColorBy::ForceError) {
     if (const auto device = sim::cuda::deviceView(sim.backend())) {
       renderer.reserveParticles(device->n);
       try {

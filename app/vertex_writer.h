@@ -1,8 +1,8 @@
 #pragma once
 // Each frame, the simulation's particles → the renderer's vertex buffer. With the CUDA backend
 // and interop available, a kernel writes the buffer on the device (cuda_gl_bridge); otherwise
-// the particles come to the host and ParticleView uploads them. The #if BHVIZ_HAVE_CUDA of the
-// window lives here only.
+// the particles come to the host and ParticleView uploads them (always when colouring by force
+// error: the errors are on the host). The #if BHVIZ_HAVE_CUDA of the window lives here only.
 
 #include <memory>
 #include <string>

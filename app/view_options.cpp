@@ -14,6 +14,7 @@ std::string toString(ColorBy c) {
     case ColorBy::Component: return "component";
     case ColorBy::Speed: return "speed";
     case ColorBy::Bin: return "bin";
+    case ColorBy::ForceError: return "force error";
   }
   return "?";
 }

@@ -8,8 +8,9 @@
 
 namespace bhviz::app {
 
-/// What a particle's colour shows.
-enum class ColorBy { Component, Speed, Bin };
+/// What a particle's colour shows. ForceError: the accuracy meter's relative force error of
+/// each measured particle (the window only; parseColorBy does not offer it).
+enum class ColorBy { Component, Speed, Bin, ForceError };
 /// Which boxes are drawn over the particles.
 enum class OverlayKind { None, Tree, Groups };
 

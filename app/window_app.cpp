@@ -7,6 +7,7 @@
 #include <memory>
 #include <ostream>
 
+#include "app/accuracy_meter.h"
 #include "app/app_state.h"
 #include "app/frames.h"
 #include "app/headless.h"
@@ -18,6 +19,8 @@
 #include "app/recording.h"
 #include "app/screenshot.h"
 #include "app/sim_session.h"
+#include "app/sweep.h"
+#include "app/sweep_runner.h"
 #include "app/vertex_writer.h"
 #include "app/walk_view.h"
 #include "app/window.h"
@@ -71,6 +74,10 @@ class WindowApp {
   void recordFrame();
   void note(const std::string& line);
   UiInfo uiInfo() const;
+  void updateAccuracy();
+  void startSweep();
+  void stopSweep();
+  void exportSweep();
 
   Options m_options;
   std::ostream& m_out;
@@ -95,6 +102,9 @@ class WindowApp {
   WindowRecorder m_recorder;
   bool m_aimAfterRebuild = false;  // a loaded snapshot: frame its particles
   WalkInspection m_walk;  // the picked particle's walk (Walk panel)
+  AccuracyMeter m_meter;  // their jobs run on copies of the state, on scratch backends of their own
+  SweepRunner m_sweep;
+  bool m_pausedBeforeSweep = false;
 };
 
 void WindowApp::note(const std::string& line) {
@@ -124,6 +134,7 @@ void WindowApp::start() {
   const Framing framing = frameVisible(m_session->initial(), m_state.view);
   aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
   m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
+  if (envFlag("BHVIZ_UI_SWEEP")) startSweep();  // the window tests draw the sweep plot
   m_out << "bhviz: window " << t.width << "x" << t.height << ", "
         << (m_state.scene.snapshotPath.empty() ? m_state.scene.scenario
                                                : "file " + m_state.scene.snapshotPath)
@@ -190,6 +201,8 @@ void WindowApp::rebuild() {
   m_rebuildPending = false;
   try {
     auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+    stopSweep();
+    m_meter.reset();
     m_session = std::move(session);
     m_state.scene = m_session->scene();  // a snapshot sets N
     m_halted = false;
@@ -217,6 +230,7 @@ void WindowApp::rebuild() {
 
 void WindowApp::applyView() {
   m_view = ParticleView(m_state.view);
+  if (m_meter.latest() != nullptr) m_view.setErrors(m_meter.latest()->errorById);
   if (m_session) m_view.calibrate(m_session->initial());
   m_renderer.setPalette(m_view.palette());
 }
@@ -241,6 +255,9 @@ void WindowApp::applyRequests(const FrameRequests& r) {
   if (r.screenshot) m_screenshotPending = true;
   if (r.quit) m_quit = true;
   applyFileRequests(r);
+  if (r.startSweep) startSweep();
+  if (r.cancelSweep) stopSweep();
+  if (r.exportSweep) exportSweep();
 }
 
 // The Files panel. A failed load keeps the running simulation (rebuild() restores the scene); a
@@ -303,6 +320,64 @@ void WindowApp::recordFrame() {
     m_recorder.frame(m_renderer, m_camera, m_state.look);
   } catch (const std::exception& e) {
     note("bhviz: recording stopped: " + oneLine(e.what()));
+  }
+}
+
+// The meter's and the sweep's finished jobs, and the meter's next measurement when it is due.
+// Neither waits for its thread; the meter rests while a sweep runs (its timings stay clean).
+void WindowApp::updateAccuracy() {
+  if (m_sweep.poll()) {
+    if (!m_sweep.error().empty()) {
+      note("bhviz: the sweep failed: " + oneLine(m_sweep.error()));
+    } else {
+      note("bhviz: sweep done, " + std::to_string(m_sweep.done()) + " points");
+    }
+    m_state.paused = m_pausedBeforeSweep;
+  }
+  if (!m_session || m_halted || m_sweep.running()) return;
+  if (m_meter.update(m_session->simulation(), m_state.meter, m_state.scene.seed,
+                     m_perf.smoothed().frameMs)) {
+    m_view.setErrors(m_meter.latest()->errorById);
+  }
+}
+
+void WindowApp::startSweep() {
+  if (!m_session) return;
+  std::vector<sim::MacKind> macs;
+  for (std::size_t m = 0; m < m_state.sweep.macs.size(); ++m) {
+    if (m_state.sweep.macs[m]) macs.push_back(sim::allMacs()[m]);
+  }
+  try {
+    const std::vector<float> thetas =
+        sim::sweepThetas(m_state.sweep.from, m_state.sweep.to, m_state.sweep.step);
+    if (macs.empty()) throw std::invalid_argument("tick at least one MAC");
+    const sim::Simulation& sim = m_session->simulation();
+    const bool cuda = sim.backend().name() == "cuda";
+    BackendSelection scratch =
+        selectBackend(cuda ? BackendChoice::Cuda : BackendChoice::Cpu, sim.backend().size());
+    const sim::ReferenceSum sum = referenceSumFor(*scratch.backend);
+    if (!m_sweep.running()) m_pausedBeforeSweep = m_state.paused;
+    // Paused while it runs, so the points' timings have the machine to themselves.
+    m_sweep.start(sim.particles(), sim.params(), macs, thetas, m_state.scene.seed,
+                  std::move(scratch.backend), sum);
+    m_state.paused = true;
+  } catch (const std::exception& e) {
+    note("bhviz: cannot start the sweep: " + oneLine(e.what()));
+  }
+}
+
+void WindowApp::stopSweep() {
+  if (!m_sweep.running()) return;
+  m_sweep.cancel();
+  m_state.paused = m_pausedBeforeSweep;
+}
+
+void WindowApp::exportSweep() {
+  try {
+    m_sweep.exportCsv(m_state.sweep.csvPath);
+    note("bhviz: sweep written to " + m_state.sweep.csvPath);
+  } catch (const std::exception& e) {
+    note("bhviz: cannot export the sweep: " + oneLine(e.what()));
   }
 }
 
@@ -396,6 +471,8 @@ UiInfo WindowApp::uiInfo() const {
   info.recordedFrames = m_recorder.framesWritten();
   info.recordTarget = m_recorder.target();
   info.walk = &m_walk;
+  info.meter = &m_meter;
+  info.sweep = &m_sweep;
   return info;
 }
 
@@ -413,6 +490,7 @@ void WindowApp::frame(Clock::time_point frameStart) {
 
   FrameRecord record;
   advance(requests, record);
+  updateAccuracy();
   m_camera.autoRotateSpeed = m_state.autoRotate;
   updateOverlay();
   Clock::time_point t0 = Clock::now();

@@ -19,7 +19,8 @@ AccuracyReference makeReference(const Particles& state, float softening, std::si
 }
 
 AccuracySample measureAccuracy(Backend& scratch, const Particles& state, const SimParams& p,
-                               const AccuracyReference& ref, bool oldAccValid) {
+                               const AccuracyReference& ref, bool oldAccValid,
+                               std::vector<double>* relative) {
   if (ref.softening != p.softening) {
     throw std::invalid_argument("measureAccuracy: the reference was summed with softening " +
                                 std::to_string(ref.softening) + ", the forces use " +
@@ -38,22 +39,27 @@ AccuracySample measureAccuracy(Backend& scratch, const Particles& state, const S
 
   Particles out;
   scratch.download(out);
-  std::unordered_map<std::uint32_t, std::uint32_t> indexOf;
-  indexOf.reserve(out.size());
-  for (std::size_t i = 0; i < out.size(); ++i) indexOf.emplace(out.id[i], static_cast<std::uint32_t>(i));
-  std::vector<std::uint32_t> targets;
-  targets.reserve(ref.ids.size());
-  for (std::uint32_t id : ref.ids) {
-    const auto it = indexOf.find(id);
-    if (it == indexOf.end()) {
+  // Where each sampled id went: one pass over the state with a map of the (small) sample only.
+  std::unordered_map<std::uint32_t, std::uint32_t> slotOf;
+  slotOf.reserve(ref.ids.size());
+  for (std::uint32_t k = 0; k < ref.ids.size(); ++k) slotOf.emplace(ref.ids[k], k);
+  constexpr std::uint32_t kMissing = ~0u;
+  std::vector<std::uint32_t> targets(ref.ids.size(), kMissing);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto it = slotOf.find(out.id[i]);
+    if (it != slotOf.end()) targets[it->second] = static_cast<std::uint32_t>(i);
+  }
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    if (targets[k] == kMissing) {
       throw std::invalid_argument("measureAccuracy: the reference's particle id " +
-                                  std::to_string(id) + " is not in the state");
+                                  std::to_string(ref.ids[k]) + " is not in the state");
     }
-    targets.push_back(it->second);
   }
 
   AccuracySample s;
-  s.error = forceError(out, targets, ref.acc);
+  std::vector<double> rel = relativeErrors(out, targets, ref.acc);
+  if (relative != nullptr) *relative = rel;
+  s.error = summarizeErrors(std::move(rel));
   s.msPerForce = prof.total();
   const InteractionCounts& c = prof.interactions;
   s.interactionsPerParticle =
@@ -91,6 +97,16 @@ std::vector<float> sweepThetas(float from, float to, float step) {
   return thetas;
 }
 
+SweepPoint sweepPoint(Backend& scratch, const Particles& state, const SimParams& base, MacKind mac,
+                      float theta, const AccuracyReference& ref) {
+  SimParams p = base;
+  p.mac = mac;
+  p.theta = theta;
+  p.macParam = mac == MacKind::Multipole || mac == MacKind::Acceleration ? sweepParam(mac, theta)
+                                                                          : 0.0f;
+  return {mac, sweepParam(mac, theta), measureAccuracy(scratch, state, p, ref, false)};
+}
+
 std::vector<SweepPoint> sweep(const Particles& state, const SimParams& base,
                               const BackendFactory& makeBackend, const std::vector<MacKind>& macs,
                               const std::vector<float>& thetas, const AccuracyReference& ref) {
@@ -98,14 +114,7 @@ std::vector<SweepPoint> sweep(const Particles& state, const SimParams& base,
   std::vector<SweepPoint> points;
   points.reserve(macs.size() * thetas.size());
   for (MacKind mac : macs) {
-    for (float theta : thetas) {
-      SimParams p = base;
-      p.mac = mac;
-      p.theta = theta;
-      p.macParam = mac == MacKind::Multipole || mac == MacKind::Acceleration ? sweepParam(mac, theta)
-                                                                              : 0.0f;
-      points.push_back({mac, sweepParam(mac, theta), measureAccuracy(*scratch, state, p, ref, false)});
-    }
+    for (float theta : thetas) points.push_back(sweepPoint(*scratch, state, base, mac, theta, ref));
   }
   return points;
 }

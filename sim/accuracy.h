@@ -46,8 +46,10 @@ AccuracyReference makeReference(const Particles& state, float softening, std::si
 /// with `p` and measures it against `ref` (which must come from the same state and ε; throws
 /// std::invalid_argument otherwise). With the acceleration MAC and `oldAccValid` false (the
 /// state's accPot holds no forces yet), one untimed evaluation first provides |a_old|.
+/// `relative`, when given, receives each sampled particle's relative error (ref.ids order).
 AccuracySample measureAccuracy(Backend& scratch, const Particles& state, const SimParams& p,
-                               const AccuracyReference& ref, bool oldAccValid);
+                               const AccuracyReference& ref, bool oldAccValid,
+                               std::vector<double>* relative = nullptr);
 
 /// A sweep position θ mapped onto each MAC's own parameter. bh, bonsai: θ itself. multipole and
 /// acceleration: log-linear through the MAC's default at θ = 0.5, one decade per 0.2 of θ,
@@ -70,9 +72,14 @@ struct SweepPoint {
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 
-/// For each MAC in `macs` (in that order) and each θ of `thetas`: measureAccuracy with
-/// mac, θ and sweepParam(mac, θ) on top of `base`, on one scratch backend from `makeBackend`.
-/// `state` needs no forces (the acceleration MAC gets its first evaluation).
+/// One point of a sweep: measureAccuracy with mac, θ and sweepParam(mac, θ) on top of `base`
+/// (`state` needs no forces: the acceleration MAC gets its first evaluation). sweep() runs these
+/// in a loop; the window runs them one at a time.
+SweepPoint sweepPoint(Backend& scratch, const Particles& state, const SimParams& base, MacKind mac,
+                      float theta, const AccuracyReference& ref);
+
+/// For each MAC in `macs` (in that order) and each θ of `thetas`: sweepPoint on one scratch
+/// backend from `makeBackend`.
 std::vector<SweepPoint> sweep(const Particles& state, const SimParams& base,
                               const BackendFactory& makeBackend, const std::vector<MacKind>& macs,
                               const std::vector<float>& thetas, const AccuracyReference& ref);

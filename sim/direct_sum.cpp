@@ -43,8 +43,8 @@ std::vector<Accel4d> directSumAll(const Particles& p, double softening) {
   return directSum(p, all, softening);
 }
 
-ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targets,
-                      const std::vector<Accel4d>& ref) {
+std::vector<double> relativeErrors(const Particles& p, const std::vector<std::uint32_t>& targets,
+                                   const std::vector<Accel4d>& ref) {
   std::vector<double> rel(targets.size());
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const Vec4& a = p.accPot[targets[t]];
@@ -52,6 +52,10 @@ ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targ
     const double norm = std::sqrt(ref[t][0] * ref[t][0] + ref[t][1] * ref[t][1] + ref[t][2] * ref[t][2]);
     rel[t] = std::sqrt(dx * dx + dy * dy + dz * dz) / norm;
   }
+  return rel;
+}
+
+ForceError summarizeErrors(std::vector<double> rel) {
   ForceError e;
   if (rel.empty()) return e;
   std::sort(rel.begin(), rel.end());
@@ -63,6 +67,11 @@ ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targ
   e.p99 = quantile(0.99);
   e.max = rel.back();
   return e;
+}
+
+ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targets,
+                      const std::vector<Accel4d>& ref) {
+  return summarizeErrors(relativeErrors(p, targets, ref));
 }
 
 std::vector<std::uint32_t> sampleIndices(std::size_t n, std::size_t count, std::uint64_t seed) {

@@ -30,6 +30,12 @@ struct ForceError {
 ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targets,
                       const std::vector<Accel4d>& ref);
 
+/// |a − a_ref| / |a_ref| of each target, in the order of `targets` (what forceError summarises).
+std::vector<double> relativeErrors(const Particles& p, const std::vector<std::uint32_t>& targets,
+                                   const std::vector<Accel4d>& ref);
+/// Median, 99th percentile and maximum of relative errors (any order; all zero when empty).
+ForceError summarizeErrors(std::vector<double> rel);
+
 /// `count` distinct random indices in [0, n) (all of them when count >= n), sorted.
 std::vector<std::uint32_t> sampleIndices(std::size_t n, std::size_t count, std::uint64_t seed);
 

@@ -44,4 +44,27 @@ void Particles::validate() const {
   }
 }
 
+Particles sortedById(const Particles& p) {
+  const std::size_t n = p.size();
+  Particles out;
+  out.resize(n);
+  std::vector<bool> seen(n, false);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t i = p.id[k];
+    if (i >= n || seen[i]) {
+      throw std::invalid_argument("sortedById: particle id " + std::to_string(i) +
+                                  " is out of range or repeated (ids must be 0.." +
+                                  std::to_string(n) + "-1)");
+    }
+    seen[i] = true;
+    out.posMass[i] = p.posMass[k];
+    out.vel[i] = p.vel[k];
+    out.accPot[i] = p.accPot[k];
+    out.id[i] = i;
+    out.tag[i] = p.tag[k];
+    out.bin[i] = p.bin[k];
+  }
+  return out;
+}
+
 }  // namespace bhviz::sim

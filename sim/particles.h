@@ -36,4 +36,8 @@ struct Particles {
   void validate() const;
 };
 
+/// The same particles in id order: index i holds the particle with id i. Throws
+/// std::invalid_argument when the ids are not 0..N-1 (what validate() guarantees).
+Particles sortedById(const Particles& p);
+
 }  // namespace bhviz::sim

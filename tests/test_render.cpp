@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app/accuracy_meter.h"
 #include "app/frames.h"
 #include "app/gl_context.h"
 #include "app/overlay_view.h"
@@ -366,3 +367,34 @@ TEST_F(RenderTest, MissingGlContextIsOneLineAndExitStatus1) {
 }
 
 }  // namespace
+
+TEST_F(RenderTest, ForceErrorColoursDifferFromComponentColours) {
+  const auto p = bhviz::sim::makePlummer(8000, 3);
+  bhviz::sim::SimParams params = bhviz::sim::defaultSimParams();
+  params.theta = 0.9f;  // errors across the palette
+  bhviz::sim::CpuBackend scratch;
+  const bhviz::app::MeterPlan plan = bhviz::app::planMeter(2000, p.size(), false);
+  ASSERT_TRUE(plan.everyParticle) << "N² fits the CPU pair budget: every particle measured";
+  const bhviz::app::MeterResult r = bhviz::app::measureState(scratch, p, 0.0, params, plan.sample, 1);
+  ASSERT_EQ(r.sample, p.size());
+  ASSERT_GT(r.s.error.p99, 3.0 * r.s.error.median) << "a spread of colours";
+
+  const Image byComponent = renderScene(p, view(ColorBy::Component));
+  SceneRenderer& s = scene(view(ColorBy::ForceError));
+  s.frame(p);
+  const Image unmeasured = s.render(p);  // no errors yet: all grey
+  s.setErrors(r.errorById);
+  const Image byError = s.render(p);
+  const ImageStats a = imageStats(byComponent), b = imageStats(byError), g = imageStats(unmeasured);
+  printStats("plummer by component", a);
+  printStats("plummer by force error", b);
+  printStats("plummer unmeasured", g);
+  const double vsComponent = changedFraction(byComponent, byError);
+  const double vsGrey = changedFraction(unmeasured, byError);
+  std::printf("[stats] force error vs component: %.3f changed, hue distance %.3f; vs grey %.3f\n",
+              vsComponent, hueDistance(a, b), vsGrey);
+  EXPECT_GT(vsComponent, 0.05);
+  EXPECT_GT(hueDistance(a, b), 0.1);
+  EXPECT_GT(vsGrey, 0.05);
+  EXPECT_GT(b.meanLuminance, g.meanLuminance) << "measured particles are brighter than the grey";
+}

@@ -64,6 +64,17 @@ TEST(WindowExe, EveryPanelDrawsWithoutGlErrors) {
       << p.out;
 }
 
+TEST(WindowExe, AccuracyMeterAndSweepPlotDrawWithoutGlErrors) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
+  // The meter panel is open by default; BHVIZ_UI_SWEEP starts the panel's sweep (28 points,
+  // one per job) at the first frame, so its plot draws with points.
+  const Process p = runInWindow("--backend cpu --scenario plummer --n 1500 --quit-after 250",
+                                "BHVIZ_UI_SWEEP=1 BHVIZ_UI_ALL_PANELS=1");
+  EXPECT_EQ(p.status, 0) << p.out << p.err;
+  EXPECT_EQ(p.err.find("GL error"), std::string::npos) << p.err;
+  EXPECT_NE(p.out.find("bhviz: sweep done, 28 points"), std::string::npos) << p.out << p.err;
+}
+
 TEST(WindowExe, ScreenshotOfTheWindowIsAPicture) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
   TempDir dir;
