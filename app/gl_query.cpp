@@ -10,6 +10,7 @@ namespace {
 constexpr unsigned kTimeElapsed = 0x88BF;                // GL_TIME_ELAPSED
 constexpr unsigned kFragmentShaderInvocations = 0x82F4;  // GL_FRAGMENT_SHADER_INVOCATIONS
 constexpr unsigned kQueryResult = 0x8866;                // GL_QUERY_RESULT
+constexpr unsigned kQueryResultAvailable = 0x8867;       // GL_QUERY_RESULT_AVAILABLE
 constexpr unsigned kNoError = 0;                         // GL_NO_ERROR
 
 template <typename F>
@@ -63,6 +64,46 @@ std::uint64_t GlQuery::result() {
   return value;
 }
 
+bool GlQuery::available() {
+  if (!m_ended) return false;
+  std::uint64_t ready = 0;
+  m_getQueryObjectUi64(m_query, kQueryResultAvailable, &ready);
+  return ready != 0;
+}
+
 void GlQuery::finish() { m_finish(); }
+
+GlTimerRing::GlTimerRing(render::GetProcAddress getProc, std::size_t depth)
+    : m_inFlight(depth < 1 ? 1 : depth, false) {
+  for (std::size_t i = 0; i < m_inFlight.size(); ++i) {
+    m_queries.push_back(std::make_unique<GlQuery>(getProc, GlQuery::Kind::TimeElapsed));
+  }
+}
+
+void GlTimerRing::begin() {
+  poll();
+  m_timing = !m_inFlight[m_next];
+  if (m_timing) m_queries[m_next]->begin();
+}
+
+void GlTimerRing::end() {
+  if (!m_timing) return;
+  m_queries[m_next]->end();
+  m_inFlight[m_next] = true;
+  m_next = (m_next + 1) % m_queries.size();
+  m_timing = false;
+}
+
+double GlTimerRing::poll() {
+  // From the oldest slot to the newest, so that the last one read is the newest finished.
+  for (std::size_t k = 0; k < m_queries.size(); ++k) {
+    const std::size_t i = (m_next + k) % m_queries.size();
+    if (m_inFlight[i] && m_queries[i]->available()) {
+      m_latest = m_queries[i]->elapsedMs();
+      m_inFlight[i] = false;
+    }
+  }
+  return m_latest;
+}
 
 }  // namespace bhviz::app

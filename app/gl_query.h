@@ -5,7 +5,10 @@
 // The few entry points come through the context's loader (eglGetProcAddress,
 // glfwGetProcAddress), as window.cpp loads glGetError: app/ sees no GL header.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "render/gl_loader.h"
 
@@ -29,6 +32,8 @@ class GlQuery {
   /// of the same kind may be active meanwhile.
   void begin();
   void end();
+  /// Whether the last begin()–end() span's result can be read without waiting.
+  bool available();
   /// The last begin()–end() span's result; waits until the GL has done that work. Throws
   /// render::GlError when the GL refused the query (e.g. a kind the driver lacks).
   std::uint64_t result();
@@ -57,6 +62,28 @@ class GlQuery {
   unsigned m_target = 0;  // GLenum of the kind
   unsigned m_query = 0;
   bool m_ended = false;  // a result can be read: begin() and end() both happened
+};
+
+/// The device time of a stretch of GL commands issued every frame (the window's scene), read
+/// frames later without waiting: a ring of TimeElapsed queries. When every query of the ring is
+/// still in flight, that frame goes untimed rather than stalling the loop.
+class GlTimerRing {
+ public:
+  /// Throws render::GlError like GlQuery.
+  explicit GlTimerRing(render::GetProcAddress getProc, std::size_t depth = 4);
+
+  void begin();
+  void end();
+  /// The device time of the newest span the GL has finished [ms], or a negative value while
+  /// none has; never waits.
+  double poll();
+
+ private:
+  std::vector<std::unique_ptr<GlQuery>> m_queries;
+  std::vector<bool> m_inFlight;
+  std::size_t m_next = 0;  // the slot begin() uses: the oldest
+  bool m_timing = false;   // begin() started a query that end() must close
+  double m_latest = -1.0;
 };
 
 }  // namespace bhviz::app

@@ -14,6 +14,11 @@ void PerfHistory::push(const FrameRecord& r) {
   m_smoothed.frameMs = ema(m_smoothed.frameMs, r.frameMs, w);
   m_smoothed.writeMs = ema(m_smoothed.writeMs, r.writeMs, w);
   m_smoothed.renderMs = ema(m_smoothed.renderMs, r.renderMs, w);
+  if (r.gpuRenderMs >= 0.0) {
+    m_smoothed.gpuRenderMs = m_smoothed.gpuRenderMs < 0.0
+                                 ? r.gpuRenderMs
+                                 : ema(m_smoothed.gpuRenderMs, r.gpuRenderMs, kSmoothing);
+  }
   // A paused frame has no step: the step averages keep the last measured values.
   if (r.substeps == 0) return;
   const double ws = m_stepStarted ? kSmoothing : 1.0;

@@ -51,6 +51,8 @@ struct FrameRecord {
   double simMs = 0.0;     ///< wall time of the substeps [ms]
   double writeMs = 0.0;   ///< writing the vertex buffer (interop or upload) [ms]
   double renderMs = 0.0;  ///< submitting the scene and the UI [ms]
+  double gpuRenderMs = -1.0;  ///< device time of a recent frame's scene (GL timer query read
+                              ///< frames later, never waited for) [ms]; negative: not known
 };
 
 class PerfHistory {

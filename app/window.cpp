@@ -108,6 +108,8 @@ render::RenderTarget Window::target() const {
   return t;
 }
 
+render::GetProcAddress Window::glProcAddress() { return &glfwProc; }
+
 std::uint32_t Window::glError() const {
   // Through the context's loader: the app sees no GL header (render/ owns GLAD).
   using GetError = unsigned int (*)();

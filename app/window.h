@@ -49,6 +49,8 @@ class Window {
   const std::string& glDescription() const { return m_glDescription; }
   /// glGetError: 0 when no GL call has failed since the last check.
   std::uint32_t glError() const;
+  /// The context's GL loader (glfwGetProcAddress), for code that loads GL entry points itself.
+  static render::GetProcAddress glProcAddress();
 
  private:
   GLFWwindow* m_window = nullptr;

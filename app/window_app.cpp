@@ -10,6 +10,7 @@
 #include "app/accuracy_meter.h"
 #include "app/app_state.h"
 #include "app/frames.h"
+#include "app/gl_query.h"
 #include "app/headless.h"
 #include "app/input.h"
 #include "app/overlay_writer.h"
@@ -84,6 +85,7 @@ class WindowApp {
   std::ostream& m_err;
   Window m_window;              // first: the GL context outlives everything below
   render::Renderer m_renderer;  // needs the context
+  std::unique_ptr<GlTimerRing> m_renderTimer;  // the scene's GPU time; null: no timer queries
   VertexWriter m_writer;
   OverlayWriter m_overlay;  // after m_renderer, as m_writer
   AppState m_state;
@@ -120,6 +122,11 @@ void WindowApp::start() {
     n = probe.backend->name() == "cuda" ? kWindowParticlesCuda : kWindowParticlesCpu;
   }
   m_state = initialState(m_options, n);
+  try {
+    m_renderTimer = std::make_unique<GlTimerRing>(Window::glProcAddress());
+  } catch (const render::GlError& e) {
+    m_out << "bhviz: no GPU render time in the Performance panel (" << e.what() << ")\n";
+  }
   if (envFlag("BHVIZ_UI_ALL_PANELS")) {
     m_state.panels = PanelsOpen{true, true, true, true, true, true, true, true};
     m_state.panels.files = true;
@@ -501,9 +508,14 @@ void WindowApp::frame(Clock::time_point frameStart) {
   record.writeMs = msSince(t0);
 
   t0 = Clock::now();
-  if (target.width > 0 && target.height > 0) m_renderer.render(m_camera, m_state.look, target);
+  if (target.width > 0 && target.height > 0) {
+    if (m_renderTimer) m_renderTimer->begin();
+    m_renderer.render(m_camera, m_state.look, target);
+    if (m_renderTimer) m_renderTimer->end();
+  }
   m_window.endUi();
   record.renderMs = msSince(t0);
+  if (m_renderTimer) record.gpuRenderMs = m_renderTimer->poll();
   recordFrame();
   checkGl();
   if (m_screenshotPending) {
