@@ -30,22 +30,6 @@ Simulation cudaSim(const Particles& ic, const SimParams& p) {
   return Simulation(cuda::makeCudaBackend(ic.size()), ic, p);
 }
 
-/// Particles sorted by id, so two backends' states compare element by element.
-Particles byId(const Particles& in) {
-  Particles out;
-  out.resize(in.size());
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    const std::uint32_t i = in.id[k];
-    out.posMass[i] = in.posMass[k];
-    out.vel[i] = in.vel[k];
-    out.accPot[i] = in.accPot[k];
-    out.id[i] = i;
-    out.tag[i] = in.tag[k];
-    out.bin[i] = in.bin[k];
-  }
-  return out;
-}
-
 ForceError gpuForceError(const Simulation& sim, float softening, std::size_t sample = 4000) {
   const Particles p = sim.particles();
   const std::vector<std::uint32_t> targets = sampleIndices(p.size(), sample, 11);
@@ -75,7 +59,7 @@ TEST(CudaBackend, FirstForcesMatchTheCpuBackend) {
     const Particles ic = makePlummer(50000, 3);
     const Simulation gpu = cudaSim(ic, plummerParams(mac));
     const Simulation cpu(makeCpuBackend(), ic, plummerParams(mac));
-    const Particles a = byId(gpu.particles()), b = byId(cpu.particles());
+    const Particles a = sortedById(gpu.particles()), b = sortedById(cpu.particles());
     std::vector<double> rel(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
       const Vec4 x = a.accPot[i], y = b.accPot[i];
@@ -139,7 +123,7 @@ TEST(CudaBackend, StepsFollowTheCpuBackend) {
   gpu.advance(1);
   cpu.advance(1);
   EXPECT_EQ(gpu.substeps(), cpu.substeps());
-  const Particles a = byId(gpu.particles()), b = byId(cpu.particles());
+  const Particles a = sortedById(gpu.particles()), b = sortedById(cpu.particles());
   float worst = 0.0f;
   int sameBin = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
