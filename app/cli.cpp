@@ -567,8 +567,10 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   if (app.count("--video") > 0) videoOption(r, o);
   snapshotOptions(app, r, o);
   if (app.count("--pick") > 0) {
-    // Without --load N is known here; a loaded snapshot's ids are checked when it is read.
-    const long long last = static_cast<long long>(o.loadPath.empty() ? o.n : kMaxParticles) - 1;
+    // N is known here when given (or headless, where the default is the run's N); the window
+    // sizes N for the machine and a snapshot has its own: those are checked when known.
+    const bool nKnown = o.loadPath.empty() && (o.nGiven || o.headless);
+    const long long last = static_cast<long long>(nKnown ? o.n : kMaxParticles) - 1;
     o.frames.pickId = toInteger("--pick", r.pick, 0, last);
   }
   return o;

@@ -71,6 +71,12 @@ bool GlQuery::available() {
   return ready != 0;
 }
 
+std::uint64_t GlQuery::availableResult() {
+  std::uint64_t value = 0;
+  m_getQueryObjectUi64(m_query, kQueryResult, &value);
+  return value;
+}
+
 void GlQuery::finish() { m_finish(); }
 
 GlTimerRing::GlTimerRing(render::GetProcAddress getProc, std::size_t depth)
@@ -99,7 +105,7 @@ double GlTimerRing::poll() {
   for (std::size_t k = 0; k < m_queries.size(); ++k) {
     const std::size_t i = (m_next + k) % m_queries.size();
     if (m_inFlight[i] && m_queries[i]->available()) {
-      m_latest = m_queries[i]->elapsedMs();
+      m_latest = static_cast<double>(m_queries[i]->availableResult()) * 1e-6;
       m_inFlight[i] = false;
     }
   }

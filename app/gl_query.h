@@ -34,6 +34,9 @@ class GlQuery {
   void end();
   /// Whether the last begin()–end() span's result can be read without waiting.
   bool available();
+  /// That result once available(), read without consulting glGetError (which would report,
+  /// and clear, whatever else in the frame went wrong).
+  std::uint64_t availableResult();
   /// The last begin()–end() span's result; waits until the GL has done that work. Throws
   /// render::GlError when the GL refused the query (e.g. a kind the driver lacks).
   std::uint64_t result();

@@ -183,6 +183,10 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
     loaded = sim::io::readSnapshotWithTime(o.loadPath);
     o.n = loaded->particles.size();
     o.scenario = "file " + o.loadPath;
+    if (o.frames.pickId >= static_cast<std::int64_t>(o.n)) {
+      throw UsageError("--pick = " + std::to_string(o.frames.pickId) + " is out of range: " +
+                       o.loadPath + " holds " + std::to_string(o.n) + " particles");
+    }
   }
   BackendSelection selection = selectBackend(o.backend, o.n);
   if (o.threads > 0) omp_set_num_threads(o.threads);

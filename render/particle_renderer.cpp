@@ -41,6 +41,9 @@ ParticleRenderer::ParticleRenderer()
                             offsetof(ParticleVertex, value));
   glVertexArrayAttribBinding(vao, kValueAttrib, kBinding);
 
+  GLint64 maxBlock = 0;
+  glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxBlock);
+  m_maxStorageBlock = maxBlock;
   GLfloat range[2] = {1.0f, 64.0f};
   glGetFloatv(GL_POINT_SIZE_RANGE, range);
   m_maxPointSize = range[1];
@@ -136,6 +139,13 @@ void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, in
   glDisable(GL_BLEND);
   glBindVertexArray(0);
   gl::check("drawing the particles");
+}
+
+bool ParticleRenderer::splatFits(int width, int height) const {
+  const auto light = static_cast<std::int64_t>(3) * width * height *
+                     static_cast<std::int64_t>(sizeof(GLuint));
+  const auto vertices = static_cast<std::int64_t>(m_count * sizeof(ParticleVertex));
+  return light <= m_maxStorageBlock && vertices <= m_maxStorageBlock;
 }
 
 void ParticleRenderer::splat(const Camera& camera, const ParticleStyle& style, int width,

@@ -5,6 +5,7 @@
 // picture up to fixed-point rounding (tests/test_render.cpp compares them).
 
 #include <cstddef>
+#include <cstdint>
 
 #include "render/camera.h"
 #include "render/gl_util.h"
@@ -27,6 +28,10 @@ class ParticleRenderer {
 
   /// Additive point sprites into the bound framebuffer, whose size is width × height.
   void draw(const Camera& camera, const ParticleStyle& style, int width, int height);
+  /// Whether the compute splat can draw the current particles into width × height: its buffers
+  /// must fit the GL's largest shader storage block (Mesa's is often 128 MiB, about 11 M
+  /// pixels); the raster pass has no such limit.
+  bool splatFits(int width, int height) const;
   /// The same sprites added up by the compute splat, written over every pixel of `scene`
   /// (an RGBA16F texture of width × height).
   void splat(const Camera& camera, const ParticleStyle& style, int width, int height,
@@ -42,6 +47,7 @@ class ParticleRenderer {
   gl::Program m_resolveProgram;
   gl::Buffer m_light;  // the splat's fixed-point sums: 3 planes of width × height uint
   std::size_t m_lightPixels = 0;
+  std::int64_t m_maxStorageBlock = 0;  // GL_MAX_SHADER_STORAGE_BLOCK_SIZE [bytes]
   gl::VertexArray m_vao;
   gl::Buffer m_vbo;
   gl::Texture m_palette;

@@ -42,7 +42,9 @@ void Renderer::render(const Camera& camera, const RenderParams& params,
     throw GlError("render target of " + std::to_string(target.width) + "x" +
                   std::to_string(target.height) + " pixels");
   }
-  const bool compute = params.spritePass == SpritePass::Compute;
+  // The compute splat where its buffers fit the GL's storage blocks, else the raster pass.
+  const bool compute = params.spritePass == SpritePass::Compute &&
+                       m_impl->particles.splatFits(target.width, target.height);
   m_impl->post.beginScene(target.width, target.height, /*clear=*/!compute);  // splat: resolved
   if (compute) {
     m_impl->particles.splat(camera, params.particles, target.width, target.height,

@@ -40,7 +40,8 @@ struct ToneMapping {
 /// compute splat is much faster on GPUs with little raster hardware (H100, H200: see
 /// docs/BENCHMARKS.md), the rasteriser may be on others.
 enum class SpritePass {
-  Compute,  ///< a compute shader adds each sprite's pixels with atomics (the default)
+  Compute,  ///< a compute shader adds each sprite's pixels with atomics (the default; the raster
+            ///< pass instead where its buffers would exceed the GL's storage block size)
   Raster,   ///< point sprites through the rasteriser, blended additively
 };
 

@@ -173,6 +173,42 @@ TEST_F(RenderTest, ComputeSplatDrawsSpritesReachingInFromOffThePicture) {
   EXPECT_LT(luminance(img.pixel(0, 32)), 0.02);   // and is not wrapped round
 }
 
+// A large picture (4096 x 4096: 201 MB of fixed-point sums, past some GLs' largest storage
+// block, where the renderer falls back to the raster pass) draws the same sprites in their
+// colours whichever pass is asked for.
+TEST_F(RenderTest, LargePictureDrawsTheSameWithEitherPass) {
+  constexpr int kSide = 4096;
+  bhviz::render::Renderer r;
+  bhviz::render::OffscreenTarget target(kSide, kSide);
+  bhviz::render::Camera camera;
+  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
+  bhviz::render::RenderParams params;
+  params.particles.spriteSize = 0.05f;
+  params.particles.brightness = 2.0f;
+  params.particles.maxSizePx = 256.0f;
+  const std::vector<bhviz::render::ParticleVertex> v = {{0.3f, 0.2f, 0.0f, 0.0f},
+                                                        {-0.4f, -0.1f, 0.1f, 1.0f}};
+  r.setParticles(v.data(), v.size());
+  bhviz::render::Palette palette = bhviz::render::Palette::discrete({{1.0f, 0.2f, 0.1f},
+                                                                     {0.1f, 0.3f, 1.0f}});
+  r.setPalette(palette);
+  params.spritePass = bhviz::render::SpritePass::Raster;
+  r.render(camera, params, target.target());
+  const Image raster = target.read();
+  params.spritePass = bhviz::render::SpritePass::Compute;
+  r.render(camera, params, target.target());
+  const Image compute = target.read();
+  int worst = 0;
+  for (std::size_t i = 0; i < raster.rgba.size(); ++i) {
+    worst = std::max(worst, std::abs(int(raster.rgba[i]) - int(compute.rgba[i])));
+  }
+  const ImageStats s = imageStats(compute);
+  EXPECT_GT(s.litFraction, 1e-4);
+  EXPECT_GT(s.hue[0] + s.hue[11], 0.1);  // the red sprite
+  EXPECT_GT(s.hue[7] + s.hue[8], 0.1);   // and the blue one, in their colours
+  EXPECT_LE(worst, 3);
+}
+
 // Light far below one fixed-point unit per pixel is kept on average (stochastic rounding):
 // 100 000 faint particles on one spot shine like one particle 100 000 times as bright.
 TEST_F(RenderTest, ComputeSplatKeepsFaintLight) {

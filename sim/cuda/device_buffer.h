@@ -10,7 +10,10 @@ struct CUstream_st;  // CUDA's stream type; cudaStream_t is CUstream_st*
 
 namespace bhviz::sim::cuda {
 
-using Stream = CUstream_st*;  ///< a cudaStream_t; nullptr is the legacy default stream
+/// A cudaStream_t. nullptr is the calling host thread's default stream: CUDA code is compiled
+/// with --default-stream per-thread (CMakeLists.txt), so a backend used from the accuracy
+/// meter's thread does not queue behind the simulation's.
+using Stream = CUstream_st*;
 
 /// Number of CUDA devices; 0 (never an exception) when there is no driver or no device.
 int deviceCount() noexcept;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <vector>
@@ -161,6 +162,7 @@ Snapshot readOpen(hid_t file, const std::string& path) {
   readAttribute(header, "MassTable", H5T_NATIVE_DOUBLE, massTable.data(), kTypes, path);
   Snapshot s;
   readAttribute(header, "Time", H5T_NATIVE_DOUBLE, &s.time, 1, path);
+  if (!std::isfinite(s.time)) fail(path, "Header/Time is " + std::to_string(s.time) + ", not finite");
 
   std::uint64_t total = 0;
   for (const std::uint64_t c : counts) {

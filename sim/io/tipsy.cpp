@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <numeric>
@@ -142,6 +143,10 @@ Snapshot parse(const unsigned char* data, std::size_t size, const std::string& n
   const Layout l = detect(data, size, size, name);
   // detect() matched the counts to `size` exactly, so every record below lies inside `data`
   // and the arrays are no larger than the file.
+  if (!std::isfinite(l.time)) {
+    throw SnapshotError("'" + name + "': the header's time is " + std::to_string(l.time) +
+                        ", not a finite number");
+  }
   Snapshot s;
   s.time = l.time;
   Particles& p = s.particles;
