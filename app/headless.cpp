@@ -16,7 +16,9 @@
 
 #include "app/frames.h"
 #include "app/output.h"
+#include "app/scenario_camera.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/ic/scenario_file.h"
 #include "sim/io/snapshot.h"
 #if BHVIZ_HAVE_CUDA
 #include "sim/cuda/cuda_backend.h"
@@ -191,8 +193,13 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   if (selection.backend->name() == "cpu") checkHostMemory(o.n);
   // The GL context before any physics: without one, the run would be for nothing.
   std::unique_ptr<FrameRecorder> frames;
-  if (o.frames.wanted()) frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
-  sim::Simulation sim(std::move(selection.backend), loaded ? std::move(*loaded) : sim::makeScenario(o.scenario, o.n, o.seed),
+  if (o.frames.wanted()) {
+    frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
+    frames->setCameraScript(cameraScript(o.camera));
+  }
+  sim::Simulation sim(std::move(selection.backend),
+                      loaded ? std::move(*loaded)
+                             : sim::buildScenario(sim::resolveScenario(o.scenario), o.n, o.seed),
                       o.params);
   if (!o.quiet) printHeader(out, o, sim);
   if (frames) {

@@ -31,7 +31,8 @@ double magnitude(const std::array<double, 3>& v) {
 SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params) : m_scene(scene) {
   BackendSelection selection = selectBackend(scene.backend, scene.n);
   m_note = selection.note;
-  m_initial = sim::makeScenario(scene.scenario, scene.n, scene.seed);
+  m_spec = sim::resolveScenario(scene.scenario);  // a file is read again: R picks up edits
+  m_initial = sim::buildScenario(m_spec, scene.n, scene.seed);
   m_sim = std::make_unique<sim::Simulation>(std::move(selection.backend), m_initial, params);
   m_targetTime = m_sim->time();
   sampleDiagnostics(0.0, true);

@@ -15,6 +15,7 @@
 #include "app/panels.h"
 #include "app/particle_view.h"
 #include "app/perf_history.h"
+#include "app/scenario_camera.h"
 #include "app/screenshot.h"
 #include "app/sim_session.h"
 #include "app/vertex_writer.h"
@@ -62,6 +63,7 @@ class WindowApp {
   void checkGl();
   void screenshot(const std::string& path);
   void note(const std::string& line);
+  void startCameraScript();
   UiInfo uiInfo() const;
 
   Options m_options;
@@ -82,7 +84,15 @@ class WindowApp {
   bool m_quit = false;
   int m_glErrors = 0;
   std::size_t m_overlayBoxes = 0;
+  // The scenario's scripted camera: followed until the mouse moves the camera, again after R.
+  render::CameraScript m_script;
+  bool m_scripted = false;
+  float m_framedDistance = 1.0f;  // the aimed camera's distance; the script's are relative to it
 };
+
+bool cameraMoved(const render::Camera& a, const render::Camera& b) {
+  return a.yaw != b.yaw || a.pitch != b.pitch || a.distance != b.distance || a.target != b.target;
+}
 
 void WindowApp::note(const std::string& line) {
   m_out << line << '\n' << std::flush;
@@ -94,7 +104,8 @@ void WindowApp::start() {
   std::size_t n = m_options.n;
   if (!m_options.nGiven) {
     const BackendSelection probe = selectBackend(m_options.backend, kWindowParticlesCuda);
-    n = probe.backend->name() == "cuda" ? kWindowParticlesCuda : kWindowParticlesCpu;
+    // CPU: the scenario's own count (m_options.n; 20000 for the first four built-ins).
+    n = probe.backend->name() == "cuda" ? kWindowParticlesCuda : m_options.n;
   }
   m_state = initialState(m_options, n);
   if (envFlag("BHVIZ_UI_ALL_PANELS")) {
@@ -107,6 +118,7 @@ void WindowApp::start() {
   const render::RenderTarget t = m_window.target();
   const Framing framing = frameVisible(m_session->initial(), m_state.view);
   aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+  startCameraScript();
   m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
   m_out << "bhviz: window " << t.width << "x" << t.height << ", " << m_state.scene.scenario
         << ", N = " << m_state.scene.n << ", " << m_session->simulation().backend().name()
@@ -126,11 +138,24 @@ void WindowApp::rebuild() {
     const Framing framing = frameVisible(m_session->initial(), m_state.view);
     m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
     m_notice = m_session->backendNote();
+    if (!m_session->spec().camera.keys.empty()) {  // a scripted scenario starts on its path
+      const render::RenderTarget t = m_window.target();
+      aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+    }
+    startCameraScript();
   } catch (const std::exception& e) {
     note("bhviz: cannot build " + m_state.scene.scenario + " with N = " +
          std::to_string(m_state.scene.n) + ": " + oneLine(e.what()));
     if (m_session) m_state.scene = m_session->scene();
   }
+}
+
+// After the camera was aimed at a new simulation: its scenario's script takes the camera.
+void WindowApp::startCameraScript() {
+  m_script = cameraScript(m_session->spec().camera);
+  m_scripted = !m_script.keys.empty();
+  m_framedDistance = m_camera.distance;
+  if (m_script.autoRotate != 0.0f) m_state.autoRotate = m_script.autoRotate;
 }
 
 void WindowApp::applyView() {
@@ -232,13 +257,19 @@ void WindowApp::frame(Clock::time_point frameStart) {
   m_window.beginUi();
   FrameRequests requests;
   const render::RenderTarget target = m_window.target();
+  const render::Camera before = m_camera;
   handleInput(m_camera, m_state, requests, static_cast<float>(std::max(target.height, 1)));
+  if (cameraMoved(before, m_camera)) m_scripted = false;  // the mouse wins until R
   if (drawUi(m_state, requests, uiInfo())) m_notice.clear();
   applyRequests(requests);
 
   FrameRecord record;
   advance(requests, record);
   m_camera.autoRotateSpeed = m_state.autoRotate;
+  if (m_scripted && m_session) {
+    render::applyCameraPath(m_camera, m_script, static_cast<float>(m_session->simulation().time()),
+                            m_framedDistance);
+  }
   updateOverlay();
   Clock::time_point t0 = Clock::now();
   if (m_session) {

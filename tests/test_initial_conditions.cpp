@@ -522,7 +522,7 @@ TEST(Merger, RejectsBadParameters) {
 
 // ---- Scenarios ------------------------------------------------------------------------------
 
-TEST(Scenarios, RegistryHasTheFourModels) {
+TEST(Scenarios, RegistryHasTheOriginalFourFirstThenTheFiles) {
   std::vector<std::string> names;
   for (const ScenarioInfo& s : scenarios()) {
     names.push_back(s.name);
@@ -531,7 +531,9 @@ TEST(Scenarios, RegistryHasTheFourModels) {
     EXPECT_GT(s.dt, 0.0f);
     EXPECT_EQ(&scenarioInfo(s.name), &s);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"plummer", "hernquist", "galaxy", "merger"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"plummer", "hernquist", "galaxy", "merger",
+                                             "cold-collapse", "milky-way", "major-merger",
+                                             "minor-merger", "mw-andromeda", "teaching"}));
   EXPECT_FLOAT_EQ(scenarioInfo("plummer").softening, 0.05f);
   EXPECT_FLOAT_EQ(scenarioInfo("plummer").dt, 1.0f / 128.0f);
 }
@@ -541,7 +543,9 @@ TEST(Scenarios, RejectsUnknownNamesAndZeroParticles) {
     makeScenario("x", 100, 1);
     FAIL() << "an unknown name must throw";
   } catch (const InvalidParameter& e) {
-    EXPECT_STREQ(e.what(), "unknown scenario 'x' (known: plummer, hernquist, galaxy, merger)");
+    EXPECT_STREQ(e.what(),
+                 "unknown scenario 'x' (known: plummer, hernquist, galaxy, merger, cold-collapse, "
+                 "milky-way, major-merger, minor-merger, mw-andromeda, teaching)");
   }
   EXPECT_THROW(scenarioInfo("Plummer"), InvalidParameter);
   EXPECT_THROW(makeScenario("plummer", 0, 1), InvalidParameter);

@@ -1,0 +1,40 @@
+// A uniform, (nearly) cold sphere: the classic cold-collapse test (e.g. Aarseth, Hénon & Wielen
+// 1974; van Albada 1982). With no pressure it falls in on the free-fall time
+// t_ff = (π/2) sqrt(R³/(2GM)) and bounces into a cored, radially anisotropic remnant.
+
+#include <cmath>
+
+#include "sim/ic/ic_detail.h"
+#include "sim/ic/initial_conditions.h"
+
+namespace bhviz::sim {
+
+Particles makeColdCollapse(std::size_t n, std::uint64_t seed, double mass, double radius,
+                           double virialRatio) {
+  if (n == 0) throw InvalidParameter("makeColdCollapse: n must be at least 1");
+  detail::requirePositive(mass, "makeColdCollapse: mass");
+  detail::requirePositive(radius, "makeColdCollapse: radius");
+  if (!(virialRatio >= 0.0) || !std::isfinite(virialRatio)) {
+    throw InvalidParameter("makeColdCollapse: virial ratio must be finite and >= 0 (got " +
+                           std::to_string(virialRatio) + ")");
+  }
+  // 2K/|W| = Q with K = (3/2) M σ² and |W| = 3GM²/(5R): σ² = Q GM/(5R) per dimension.
+  const double sigma = std::sqrt(virialRatio * mass / (5.0 * radius));
+  Particles p;
+  p.resize(n);
+  const double m = mass / static_cast<double>(n);
+  const std::uint8_t tag = makeTag(Component::Sphere, 0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    Rng rng(seed, detail::particleStream(0, i));
+    const double r = radius * std::cbrt(rng.uniform());  // M(<r) ∝ r³
+    const detail::Vec3d x = r * detail::randomUnitVector(rng);
+    const detail::Vec3d v = sigma * detail::gaussianVector(rng);
+    detail::setParticle(p, i, x, v, m, tag);
+  }
+  detail::recentre(p);
+  detail::finalise(p);
+  return p;
+}
+
+}  // namespace bhviz::sim
