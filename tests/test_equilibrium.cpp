@@ -23,7 +23,7 @@ namespace bhviz::sim {
 namespace {
 
 constexpr double kTwoPi = 6.283185307179586;
-constexpr std::size_t kParticles = 12000;
+constexpr std::size_t kParticles = 20000;
 constexpr double kPeriods = 3.0;
 constexpr int kAnnuli = 6;            // of width R_d/2 out to 3 R_d
 constexpr double kAnnulusWidth = 0.5;
@@ -53,7 +53,7 @@ DiskShape measure(const Particles& p) {
   auto vel = [&](std::size_t i) { return V3{p.vel[i].x, p.vel[i].y, p.vel[i].z}; };
   // Centre: shrinking spheres on the disk particles (robust to a few strays), then its velocity.
   V3 c;
-  for (double r = 8.0; r > 1.0; r *= 0.8) {
+  for (double r = 8.0; r > 0.5; r *= 0.8) {
     V3 sum;
     int k = 0;
     for (std::size_t i : disk) {

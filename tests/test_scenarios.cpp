@@ -212,7 +212,7 @@ TEST(ScenarioErrors, EachClassNamesTheFileAndTheKey) {
 
   expectMessage(loadError(dir, mergerWith(R"({"particles": 50, "tomre_q": 2})")),
                 {file + ": ", "galaxies[1].disk.tomre_q is not a known key",
-                 "known: particles, mass, scale_length, scale_height, toomre_q"});
+                 "known: particles, mass, scale_length, scale_height, toomre_q, toomre_radius"});
   expectMessage(loadError(dir, mergerWith(R"({"particles": 50, "toomre_q": "high"})")),
                 {file + ": ", "galaxies[1].disk.toomre_q must be a number in [0.5, 10], not a string"});
   expectMessage(loadError(dir, mergerWith(R"({"particles": 50, "toomre_q": 0.1})")),

@@ -2,6 +2,8 @@
 # Writes one C++ file defining bhviz::sim::embeddedScenarios(): {name, text} per file, in the
 # order given, the name being the file name without .json. Each file becomes a raw string
 # literal; the output is rewritten only when its content changes.
+include(${PROJECT_SOURCE_DIR}/cmake/EmbedText.cmake)
+
 function(bhviz_embed_scenarios)
   cmake_parse_arguments(ARG "" "OUTPUT" "FILES" ${ARGN})
   set(delimiter "bhviz_json")
@@ -10,12 +12,8 @@ function(bhviz_embed_scenarios)
   set(index 0)
   foreach(file IN LISTS ARG_FILES)
     get_filename_component(name ${file} NAME_WE)
-    file(READ ${file} text)
-    string(FIND "${text}" ")${delimiter}\"" clash)
-    if(NOT clash EQUAL -1)
-      message(FATAL_ERROR "${file} contains the raw-string delimiter )${delimiter}\"")
-    endif()
-    string(APPEND body "const char kScenario${index}[] = R\"${delimiter}(${text})${delimiter}\";\n")
+    bhviz_raw_string(literal ${file} ${delimiter})
+    string(APPEND body "const char kScenario${index}[] = ${literal};\n")
     string(APPEND table "      {\"${name}\", kScenario${index}},\n")
     math(EXPR index "${index} + 1")
   endforeach()
@@ -34,12 +32,5 @@ ${table}  };
 
 }  // namespace bhviz::sim
 ")
-  if(EXISTS ${ARG_OUTPUT})
-    file(READ ${ARG_OUTPUT} old)
-  else()
-    set(old "")
-  endif()
-  if(NOT old STREQUAL content)
-    file(WRITE ${ARG_OUTPUT} "${content}")
-  endif()
+  bhviz_write_if_changed(${ARG_OUTPUT} "${content}")
 endfunction()

@@ -18,23 +18,15 @@ Particles makeColdCollapse(std::size_t n, std::uint64_t seed, double mass, doubl
     throw InvalidParameter("makeColdCollapse: virial ratio must be finite and >= 0 (got " +
                            std::to_string(virialRatio) + ")");
   }
-  // 2K/|W| = Q with K = (3/2) M σ² and |W| = 3GM²/(5R): σ² = Q GM/(5R) per dimension.
+  // 2K/|W| = Q with K = (3/2) M σ² and |W| = 3GM²/(5R): σ² = Q GM/(5R) per dimension. The
+  // speed of an isotropic Gaussian velocity is σ times the length of a standard normal vector.
   const double sigma = std::sqrt(virialRatio * mass / (5.0 * radius));
-  Particles p;
-  p.resize(n);
-  const double m = mass / static_cast<double>(n);
-  const std::uint8_t tag = makeTag(Component::Sphere, 0);
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i) {
-    Rng rng(seed, detail::particleStream(0, i));
-    const double r = radius * std::cbrt(rng.uniform());  // M(<r) ∝ r³
-    const detail::Vec3d x = r * detail::randomUnitVector(rng);
-    const detail::Vec3d v = sigma * detail::gaussianVector(rng);
-    detail::setParticle(p, i, x, v, m, tag);
-  }
-  detail::recentre(p);
-  detail::finalise(p);
-  return p;
+  return detail::isotropicSphere(
+      n, seed, mass, [&](Rng& rng) { return radius * std::cbrt(rng.uniform()); },  // M(<r) ∝ r³
+      [&](Rng& rng, double) {
+        const detail::Vec3d g = detail::gaussianVector(rng);
+        return sigma * std::sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+      });
 }
 
 }  // namespace bhviz::sim

@@ -34,6 +34,9 @@ struct GalaxyParams {
   double diskScaleLength = 1.0;   ///< R_d [length]
   double diskScaleHeight = 0.1;   ///< z_0 of the sech²(z/z_0) profile [length]
   double toomreQ = 1.5;           ///< Toomre Q of the disk (sets the radial dispersion) [1]
+  /// Where Q = toomreQ [R_d]. 0: at every radius (σ_R ∝ Σ/κ; the original model). > 0: σ_R² ∝ Σ
+  /// with Q = toomreQ at this radius, consistent with the asymmetric drift (galaxy.cpp).
+  double toomreRadius = 0.0;
   double bulgeMass = 0.2;         ///< Hernquist bulge mass inside haloCutoff [mass]
   double bulgeScale = 0.2;        ///< bulge scale length [length]
   double haloMass = 8.0;          ///< Hernquist dark halo mass inside haloCutoff [mass]

@@ -197,12 +197,14 @@ GalaxySpec readGalaxy(const Reader& g) {
   GalaxySpec s;
   GalaxyParams& p = s.params;
   if (!g.has("disk")) g.fail(g.keyPath("disk"), "is missing: every galaxy has a disk");
-  const Reader d = g.object("disk", {"particles", "mass", "scale_length", "scale_height", "toomre_q"});
+  const Reader d = g.object(
+      "disk", {"particles", "mass", "scale_length", "scale_height", "toomre_q", "toomre_radius"});
   s.disk = d.count("particles", 1);
   p.diskMass = d.number("mass", p.diskMass, aboveZero(1e6));
   p.diskScaleLength = d.number("scale_length", p.diskScaleLength, aboveZero(1e3));
   p.diskScaleHeight = d.number("scale_height", 0.1 * p.diskScaleLength, aboveZero(p.diskScaleLength));
   p.toomreQ = d.number("toomre_q", p.toomreQ, closed(0.5, 10.0));
+  p.toomreRadius = d.number("toomre_radius", p.toomreRadius, closed(0.0, 12.0));
   readSpheroid(g, "bulge", false, s.bulge, p.bulgeMass, p.bulgeScale, nullptr);
   readSpheroid(g, "halo", true, s.halo, p.haloMass, p.haloScale, &p.haloCutoff);
   s.inclination = g.number("inclination", 0.0, closed(-180.0, 180.0));
