@@ -8,8 +8,8 @@ CameraKey sampleCameraPath(const std::vector<CameraKey>& keys, float time) {
   if (time <= keys.front().time) return keys.front();
   if (time >= keys.back().time) return keys.back();
   // The first key after `time`; keys are few, so a linear search is fine.
-  const auto next = std::find_if(keys.begin(), keys.end(),
-                                 [&](const CameraKey& k) { return k.time > time; });
+  const auto next =
+      std::find_if(keys.begin(), keys.end(), [&](const CameraKey& k) { return k.time > time; });
   const CameraKey& a = *(next - 1);
   const CameraKey& b = *next;
   const float f = (time - a.time) / (b.time - a.time);

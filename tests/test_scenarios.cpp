@@ -63,7 +63,8 @@ TEST(ScenarioFiles, EveryShippedFileIsABuiltInAndBuildsWithItsCounts) {
   std::set<std::string> onDisk, builtIn;
   for (const ScenarioInfo& s : scenarios()) builtIn.insert(s.name);
   for (const fs::path& f : files) onDisk.insert(f.stem().string());
-  EXPECT_EQ(onDisk, builtIn) << "assets/scenarios and the embedded list (sim/CMakeLists.txt) differ";
+  EXPECT_EQ(onDisk, builtIn)
+      << "assets/scenarios and the embedded list (sim/CMakeLists.txt) differ";
   for (const char* name : {"plummer", "cold-collapse", "hernquist", "milky-way", "major-merger",
                            "minor-merger", "mw-andromeda", "teaching"}) {
     EXPECT_EQ(onDisk.count(name), 1u) << name;
@@ -213,25 +214,32 @@ TEST(ScenarioErrors, EachClassNamesTheFileAndTheKey) {
   expectMessage(loadError(dir, mergerWith(R"({"particles": 50, "tomre_q": 2})")),
                 {file + ": ", "galaxies[1].disk.tomre_q is not a known key",
                  "known: particles, mass, scale_length, scale_height, toomre_q, toomre_radius"});
-  expectMessage(loadError(dir, mergerWith(R"({"particles": 50, "toomre_q": "high"})")),
-                {file + ": ", "galaxies[1].disk.toomre_q must be a number in [0.5, 10], not a string"});
-  expectMessage(loadError(dir, mergerWith(R"({"particles": 50, "toomre_q": 0.1})")),
-                {file + ": ", "galaxies[1].disk.toomre_q = 0.1 is out of range: must be in [0.5, 10]"});
-  expectMessage(loadError(dir, mergerWith(R"({"particles": 50.5})")),
-                {file + ": ", "galaxies[1].disk.particles must be an integer in [1, 1e+09], not a number"});
+  expectMessage(
+      loadError(dir, mergerWith(R"({"particles": 50, "toomre_q": "high"})")),
+      {file + ": ", "galaxies[1].disk.toomre_q must be a number in [0.5, 10], not a string"});
+  expectMessage(
+      loadError(dir, mergerWith(R"({"particles": 50, "toomre_q": 0.1})")),
+      {file + ": ", "galaxies[1].disk.toomre_q = 0.1 is out of range: must be in [0.5, 10]"});
+  expectMessage(
+      loadError(dir, mergerWith(R"({"particles": 50.5})")),
+      {file + ": ", "galaxies[1].disk.particles must be an integer in [1, 1e+09], not a number"});
   expectMessage(loadError(dir, "{\"description\": \"x\",\n \"model\": \"plummer\" \"sphere\": {}}"),
                 {file + ": invalid JSON", "line 2"});
   expectMessage(loadError(dir, R"({"description": "x", "model": "galaxies"})"),
                 {file + ": model = 'galaxies' is not known"});
-  expectMessage(loadError(dir, R"({"description": "x", "model": "plummer", "sphere": {"particles": 10}, "orbit": {}})"),
-                {file + ": orbit is not a known key here"});
+  expectMessage(
+      loadError(
+          dir,
+          R"({"description": "x", "model": "plummer", "sphere": {"particles": 10}, "orbit": {}})"),
+      {file + ": orbit is not a known key here"});
   expectMessage(loadError(dir, R"({"description": "x", "model": "merger",
     "galaxies": [{"disk": {"particles": 100}}, {"mass_ratio": 0.5}],
     "orbit": {"pericentre": 2, "eccentricity": 0.5, "separation": 20}})"),
                 {file + ": orbit.separation = 20 is out of range: must be in [2, 6]"});
-  expectMessage(loadError(dir, R"({"description": "x", "model": "plummer", "sphere": {"particles": 10},
+  expectMessage(
+      loadError(dir, R"({"description": "x", "model": "plummer", "sphere": {"particles": 10},
     "camera": {"orbit": [{"time": 5}, {"time": 2}]}})"),
-                {file + ": camera.orbit[1].time = 2 is out of range: must be in (5, 1e+09]"});
+      {file + ": camera.orbit[1].time = 2 is out of range: must be in (5, 1e+09]"});
   expectMessage(loadError(dir, R"({"description": "x", "model": "galaxy",
     "galaxies": [{"disk": {"particles": 100}, "halo": {"particles": 0, "mass": 3}}]})"),
                 {file + ": galaxies[0].halo.particles = 0 does not fit mass = 3"});
@@ -256,7 +264,8 @@ TEST(ScenarioCli, FileOrNameSetsCountsSeedAndSteps) {
   EXPECT_FALSE(o->camera.keys.empty());
 
   const std::string path = (kScenarioDir / "minor-merger.json").string();
-  const auto f = app::parseCommandLine({"--headless", "--scenario", path, "--n", "1000", "--seed", "7"}, out);
+  const auto f =
+      app::parseCommandLine({"--headless", "--scenario", path, "--n", "1000", "--seed", "7"}, out);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->scenario, path);
   EXPECT_EQ(f->n, 1000u);

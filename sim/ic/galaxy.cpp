@@ -285,10 +285,9 @@ DiskKinematics diskKinematics(const GalaxyModel& model, double toomreQ, double q
     const Epicycle e = epicycle(model, R);
     const double omega2 = e.omega2;
     const double kappa2 = e.kappa2;
-    const double sigmaR =
-        qRadius > 0.0
-            ? sigmaRef * std::exp(-0.5 * (R - qRadius) / d.scale)
-            : toomreQ * kToomreConstant * d.surfaceDensity(R) / std::sqrt(kappa2);
+    const double sigmaR = qRadius > 0.0
+                              ? sigmaRef * std::exp(-0.5 * (R - qRadius) / d.scale)
+                              : toomreQ * kToomreConstant * d.surfaceDensity(R) / std::sqrt(kappa2);
     const double ratio = kappa2 / (4.0 * omega2);
     const double drift = sigmaR * sigmaR * (1.0 - ratio - 2.0 * R / d.scale);
     t.meanVphi[k] = std::sqrt(std::fmax(vc2 + drift, 0.0));

@@ -42,8 +42,8 @@ void validateMember(const PairMember& g, const char* which) {
     throw InvalidParameter(std::string("merger ") + which + " inclination and node must be finite");
   }
   if (g.n < 3) {
-    throw InvalidParameter(std::string("merger ") + which + " galaxy needs at least 3 particles (got " +
-                           std::to_string(g.n) + ")");
+    throw InvalidParameter(std::string("merger ") + which +
+                           " galaxy needs at least 3 particles (got " + std::to_string(g.n) + ")");
   }
 }
 

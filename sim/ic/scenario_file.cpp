@@ -59,10 +59,11 @@ class Reader {
   Reader(const Json& j, std::string path, const std::string& source,
          std::initializer_list<const char*> known)
       : m_j(j), m_path(std::move(path)), m_source(source) {
-    if (!j.is_object()) fail(m_path.empty() ? "the file" : m_path, "must be a JSON object, not " + typeName(j));
+    if (!j.is_object())
+      fail(m_path.empty() ? "the file" : m_path, "must be a JSON object, not " + typeName(j));
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (std::find_if(known.begin(), known.end(),
-                       [&](const char* k) { return it.key() == k; }) != known.end()) {
+      if (std::find_if(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }) !=
+          known.end()) {
         continue;
       }
       std::string list;
@@ -82,9 +83,11 @@ class Reader {
   double number(const char* key, double fallback, Range range) const {
     if (!has(key)) return fallback;
     const Json& v = m_j.at(key);
-    if (!v.is_number()) fail(keyPath(key), "must be a number in " + range.text() + ", not " + typeName(v));
+    if (!v.is_number())
+      fail(keyPath(key), "must be a number in " + range.text() + ", not " + typeName(v));
     const double x = v.get<double>();
-    if (!range.contains(x)) fail(keyPath(key), "= " + format(x) + " is out of range: must be in " + range.text());
+    if (!range.contains(x))
+      fail(keyPath(key), "= " + format(x) + " is out of range: must be in " + range.text());
     return x;
   }
 
@@ -105,7 +108,8 @@ class Reader {
     const std::string range = "[" + std::to_string(lo) + ", 1e+09]";
     if (!has(key)) fail(keyPath(key), "is missing: a particle count in " + range + " is required");
     const Json& v = m_j.at(key);
-    if (!v.is_number_integer()) fail(keyPath(key), "must be an integer in " + range + ", not " + typeName(v));
+    if (!v.is_number_integer())
+      fail(keyPath(key), "must be an integer in " + range + ", not " + typeName(v));
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() < lo ||
         static_cast<double>(v.get<std::uint64_t>()) > kMaxCount) {
       fail(keyPath(key), "= " + v.dump() + " is out of range: must be in " + range);
@@ -152,15 +156,19 @@ ScenarioModel readModel(const Reader& r) {
   for (const ModelName& m : kModels) {
     if (name == m.name) return m.model;
   }
-  r.fail("model", "= '" + name + "' is not known: must be plummer, hernquist, cold-collapse, galaxy or merger");
+  r.fail(
+      "model",
+      "= '" + name + "' is not known: must be plummer, hernquist, cold-collapse, galaxy or merger");
 }
 
 SphereSpec readSphere(const Reader& top, ScenarioModel model) {
   SphereSpec s;
   if (!top.has("sphere")) top.fail("sphere", "is missing: the model's particles, mass and scale");
   std::initializer_list<const char*> keys = {"particles", "mass", "scale_length"};
-  std::initializer_list<const char*> hernquistKeys = {"particles", "mass", "scale_length", "cutoff"};
-  std::initializer_list<const char*> coldKeys = {"particles", "mass", "scale_length", "virial_ratio"};
+  std::initializer_list<const char*> hernquistKeys = {"particles", "mass", "scale_length",
+                                                      "cutoff"};
+  std::initializer_list<const char*> coldKeys = {"particles", "mass", "scale_length",
+                                                 "virial_ratio"};
   const Reader r = top.object("sphere", model == ScenarioModel::Hernquist      ? hernquistKeys
                                         : model == ScenarioModel::ColdCollapse ? coldKeys
                                                                                : keys);
@@ -188,8 +196,9 @@ void readSpheroid(const Reader& g, const char* key, bool halo, std::size_t& coun
   scale = r.number("scale_length", scale, aboveZero(1e4));
   if (cutoff) *cutoff = r.number("cutoff", *cutoff, aboveZero(1e5));
   if ((count == 0) != (mass == 0.0)) {
-    r.fail(r.keyPath("particles"), "= " + std::to_string(count) + " does not fit mass = " + format(mass) +
-                                       ": a component with mass needs particles, and one without mass none");
+    r.fail(r.keyPath("particles"),
+           "= " + std::to_string(count) + " does not fit mass = " + format(mass) +
+               ": a component with mass needs particles, and one without mass none");
   }
 }
 
@@ -202,7 +211,8 @@ GalaxySpec readGalaxy(const Reader& g) {
   s.disk = d.count("particles", 1);
   p.diskMass = d.number("mass", p.diskMass, aboveZero(1e6));
   p.diskScaleLength = d.number("scale_length", p.diskScaleLength, aboveZero(1e3));
-  p.diskScaleHeight = d.number("scale_height", 0.1 * p.diskScaleLength, aboveZero(p.diskScaleLength));
+  p.diskScaleHeight =
+      d.number("scale_height", 0.1 * p.diskScaleLength, aboveZero(p.diskScaleLength));
   p.toomreQ = d.number("toomre_q", p.toomreQ, closed(0.5, 10.0));
   p.toomreRadius = d.number("toomre_radius", p.toomreRadius, closed(0.0, 12.0));
   readSpheroid(g, "bulge", false, s.bulge, p.bulgeMass, p.bulgeScale, nullptr);
@@ -219,7 +229,9 @@ GalaxySpec scaledCopy(const Reader& g, const GalaxySpec& primary) {
   GalaxySpec s = primary;
   s.params = scaledGalaxy(primary.params, q);
   auto scaled = [&](std::size_t c) {
-    return c == 0 ? 0 : std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(q * static_cast<double>(c))));
+    return c == 0 ? 0
+                  : std::max<std::size_t>(
+                        1, static_cast<std::size_t>(std::llround(q * static_cast<double>(c))));
   };
   s.disk = scaled(primary.disk);
   s.bulge = scaled(primary.bulge);
@@ -235,19 +247,20 @@ std::vector<GalaxySpec> readGalaxies(const Reader& top, ScenarioModel model) {
   if (!top.has("galaxies")) top.fail("galaxies", "is missing: " + shape + " is required");
   const Json& list = top.raw("galaxies");
   if (!list.is_array() || list.size() != wanted) {
-    top.fail("galaxies", "must be " + shape + " for model " +
-                             (wanted == 1 ? "galaxy" : "merger") + ", not " +
-                             (list.is_array() ? "an array of " + std::to_string(list.size()) : typeName(list)));
+    top.fail("galaxies",
+             "must be " + shape + " for model " + (wanted == 1 ? "galaxy" : "merger") + ", not " +
+                 (list.is_array() ? "an array of " + std::to_string(list.size()) : typeName(list)));
   }
   std::vector<GalaxySpec> out;
   for (std::size_t i = 0; i < wanted; ++i) {
     const std::string path = "galaxies[" + std::to_string(i) + "]";
     const Json& j = list[i];
     if (i == 1 && j.is_object() && j.contains("mass_ratio")) {
-      out.push_back(scaledCopy(Reader(j, path, top.source(), {"mass_ratio", "inclination", "node"}), out[0]));
+      out.push_back(
+          scaledCopy(Reader(j, path, top.source(), {"mass_ratio", "inclination", "node"}), out[0]));
     } else {
-      out.push_back(readGalaxy(Reader(j, path, top.source(),
-                                      {"disk", "bulge", "halo", "inclination", "node"})));
+      out.push_back(readGalaxy(
+          Reader(j, path, top.source(), {"disk", "bulge", "halo", "inclination", "node"})));
     }
   }
   return out;
@@ -260,7 +273,8 @@ OrbitParams readOrbit(const Reader& top) {
   o.pericentre = r.number("pericentre", o.pericentre, aboveZero(1e4));
   o.eccentricity = r.number("eccentricity", o.eccentricity, closed(0.0, 5.0));
   double hi = 1e5;
-  if (o.eccentricity < 1.0) hi = std::min(hi, o.pericentre * (1.0 + o.eccentricity) / (1.0 - o.eccentricity));
+  if (o.eccentricity < 1.0)
+    hi = std::min(hi, o.pericentre * (1.0 + o.eccentricity) / (1.0 - o.eccentricity));
   o.separation = r.number("separation", std::min(o.separation, hi), closed(o.pericentre, hi));
   return o;
 }
@@ -292,17 +306,21 @@ ScenarioCamera readCamera(const Reader& top) {
 
 ScenarioSpec readSpec(const Json& j, const std::string& source) {
   // The model first: it decides which keys are known.
-  const Reader probe(j, "", source, {"description", "model", "seed", "softening", "dt", "sphere",
-                                     "galaxies", "orbit", "camera"});
+  const Reader probe(
+      j, "", source,
+      {"description", "model", "seed", "softening", "dt", "sphere", "galaxies", "orbit", "camera"});
   ScenarioSpec s;
   s.model = readModel(probe);
   const bool sphere = isSphere(s.model);
   const Reader top =
-      sphere ? Reader(j, "", source, {"description", "model", "seed", "softening", "dt", "sphere", "camera"})
+      sphere ? Reader(j, "", source,
+                      {"description", "model", "seed", "softening", "dt", "sphere", "camera"})
       : s.model == ScenarioModel::Galaxy
-          ? Reader(j, "", source, {"description", "model", "seed", "softening", "dt", "galaxies", "camera"})
-          : Reader(j, "", source,
-                   {"description", "model", "seed", "softening", "dt", "galaxies", "orbit", "camera"});
+          ? Reader(j, "", source,
+                   {"description", "model", "seed", "softening", "dt", "galaxies", "camera"})
+          : Reader(
+                j, "", source,
+                {"description", "model", "seed", "softening", "dt", "galaxies", "orbit", "camera"});
   s.description = top.string("description");
   s.seed = top.unsignedInteger("seed", 1, 18446744073709551615.0);
   s.softening = static_cast<float>(top.number("softening", 0.05, closed(0.0, 10.0)));
@@ -315,7 +333,8 @@ ScenarioSpec readSpec(const Json& j, const std::string& source) {
   }
   s.camera = readCamera(top);
   if (static_cast<double>(s.particles()) > kMaxCount) {
-    top.fail("the file", "asks for " + std::to_string(s.particles()) + " particles in all: at most 1e+09");
+    top.fail("the file",
+             "asks for " + std::to_string(s.particles()) + " particles in all: at most 1e+09");
   }
   return s;
 }
@@ -341,7 +360,8 @@ void rescale(Particles& p, double mass, double scale) {
     q = {static_cast<float>(q.x * x), static_cast<float>(q.y * x), static_cast<float>(q.z * x),
          static_cast<float>(q.w * mass)};
     Vec4& w = p.vel[i];
-    w = {static_cast<float>(w.x * v), static_cast<float>(w.y * v), static_cast<float>(w.z * v), 0.0f};
+    w = {static_cast<float>(w.x * v), static_cast<float>(w.y * v), static_cast<float>(w.z * v),
+         0.0f};
   }
 }
 
@@ -359,7 +379,8 @@ ScenarioSpec parseScenario(std::string_view text, const std::string& source) {
   try {
     j = Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: …": keep the part after "] ".
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: …": keep the part after "]
+    // ".
     std::string what = e.what();
     const std::size_t bracket = what.find("] ");
     if (bracket != std::string::npos) what = what.substr(bracket + 2);
@@ -421,12 +442,14 @@ Particles buildScenario(const ScenarioSpec& spec, std::size_t n, std::uint64_t s
       const GalaxySpec& a = spec.galaxies.at(0);
       const GalaxySpec& b = spec.galaxies.at(1);
       if (n < 6) {
-        throw InvalidParameter("a merger needs at least 6 particles (got " + std::to_string(n) + ")");
+        throw InvalidParameter("a merger needs at least 6 particles (got " + std::to_string(n) +
+                               ")");
       }
       // The primary's share of n, as in the file; each galaxy keeps at least 3.
       const double share = static_cast<double>(a.particles()) / static_cast<double>(total);
       const auto n1 = std::min<std::size_t>(
-          std::max<std::size_t>(static_cast<std::size_t>(std::llround(static_cast<double>(n) * share)), 3),
+          std::max<std::size_t>(
+              static_cast<std::size_t>(std::llround(static_cast<double>(n) * share)), 3),
           n - 3);
       p = makeGalaxyPair({n1, withShares(a), a.inclination, a.node},
                          {n - n1, withShares(b), b.inclination, b.node}, spec.orbit, seed);

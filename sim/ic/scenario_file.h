@@ -26,33 +26,34 @@ enum class ScenarioModel : std::uint8_t { Plummer, Hernquist, ColdCollapse, Gala
 
 /// One key of a scripted camera orbit; the view is interpolated linearly between keys.
 struct CameraKey {
-  double time = 0.0;       ///< simulation time [time]
-  double azimuth = -34.4;  ///< of the eye about +z, from +x [degrees]
-  double elevation = 31.5; ///< of the eye above the x–y plane [degrees]
-  double distance = 1.0;   ///< eye to target, relative to the framed view's distance [1]
+  double time = 0.0;        ///< simulation time [time]
+  double azimuth = -34.4;   ///< of the eye about +z, from +x [degrees]
+  double elevation = 31.5;  ///< of the eye above the x–y plane [degrees]
+  double distance = 1.0;    ///< eye to target, relative to the framed view's distance [1]
 };
 
 /// The optional camera block: data only (the app turns it into a render::Camera).
 struct ScenarioCamera {
-  double autoRotate = 0.0;     ///< spin about +z [rad/s]: wall-clock in the window, 1/30 s per headless frame
-  std::vector<CameraKey> keys; ///< increasing times; empty = no scripted orbit
+  double autoRotate =
+      0.0;  ///< spin about +z [rad/s]: wall-clock in the window, 1/30 s per headless frame
+  std::vector<CameraKey> keys;  ///< increasing times; empty = no scripted orbit
 };
 
 /// A spherical model: Plummer, Hernquist or the cold collapse's uniform sphere.
 struct SphereSpec {
   std::size_t particles = 20000;  ///< [1]
   double mass = 1.0;              ///< [mass]
-  double scale = 1.0;             ///< Plummer a (Hénon: 3π/16), Hernquist a, cold sphere radius [length]
-  double cutoff = 100.0;          ///< Hernquist: particles inside cutoff·a [1]
-  double virialRatio = 0.0;       ///< cold collapse: 2K/|W| [1]
+  double scale = 1.0;     ///< Plummer a (Hénon: 3π/16), Hernquist a, cold sphere radius [length]
+  double cutoff = 100.0;  ///< Hernquist: particles inside cutoff·a [1]
+  double virialRatio = 0.0;  ///< cold collapse: 2K/|W| [1]
 };
 
 /// One galaxy of a scenario: its model, per-component counts and orientation.
 struct GalaxySpec {
-  GalaxyParams params;      ///< masses and lengths; the fractions follow from the counts
+  GalaxyParams params;  ///< masses and lengths; the fractions follow from the counts
   std::size_t disk = 0, bulge = 0, halo = 0;  ///< particles per component [1]
-  double inclination = 0.0; ///< disk tilt [degrees]
-  double node = 0.0;        ///< azimuth of the tilt axis [degrees]
+  double inclination = 0.0;                   ///< disk tilt [degrees]
+  double node = 0.0;                          ///< azimuth of the tilt axis [degrees]
   std::size_t particles() const { return disk + bulge + halo; }
 };
 
@@ -61,11 +62,11 @@ struct ScenarioSpec {
   std::string description;  ///< one line
   ScenarioModel model = ScenarioModel::Plummer;
   std::uint64_t seed = 1;
-  float softening = 0.05f;  ///< suggested ε [length]
-  float dt = 1.0f / 128.0f; ///< suggested shared step [time]
-  SphereSpec sphere;                ///< plummer, hernquist, cold-collapse
-  std::vector<GalaxySpec> galaxies; ///< galaxy: 1, merger: 2
-  OrbitParams orbit;                ///< merger
+  float softening = 0.05f;           ///< suggested ε [length]
+  float dt = 1.0f / 128.0f;          ///< suggested shared step [time]
+  SphereSpec sphere;                 ///< plummer, hernquist, cold-collapse
+  std::vector<GalaxySpec> galaxies;  ///< galaxy: 1, merger: 2
+  OrbitParams orbit;                 ///< merger
   ScenarioCamera camera;
 
   /// The particle count the file asks for (the sum over components) [1].
