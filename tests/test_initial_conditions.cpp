@@ -14,6 +14,7 @@
 
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/ic/scenario_file.h"
 #include "sim/params.h"
 
 namespace bhviz::sim {
@@ -145,9 +146,9 @@ TEST(InitialConditions, IdsBinsForcesAndTags) {
       ASSERT_EQ(p.bin[i], 0);
       ASSERT_EQ(p.accPot[i].x, 0.0f);
       ASSERT_EQ(p.accPot[i].w, 0.0f);
-      const bool sphere = s.name == "plummer" || s.name == "hernquist";
-      ASSERT_EQ(tagComponent(p.tag[i]) == Component::Sphere, sphere);
-      ASSERT_LE(tagGalaxy(p.tag[i]), s.name == "merger" ? 1u : 0u);
+      const ScenarioSpec& spec = builtinScenario(s.name);
+      ASSERT_EQ(tagComponent(p.tag[i]) == Component::Sphere, spec.galaxies.empty());
+      ASSERT_LE(tagGalaxy(p.tag[i]), spec.galaxies.size() > 1 ? 1u : 0u);
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -312,6 +313,32 @@ TEST(CameraPath, InterpolatesBetweenKeysAndHoldsTheEnds) {
   EXPECT_FLOAT_EQ(camera.pitch, 0.6f);
   EXPECT_FLOAT_EQ(camera.distance, 20.0f);
   EXPECT_EQ(camera.target, glm::vec3(1.0f, 2.0f, 3.0f));
+}
+
+TEST(CameraPath, ScriptedScenarioFramesFollowTheScript) {
+  const char* noGl = std::getenv("BHVIZ_NO_GL");
+  if (noGl != nullptr && noGl[0] == '1') GTEST_SKIP() << "BHVIZ_NO_GL=1: pictures skipped";
+  // teaching.json looks down at 70°; the same file without its camera block uses the default
+  // view (31.5°). The pictures must differ, and the scripted one must be reproducible.
+  TempDir dir;
+  const std::string text = test::readText(kScenarioDir / "teaching.json");
+  const std::size_t camera = text.find(",\n  \"camera\"");
+  ASSERT_NE(camera, std::string::npos);
+  std::ofstream(dir.path / "plain.json") << text.substr(0, camera) << "\n}\n";
+  auto picture = [&](const fs::path& scenario, const std::string& name) {
+    const fs::path png = dir.path / name;
+    const test::Process p =
+        test::runBhviz("--headless --quiet --backend cpu --steps 0 --size 96x64 --scenario " +
+                       scenario.string() + " --screenshot " + png.string());
+    EXPECT_EQ(p.status, 0) << p.err;
+    return test::readText(png);
+  };
+  const std::string scripted = picture(kScenarioDir / "teaching.json", "a.png");
+  const std::string again = picture(kScenarioDir / "teaching.json", "b.png");
+  const std::string plain = picture(dir.path / "plain.json", "c.png");
+  ASSERT_FALSE(scripted.empty());
+  EXPECT_EQ(scripted, again);
+  EXPECT_NE(scripted, plain);
 }
 
 }  // namespace
