@@ -527,7 +527,8 @@ TEST(Merger, GalaxyPairOnABoundOrbitWithATiltNode) {
   EXPECT_NEAR(d, orbit.separation, 1e-3 * orbit.separation);
   // Kepler: ½v² − GM/d = −GM(1 − e)/(2 r_p), h² = GM r_p (1 + e); approaching.
   const double energy = 0.5 * norm(v) * norm(v) - mass / d;
-  EXPECT_NEAR(energy / (mass / d), -(1.0 - orbit.eccentricity) * d / (2.0 * orbit.pericentre), 2e-3);
+  EXPECT_NEAR(energy / (mass / d), -(1.0 - orbit.eccentricity) * d / (2.0 * orbit.pericentre),
+              2e-3);
   const Vec3d h{r.y * v.z - r.z * v.y, r.z * v.x - r.x * v.z, r.x * v.y - r.y * v.x};
   EXPECT_NEAR(norm(h) * norm(h) / (mass * (1.0 + orbit.eccentricity)), orbit.pericentre,
               1e-2 * orbit.pericentre);
