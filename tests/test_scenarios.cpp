@@ -112,12 +112,12 @@ TEST(ScenarioFiles, BuiltInsReproduceTheOriginalGenerators) {
 }
 
 TEST(ScenarioFiles, CountsScaleWithN) {
-  // milky-way: 24000 / 4000 / 36000 → at 16000: 6000 / 1000 / 9000.
+  // milky-way: 19200 / 3200 / 41600 → at 16000: 4800 / 800 / 10400.
   const Particles p = buildScenario(builtinScenario("milky-way"), 16000, 1);
   ASSERT_EQ(p.size(), 16000u);
-  EXPECT_EQ(countTag(p, Component::Disk, 0), 6000u);
-  EXPECT_EQ(countTag(p, Component::Bulge, 0), 1000u);
-  EXPECT_EQ(countTag(p, Component::Halo, 0), 9000u);
+  EXPECT_EQ(countTag(p, Component::Disk, 0), 4800u);
+  EXPECT_EQ(countTag(p, Component::Bulge, 0), 800u);
+  EXPECT_EQ(countTag(p, Component::Halo, 0), 10400u);
   // A merger keeps the file's split between the galaxies.
   const ScenarioSpec& minor = builtinScenario("minor-merger");
   const Particles m = buildScenario(minor, 4400, 1);
