@@ -10,9 +10,9 @@
 // Measured (N = 20000, 3 periods, 2026-11-21): R_half within 4%, rms z +8%, median |z| +11%,
 // annuli within 21%. The original `galaxy` model (z₀ = 0.1 R_d, Q constant, a disk that
 // dominates the centre) fails here: its thickness grows by 60% in 2.5 periods. What the
-// thickening is made of: particle noise, mostly the heavy halo particles (it shrinks with N:
-// +2% at N = 48000 where N = 16000 gave +7-10% after one period), which a thicker, hotter disk
-// and lighter halo particles resist.
+// thickening is made of: particle noise, mostly the heavy halo particles. It shrinks with N
+// (a z₀ = 0.12 R_d variant after one period: median |z| +1% at N = 48000, +15% at N = 16000),
+// and a thicker, hotter disk and lighter halo particles resist it.
 
 #include <gtest/gtest.h>
 
