@@ -19,7 +19,7 @@ namespace bhviz::app {
 
 /// What a simulation is built from: changing any of these rebuilds it.
 struct SceneSettings {
-  std::string scenario = "merger";              ///< a name from sim::scenarios()
+  std::string scenario = "merger";              ///< a name from sim::scenarios(), or a scenario file's path
   std::size_t n = 20000;                        ///< particles [1]
   std::uint64_t seed = 1;                       ///< initial-condition seed
   BackendChoice backend = BackendChoice::Auto;  ///< cpu, cuda or auto

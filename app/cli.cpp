@@ -17,6 +17,7 @@
 #include "sim/accuracy.h"
 #include "sim/common/keys.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/ic/scenario_file.h"
 #include "sim/io/snapshot.h"
 
 #ifndef BHVIZ_VERSION
@@ -109,13 +110,22 @@ BackendChoice toBackend(const std::string& text) {
   throw UsageError("--backend = " + quoted(text) + " is not known: must be cpu, cuda or auto");
 }
 
-const sim::ScenarioInfo& toScenario(const std::string& name) {
+// A built-in name, or a scenario file read and validated in full here (sim/ic/scenario_file.h).
+sim::ScenarioSpec toScenario(const std::string& name) {
+  if (sim::isScenarioPath(name)) {
+    try {
+      return sim::loadScenarioFile(name);
+    } catch (const sim::ScenarioError& e) {
+      throw UsageError("--scenario: " + oneLine(e.what()));
+    }
+  }
   std::string known;
   for (const sim::ScenarioInfo& s : sim::scenarios()) {
-    if (s.name == name) return s;
+    if (s.name == name) return sim::builtinScenario(name);
     known += (known.empty() ? "" : ", ") + s.name;
   }
-  throw UsageError("--scenario = " + quoted(name) + " is not known: must be one of " + known);
+  throw UsageError("--scenario = " + quoted(name) + " is not known: must be one of " + known +
+                   ", or a scenario file (a path containing '/' or ending in .json)");
 }
 
 // Checked before the run, so that a typo in a path does not throw away a long run's results.
@@ -204,9 +214,15 @@ void defineOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--quit-after", r.quitAfter,
                  "End after K frames in the window, or after K steps headless, >= 1")
       ->type_name("K");
-  app.add_option("--scenario", r.scenario, "plummer, hernquist, galaxy or merger (default merger)")
-      ->type_name("NAME");
-  app.add_option("--n", r.n, "Number of particles, in [1, 1000000000] (default 20000)")
+  app.add_option("--scenario", r.scenario,
+                 "A built-in scenario (plummer, hernquist, galaxy, merger, cold-collapse, "
+                 "milky-way, major-merger, minor-merger, mw-andromeda, teaching) or a scenario "
+                 "file (a path with '/' or ending in .json; assets/scenarios/README.md) "
+                 "(default merger)")
+      ->type_name("NAME|FILE");
+  app.add_option("--n", r.n,
+                 "Number of particles, in [1, 1000000000] (default: the scenario's, 20000 for "
+                 "the first four); every component's count is scaled to it")
       ->type_name("N");
   app.add_option("--steps", r.steps,
                  "dtMax intervals to run, >= 0 (default 10); each ends with every particle "
@@ -245,7 +261,8 @@ void defineOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--curve", r.curve, "Space-filling curve: hilbert or morton (default hilbert)")
       ->type_name("NAME");
   app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");
-  app.add_option("--seed", r.seed, "Initial-condition seed (default 1)")->type_name("S");
+  app.add_option("--seed", r.seed, "Initial-condition seed (default: the scenario's, 1)")
+      ->type_name("S");
   app.add_option("--threads", r.threads, "OpenMP threads, in [1, 4096] (default: OpenMP's)")
       ->type_name("T");
   app.add_option("--stats", r.stats, "Write run statistics as JSON")->type_name("FILE.json");
@@ -523,12 +540,16 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   Options o;
   o.headless = r.headless;
   o.quiet = r.quiet;
-  const sim::ScenarioInfo& info = toScenario(r.scenario);
-  o.scenario = info.name;
-  o.n = static_cast<std::size_t>(toInteger("--n", r.n, 1, static_cast<long long>(kMaxParticles)));
+  const sim::ScenarioSpec spec = toScenario(r.scenario);
+  const sim::ScenarioInfo info{spec.name, spec.description, spec.softening, spec.dt};
+  o.scenario = spec.name;
+  o.camera = spec.camera;
   o.nGiven = app.count("--n") > 0;
+  o.n = o.nGiven ? static_cast<std::size_t>(
+                       toInteger("--n", r.n, 1, static_cast<long long>(kMaxParticles)))
+                 : spec.particles();
   o.steps = static_cast<int>(toInteger("--steps", r.steps, 0, 1'000'000'000));
-  o.seed = toUnsigned("--seed", r.seed);
+  o.seed = app.count("--seed") > 0 ? toUnsigned("--seed", r.seed) : spec.seed;
   o.backend = toBackend(r.backend);
   if (app.count("--threads") > 0) {
     o.threads = static_cast<int>(toInteger("--threads", r.threads, 1, 4096));

@@ -12,6 +12,7 @@
 
 #include "app/sweep.h"
 #include "app/view_options.h"
+#include "sim/ic/scenario_file.h"
 #include "sim/params.h"
 
 namespace bhviz::app {
@@ -22,9 +23,9 @@ enum class BackendChoice { Cpu, Cuda, Auto };
 struct Options {
   sim::SimParams params;                        ///< validated (sim::validate)
   bool headless = false;                        ///< --headless; without it the window opens
-  std::string scenario = "merger";              ///< a name from sim::scenarios()
-  std::size_t n = 20000;                        ///< particles [1]
-  bool nGiven = false;                          ///< --n was given (else the window sizes N to the backend)
+  std::string scenario = "merger";              ///< a name from sim::scenarios(), or a scenario file's path
+  std::size_t n = 20000;                        ///< particles [1]: --n, else the scenario's count
+  bool nGiven = false;                          ///< --n was given (else the CUDA window sizes N to the backend)
   int steps = 10;                               ///< dtMax intervals to run [1]
   std::uint64_t seed = 1;                       ///< initial-condition seed
   BackendChoice backend = BackendChoice::Auto;  ///< --backend; see selectBackend
@@ -40,6 +41,7 @@ struct Options {
   int saveEvery = 0;                            ///< --save-every K DIR: a Tipsy snapshot every K steps [steps]; 0 = never
   std::string saveDir;                          ///< the DIR of --save-every
   SweepOptions sweep;                           ///< --sweep, --out: an accuracy sweep instead of a run
+  sim::ScenarioCamera camera;                   ///< the scenario's scripted camera (none: empty)
 };
 
 /// A mistake on the command line. what() is one line naming the option; exit status 2.

@@ -7,6 +7,7 @@
 #include "app/output.h"
 #include "app/overlay_view.h"
 #include "app/walk_view.h"
+#include "app/scenario_camera.h"
 #include "sim/cpu/cpu_backend.h"
 
 namespace bhviz::app {
@@ -45,6 +46,7 @@ void SceneRenderer::frame(const sim::Particles& initial) {
   m_view.calibrate(initial);
   const render::RenderTarget t = m_target.target();
   aimCamera(m_camera, m_framing, static_cast<float>(t.width) / static_cast<float>(t.height));
+  m_framedDistance = m_camera.distance;
   m_params.particles = particleStyleFor(m_framing.visible, m_framing.radius);
 }
 
@@ -125,6 +127,12 @@ std::string FrameRecorder::frameName(int index) {
 }
 
 render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
+  render::Camera& camera = m_scene->camera();
+  render::applyCameraPath(camera, m_script, static_cast<float>(sim.time()),
+                          m_scene->framedDistance());
+  camera.autoRotateSpeed = m_script.autoRotate;
+  camera.autoRotateAngle = 0.0f;
+  camera.advance(kHeadlessFrameSeconds * static_cast<float>(m_written));
   if (m_options.overlay != OverlayKind::None) {
     OverlayRequest request;
     request.cells = m_options.overlay == OverlayKind::Tree;

@@ -14,6 +14,7 @@
 #include "app/vertex_writer.h"
 #include "app/view_options.h"
 #include "render/camera.h"
+#include "render/camera_path.h"
 #include "render/image.h"
 #include "render/renderer.h"
 #include "sim/particles.h"
@@ -54,6 +55,8 @@ class SceneRenderer {
   render::RenderParams& params() { return m_params; }
   const ParticleView& view() const { return m_view; }
   const Framing& framing() const { return m_framing; }
+  /// The camera distance frame() chose: a scripted camera's distances are relative to it.
+  float framedDistance() const { return m_framedDistance; }
 
  private:
   ParticleView m_view;
@@ -62,6 +65,7 @@ class SceneRenderer {
   render::Camera m_camera;
   render::RenderParams m_params;
   Framing m_framing;
+  float m_framedDistance = 1.0f;
   std::vector<render::ParticleVertex> m_vertices;
   std::vector<render::OverlayBox> m_boxes;
   VertexWriter m_writer;  // after m_renderer: unregisters the buffer before it is deleted
@@ -91,6 +95,9 @@ class FrameRecorder {
   /// (throws VideoError when ffmpeg failed).
   void finish(const sim::Simulation& sim);
   int framesWritten() const { return m_written; }
+  /// A scenario's scripted camera: the path at the simulation's time, plus auto_rotate turning
+  /// the view by kHeadlessFrameSeconds per written frame. Call before start().
+  void setCameraScript(render::CameraScript script) { m_script = std::move(script); }
   /// frame_000042.png: frames are numbered consecutively (for ffmpeg -i frame_%06d.png).
   static std::string frameName(int index);
 
@@ -106,6 +113,7 @@ class FrameRecorder {
   int m_written = 0;
   bool m_overlayNoted = false;
   bool m_walkNoted = false;
+  render::CameraScript m_script;
 };
 
 }  // namespace bhviz::app

@@ -16,7 +16,9 @@
 
 #include "app/frames.h"
 #include "app/output.h"
+#include "app/scenario_camera.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/ic/scenario_file.h"
 #include "sim/io/snapshot.h"
 #if BHVIZ_HAVE_CUDA
 #include "sim/cuda/cuda_backend.h"
@@ -195,9 +197,13 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   if (selection.backend->name() == "cpu") checkHostMemory(o.n);
   // The GL context before any physics: without one, the run would be for nothing.
   std::unique_ptr<FrameRecorder> frames;
-  if (o.frames.wanted()) frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
+  if (o.frames.wanted()) {
+    frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
+    frames->setCameraScript(cameraScript(o.camera));
+  }
   sim::Simulation sim(std::move(selection.backend),
-                      loaded ? std::move(loaded->particles) : sim::makeScenario(o.scenario, o.n, o.seed),
+                      loaded ? std::move(loaded->particles)
+                             : sim::buildScenario(sim::resolveScenario(o.scenario), o.n, o.seed),
                       o.params, loaded ? loaded->time : 0.0);
   if (!o.quiet) printHeader(out, o, sim);
   if (frames) {

@@ -41,7 +41,10 @@ SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params)
   }
   BackendSelection selection = selectBackend(m_scene.backend, m_scene.n);
   m_note = selection.note;
-  if (scene.snapshotPath.empty()) m_initial = sim::makeScenario(scene.scenario, scene.n, scene.seed);
+  if (scene.snapshotPath.empty()) {
+    m_spec = sim::resolveScenario(scene.scenario);  // a file is read again: R picks up edits
+    m_initial = sim::buildScenario(m_spec, scene.n, scene.seed);
+  }
   m_sim = std::make_unique<sim::Simulation>(std::move(selection.backend), m_initial, params,
                                             startTime);
   m_targetTime = m_sim->time();

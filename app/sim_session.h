@@ -10,6 +10,7 @@
 #include "app/perf_history.h"
 #include "sim/cpu/cpu_backend.h"
 #include "sim/diagnostics.h"
+#include "sim/ic/scenario_file.h"
 #include "sim/simulation.h"
 
 namespace bhviz::app {
@@ -51,6 +52,8 @@ class SimSession {
   /// The initial state on the host (framing, speed calibration).
   const sim::Particles& initial() const { return m_initial; }
   const SceneSettings& scene() const { return m_scene; }
+  /// The scenario it was built from (its camera script, description).
+  const sim::ScenarioSpec& spec() const { return m_spec; }
   /// Why the backend was chosen, when it was chosen for the user (else empty).
   const std::string& backendNote() const { return m_note; }
   /// The CPU backend, for its tree and groups; null on the CUDA backend.
@@ -58,6 +61,7 @@ class SimSession {
 
  private:
   SceneSettings m_scene;
+  sim::ScenarioSpec m_spec;
   sim::Particles m_initial;
   std::unique_ptr<sim::Simulation> m_sim;
   std::string m_note;

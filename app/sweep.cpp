@@ -13,6 +13,7 @@
 #include "app/output.h"
 #include "sim/accuracy.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/ic/scenario_file.h"
 #if BHVIZ_HAVE_CUDA
 #include "sim/cuda/cuda_backend.h"
 #endif
@@ -86,7 +87,7 @@ int runSweep(const Options& o, std::ostream& out, std::ostream& /*err*/) {
     return selectBackend(o.backend, o.n).backend;
   };
   const sim::ReferenceSum sum = referenceSumFor(*selection.backend);
-  const sim::Particles state = sim::makeScenario(o.scenario, o.n, o.seed);
+  const sim::Particles state = sim::buildScenario(sim::resolveScenario(o.scenario), o.n, o.seed);
   const sim::AccuracyReference ref =
       sim::makeReference(state, o.params.softening, kSweepSample, o.seed, sum);
   if (!o.quiet) {

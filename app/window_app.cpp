@@ -18,6 +18,7 @@
 #include "app/particle_view.h"
 #include "app/perf_history.h"
 #include "app/recording.h"
+#include "app/scenario_camera.h"
 #include "app/screenshot.h"
 #include "app/sim_session.h"
 #include "app/sweep.h"
@@ -74,6 +75,7 @@ class WindowApp {
   void stopRecording();
   void recordFrame();
   void note(const std::string& line);
+  void startCameraScript();
   UiInfo uiInfo() const;
   void updateAccuracy();
   void startSweep();
@@ -107,7 +109,15 @@ class WindowApp {
   AccuracyMeter m_meter;  // their jobs run on copies of the state, on scratch backends of their own
   SweepRunner m_sweep;
   bool m_pausedBeforeSweep = false;
+  // The scenario's scripted camera: followed until the mouse moves the camera, again after R.
+  render::CameraScript m_script;
+  bool m_scripted = false;
+  float m_framedDistance = 1.0f;  // the aimed camera's distance; the script's are relative to it
 };
+
+bool cameraMoved(const render::Camera& a, const render::Camera& b) {
+  return a.yaw != b.yaw || a.pitch != b.pitch || a.distance != b.distance || a.target != b.target;
+}
 
 void WindowApp::note(const std::string& line) {
   m_out << line << '\n' << std::flush;
@@ -119,7 +129,8 @@ void WindowApp::start() {
   std::size_t n = m_options.n;
   if (!m_options.nGiven) {
     const BackendSelection probe = selectBackend(m_options.backend, kWindowParticlesCuda);
-    n = probe.backend->name() == "cuda" ? kWindowParticlesCuda : kWindowParticlesCpu;
+    // CPU: the scenario's own count (m_options.n; 20000 for the first four built-ins).
+    n = probe.backend->name() == "cuda" ? kWindowParticlesCuda : m_options.n;
   }
   m_state = initialState(m_options, n);
   try {
@@ -140,6 +151,7 @@ void WindowApp::start() {
   const render::RenderTarget t = m_window.target();
   const Framing framing = frameVisible(m_session->initial(), m_state.view);
   aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+  startCameraScript();
   m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
   if (envFlag("BHVIZ_UI_SWEEP")) startSweep();  // the window tests draw the sweep plot
   m_out << "bhviz: window " << t.width << "x" << t.height << ", "
@@ -218,13 +230,17 @@ void WindowApp::rebuild() {
     const Framing framing = frameVisible(m_session->initial(), m_state.view);
     m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
     m_notice = m_session->backendNote();
-    if (m_aimAfterRebuild) {
+    // A loaded snapshot, or a scripted scenario starting on its path: aim at what is there.
+    if (m_aimAfterRebuild || !m_session->spec().camera.keys.empty()) {
       const render::RenderTarget t = m_window.target();
       aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+    }
+    if (m_aimAfterRebuild) {
       note("bhviz: loaded " + m_state.scene.snapshotPath + ": N = " + std::to_string(m_state.scene.n) +
            ", t = " + std::to_string(m_session->simulation().time()));
     }
     m_walk.clear();  // of the old simulation
+    startCameraScript();
   } catch (const std::exception& e) {
     note(m_state.scene.snapshotPath.empty()
              ? "bhviz: cannot build " + m_state.scene.scenario + " with N = " +
@@ -233,6 +249,14 @@ void WindowApp::rebuild() {
     if (m_session) m_state.scene = m_session->scene();
   }
   m_aimAfterRebuild = false;
+}
+
+// After the camera was aimed at a new simulation: its scenario's script takes the camera.
+void WindowApp::startCameraScript() {
+  m_script = cameraScript(m_session->spec().camera);
+  m_scripted = !m_script.keys.empty();
+  m_framedDistance = m_camera.distance;
+  if (m_script.autoRotate != 0.0f) m_state.autoRotate = m_script.autoRotate;
 }
 
 void WindowApp::applyView() {
@@ -489,8 +513,10 @@ void WindowApp::frame(Clock::time_point frameStart) {
   m_window.beginUi();
   FrameRequests requests;
   const render::RenderTarget target = m_window.target();
+  const render::Camera before = m_camera;
   handleInput(m_camera, m_state, requests, static_cast<float>(std::max(target.height, 1)));
   m_state.walk.hovered = m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
+  if (cameraMoved(before, m_camera)) m_scripted = false;  // the mouse wins until R
   if (drawUi(m_state, requests, uiInfo())) m_notice.clear();
   applyRequests(requests);
   updateWalk(requests);
@@ -499,6 +525,10 @@ void WindowApp::frame(Clock::time_point frameStart) {
   advance(requests, record);
   updateAccuracy();
   m_camera.autoRotateSpeed = m_state.autoRotate;
+  if (m_scripted && m_session) {
+    render::applyCameraPath(m_camera, m_script, static_cast<float>(m_session->simulation().time()),
+                            m_framedDistance);
+  }
   updateOverlay();
   Clock::time_point t0 = Clock::now();
   if (m_session) {

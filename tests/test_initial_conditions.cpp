@@ -14,6 +14,7 @@
 
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/ic/scenario_file.h"
 #include "sim/params.h"
 
 namespace bhviz::sim {
@@ -145,9 +146,9 @@ TEST(InitialConditions, IdsBinsForcesAndTags) {
       ASSERT_EQ(p.bin[i], 0);
       ASSERT_EQ(p.accPot[i].x, 0.0f);
       ASSERT_EQ(p.accPot[i].w, 0.0f);
-      const bool sphere = s.name == "plummer" || s.name == "hernquist";
-      ASSERT_EQ(tagComponent(p.tag[i]) == Component::Sphere, sphere);
-      ASSERT_LE(tagGalaxy(p.tag[i]), s.name == "merger" ? 1u : 0u);
+      const ScenarioSpec& spec = builtinScenario(s.name);
+      ASSERT_EQ(tagComponent(p.tag[i]) == Component::Sphere, spec.galaxies.empty());
+      ASSERT_LE(tagGalaxy(p.tag[i]), spec.galaxies.size() > 1 ? 1u : 0u);
     }
   }
 }
@@ -510,6 +511,46 @@ TEST(Merger, TwoGalaxiesOnAParabolicOrbit) {
   }
 }
 
+TEST(Merger, GalaxyPairOnABoundOrbitWithATiltNode) {
+  GalaxyParams small;
+  small.haloMass = 2.0;
+  const PairMember a{4000, GalaxyParams{}, 0.0, 0.0};
+  const PairMember b{2000, small, 50.0, 90.0};
+  const OrbitParams orbit{3.0, 0.6, 8.0};  // apocentre 3 · 1.6 / 0.4 = 12
+  const Particles p = makeGalaxyPair(a, b, orbit, 5);
+  ASSERT_EQ(p.size(), 6000u);
+  const Moments g0 = moments(p, [&](std::size_t i) { return tagGalaxy(p.tag[i]) == 0; });
+  const Moments g1 = moments(p, [&](std::size_t i) { return tagGalaxy(p.tag[i]) == 1; });
+  const Vec3d r{g1.pos.x - g0.pos.x, g1.pos.y - g0.pos.y, g1.pos.z - g0.pos.z};
+  const Vec3d v{g1.vel.x - g0.vel.x, g1.vel.y - g0.vel.y, g1.vel.z - g0.vel.z};
+  const double d = norm(r), mass = g0.mass + g1.mass;
+  EXPECT_NEAR(d, orbit.separation, 1e-3 * orbit.separation);
+  // Kepler: ½v² − GM/d = −GM(1 − e)/(2 r_p), h² = GM r_p (1 + e); approaching.
+  const double energy = 0.5 * norm(v) * norm(v) - mass / d;
+  EXPECT_NEAR(energy / (mass / d), -(1.0 - orbit.eccentricity) * d / (2.0 * orbit.pericentre),
+              2e-3);
+  const Vec3d h{r.y * v.z - r.z * v.y, r.z * v.x - r.x * v.z, r.x * v.y - r.y * v.x};
+  EXPECT_NEAR(norm(h) * norm(h) / (mass * (1.0 + orbit.eccentricity)), orbit.pericentre,
+              1e-2 * orbit.pericentre);
+  EXPECT_LT(r.x * v.x + r.y * v.y + r.z * v.z, 0.0);
+  // The secondary's spin axis: +z tilted by 50° about the axis at azimuth 90° (the y axis),
+  // i.e. (sin 50°, 0, cos 50°).
+  Vec3d l;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (tagGalaxy(p.tag[i]) != 1 || !isDisk(p, i)) continue;
+    const Vec3d x{p.posMass[i].x - g1.pos.x, p.posMass[i].y - g1.pos.y, p.posMass[i].z - g1.pos.z};
+    const Vec3d u{p.vel[i].x - g1.vel.x, p.vel[i].y - g1.vel.y, p.vel[i].z - g1.vel.z};
+    l = {l.x + x.y * u.z - x.z * u.y, l.y + x.z * u.x - x.x * u.z, l.z + x.x * u.y - x.y * u.x};
+  }
+  const double incl = 50.0 * kPi / 180.0;
+  EXPECT_NEAR(l.x / norm(l), std::sin(incl), 0.02);
+  EXPECT_NEAR(l.y / norm(l), 0.0, 0.02);
+  EXPECT_NEAR(l.z / norm(l), std::cos(incl), 0.02);
+
+  EXPECT_THROW(makeGalaxyPair(a, b, {3.0, 0.6, 12.5}, 5), InvalidParameter);  // beyond apocentre
+  EXPECT_THROW(makeGalaxyPair(a, {2, small, 0.0, 0.0}, orbit, 5), InvalidParameter);
+}
+
 TEST(Merger, RejectsBadParameters) {
   MergerParams m;
   EXPECT_THROW(makeMerger(5, 1, m), InvalidParameter);
@@ -522,7 +563,7 @@ TEST(Merger, RejectsBadParameters) {
 
 // ---- Scenarios ------------------------------------------------------------------------------
 
-TEST(Scenarios, RegistryHasTheFourModels) {
+TEST(Scenarios, RegistryHasTheOriginalFourFirstThenTheFiles) {
   std::vector<std::string> names;
   for (const ScenarioInfo& s : scenarios()) {
     names.push_back(s.name);
@@ -531,7 +572,9 @@ TEST(Scenarios, RegistryHasTheFourModels) {
     EXPECT_GT(s.dt, 0.0f);
     EXPECT_EQ(&scenarioInfo(s.name), &s);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"plummer", "hernquist", "galaxy", "merger"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"plummer", "hernquist", "galaxy", "merger",
+                                             "cold-collapse", "milky-way", "major-merger",
+                                             "minor-merger", "mw-andromeda", "teaching"}));
   EXPECT_FLOAT_EQ(scenarioInfo("plummer").softening, 0.05f);
   EXPECT_FLOAT_EQ(scenarioInfo("plummer").dt, 1.0f / 128.0f);
 }
@@ -541,7 +584,9 @@ TEST(Scenarios, RejectsUnknownNamesAndZeroParticles) {
     makeScenario("x", 100, 1);
     FAIL() << "an unknown name must throw";
   } catch (const InvalidParameter& e) {
-    EXPECT_STREQ(e.what(), "unknown scenario 'x' (known: plummer, hernquist, galaxy, merger)");
+    EXPECT_STREQ(e.what(),
+                 "unknown scenario 'x' (known: plummer, hernquist, galaxy, merger, cold-collapse, "
+                 "milky-way, major-merger, minor-merger, mw-andromeda, teaching)");
   }
   EXPECT_THROW(scenarioInfo("Plummer"), InvalidParameter);
   EXPECT_THROW(makeScenario("plummer", 0, 1), InvalidParameter);

@@ -2,6 +2,8 @@
 # Writes one C++ file defining bhviz::render::embeddedShader(name), which returns the text of
 # the file `name` (e.g. "particles.vert.glsl") or nullptr. Each file becomes a raw string
 # literal; the file is rewritten only when its content changes, so nothing rebuilds needlessly.
+include(${PROJECT_SOURCE_DIR}/cmake/EmbedText.cmake)
+
 function(bhviz_embed_shaders)
   cmake_parse_arguments(ARG "" "OUTPUT" "FILES" ${ARGN})
   set(delimiter "bhviz_glsl")
@@ -10,12 +12,8 @@ function(bhviz_embed_shaders)
   set(index 0)
   foreach(file IN LISTS ARG_FILES)
     get_filename_component(name ${file} NAME)
-    file(READ ${file} text)
-    string(FIND "${text}" ")${delimiter}\"" clash)
-    if(NOT clash EQUAL -1)
-      message(FATAL_ERROR "${file} contains the raw-string delimiter )${delimiter}\"")
-    endif()
-    string(APPEND body "const char kShader${index}[] = R\"${delimiter}(${text})${delimiter}\";\n")
+    bhviz_raw_string(literal ${file} ${delimiter})
+    string(APPEND body "const char kShader${index}[] = ${literal};\n")
     string(APPEND table "    {\"${name}\", kShader${index}},\n")
     math(EXPR index "${index} + 1")
   endforeach()
@@ -42,12 +40,5 @@ const char* embeddedShader(const char* name) {
 
 }  // namespace bhviz::render
 ")
-  if(EXISTS ${ARG_OUTPUT})
-    file(READ ${ARG_OUTPUT} old)
-  else()
-    set(old "")
-  endif()
-  if(NOT old STREQUAL content)
-    file(WRITE ${ARG_OUTPUT} "${content}")
-  endif()
+  bhviz_write_if_changed(${ARG_OUTPUT} "${content}")
 endfunction()

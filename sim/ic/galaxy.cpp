@@ -243,24 +243,51 @@ struct DiskKinematics {
   LogTable sigmaPhi;  ///< [velocity]
 };
 
+/// κ² and Ω² of the midplane rotation curve at R [1/time²].
+struct Epicycle {
+  double omega2, kappa2;
+};
+Epicycle epicycle(const GalaxyModel& model, double R) {
+  constexpr double kDelta = 0.01;  // ln R step of the centred derivative
+  const double vc2 = model.circularSpeed2(R);
+  const double dvc2 =
+      (model.circularSpeed2(R * std::exp(kDelta)) - model.circularSpeed2(R * std::exp(-kDelta))) /
+      (2.0 * kDelta);
+  const double omega2 = vc2 / (R * R);
+  return {omega2, std::fmax((dvc2 + 2.0 * vc2) / (R * R), 1e-12 * omega2)};
+}
+
 /// σ_R from Toomre Q, σ_φ from the epicyclic ratio κ²/(4Ω²), and the mean rotation from the
-/// asymmetric-drift equation v̄_φ² = v_c² + σ_R²(1 − κ²/(4Ω²) − 2R/R_d).
-DiskKinematics diskKinematics(const GalaxyModel& model, double toomreQ) {
+/// asymmetric-drift equation v̄_φ² = v_c² + σ_R²(1 − κ²/(4Ω²) + dln(Σσ_R²)/dln R).
+///
+/// Two radial profiles of σ_R:
+/// - qRadius = 0: Q constant with radius, σ_R ∝ Σ/κ. The drift term is then taken as −2R/R_d,
+///   which belongs to the other profile: near the centre the rotation comes out too slow and
+///   σ_R too large for the epicyclic approximation, and the disk rearranges itself in its
+///   first rotation (a ring-like over-density inside R_d, a deficit around 2 R_d). Kept as it
+///   was for the original built-in scenarios (galaxy, merger), whose outputs are fixed.
+/// - qRadius > 0: σ_R² ∝ Σ (Hernquist 1993), Q = toomreQ at R = qRadius, so σ_z/σ_R is
+///   constant and Σσ_R² ∝ e^{−2R/R_d}: the drift term −2R/R_d is then exact.
+DiskKinematics diskKinematics(const GalaxyModel& model, double toomreQ, double qRadius) {
   const Disk& d = model.disk;
   DiskKinematics t;
   t.meanVphi = LogTable(kTableInner * d.scale, d.cutoff, kTablePerDecade);
   t.sigmaR = t.meanVphi;
   t.sigmaPhi = t.meanVphi;
-  constexpr double kDelta = 0.01;  // ln R step of the centred derivative
+  double sigmaRef = 0.0;  // σ_R at qRadius [velocity]
+  if (qRadius > 0.0) {
+    sigmaRef = toomreQ * kToomreConstant * d.surfaceDensity(qRadius) /
+               std::sqrt(epicycle(model, qRadius).kappa2);
+  }
   for (std::size_t k = 0; k < t.meanVphi.size(); ++k) {
     const double R = t.meanVphi.radius(k);
     const double vc2 = model.circularSpeed2(R);
-    const double dvc2 =
-        (model.circularSpeed2(R * std::exp(kDelta)) - model.circularSpeed2(R * std::exp(-kDelta))) /
-        (2.0 * kDelta);
-    const double omega2 = vc2 / (R * R);
-    const double kappa2 = std::fmax((dvc2 + 2.0 * vc2) / (R * R), 1e-12 * omega2);
-    const double sigmaR = toomreQ * kToomreConstant * d.surfaceDensity(R) / std::sqrt(kappa2);
+    const Epicycle e = epicycle(model, R);
+    const double omega2 = e.omega2;
+    const double kappa2 = e.kappa2;
+    const double sigmaR = qRadius > 0.0
+                              ? sigmaRef * std::exp(-0.5 * (R - qRadius) / d.scale)
+                              : toomreQ * kToomreConstant * d.surfaceDensity(R) / std::sqrt(kappa2);
     const double ratio = kappa2 / (4.0 * omega2);
     const double drift = sigmaR * sigmaR * (1.0 - ratio - 2.0 * R / d.scale);
     t.meanVphi[k] = std::sqrt(std::fmax(vc2 + drift, 0.0));
@@ -342,6 +369,9 @@ void validateGalaxy(const GalaxyParams& g) {
   detail::requirePositive(g.diskScaleLength, "galaxy diskScaleLength");
   detail::requirePositive(g.diskScaleHeight, "galaxy diskScaleHeight");
   detail::requirePositive(g.toomreQ, "galaxy toomreQ");
+  if (!(g.toomreRadius >= 0.0) || !std::isfinite(g.toomreRadius)) {
+    throw InvalidParameter("galaxy toomreRadius must be finite and >= 0");
+  }
   detail::requirePositive(g.bulgeScale, "galaxy bulgeScale");
   detail::requirePositive(g.haloScale, "galaxy haloScale");
   detail::requirePositive(g.haloCutoff, "galaxy haloCutoff");
@@ -399,7 +429,8 @@ Particles makeGalaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& g, u
 
   const GalaxyModel model(g);
   const LogTable potential = potentialTable(model);
-  const DiskKinematics kinematics = diskKinematics(model, g.toomreQ);
+  const DiskKinematics kinematics =
+      diskKinematics(model, g.toomreQ, g.toomreRadius * g.diskScaleLength);
 
   Particles p;
   p.resize(n);

@@ -236,6 +236,17 @@ inline Rotation rotationAboutX(double angle) {
   return r;
 }
 
+/// Right-handed rotation by `angle` radians about the z axis.
+inline Rotation rotationAboutZ(double angle) {
+  const double c = std::cos(angle), s = std::sin(angle);
+  Rotation r;
+  r.m[0][0] = c;
+  r.m[0][1] = -s;
+  r.m[1][0] = s;
+  r.m[1][1] = c;
+  return r;
+}
+
 /// Rotates positions and velocities of particles [begin, end) about the origin.
 inline void rotate(Particles& p, std::size_t begin, std::size_t end, const Rotation& r) {
   for (std::size_t i = begin; i < end; ++i) {
@@ -248,6 +259,31 @@ inline void rotate(Particles& p, std::size_t begin, std::size_t end, const Rotat
     p.vel[i].y = static_cast<float>(v.y);
     p.vel[i].z = static_cast<float>(v.z);
   }
+}
+
+/// Tilts a disk by `inclination` degrees about the axis at azimuth `node` degrees in the x–y
+/// plane. node = 0 is a plain rotation about x (and is applied as exactly that).
+inline void tilt(Particles& p, std::size_t begin, std::size_t end, double inclination,
+                 double node) {
+  const Rotation aboutX = rotationAboutX(inclination * kPi / 180.0);
+  if (node == 0.0) {
+    rotate(p, begin, end, aboutX);
+    return;
+  }
+  // Rz(node) · Rx(inclination) · Rz(−node): the tilt axis turned to the node's azimuth.
+  const Rotation toNode = rotationAboutZ(node * kPi / 180.0);
+  const Rotation fromNode = rotationAboutZ(-node * kPi / 180.0);
+  Rotation r;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      double sum = 0.0;
+      for (int k = 0; k < 3; ++k) {
+        for (int l = 0; l < 3; ++l) sum += toNode.m[i][k] * aboutX.m[k][l] * fromNode.m[l][j];
+      }
+      r.m[i][j] = sum;
+    }
+  }
+  rotate(p, begin, end, r);
 }
 
 }  // namespace bhviz::sim::detail

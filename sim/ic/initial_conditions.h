@@ -17,6 +17,12 @@ namespace bhviz::sim {
 /// Sampled from its isotropic distribution function (Aarseth, Hénon & Wielen 1974).
 Particles makePlummer(std::size_t n, std::uint64_t seed);
 
+/// Uniform sphere of radius `radius` and mass `mass` ("cold collapse"): positions uniform in
+/// the ball, isotropic Gaussian velocities with the virial ratio 2K/|W| = `virialRatio`
+/// (W = −3GM²/(5R) of the smooth sphere); 0 gives particles at rest.
+Particles makeColdCollapse(std::size_t n, std::uint64_t seed, double mass = 1.0,
+                           double radius = 1.0, double virialRatio = 0.0);
+
 /// Hernquist sphere, mass M and scale a; isotropic velocities from its exact distribution
 /// function (Hernquist 1990), truncated at `rmax` scale lengths.
 Particles makeHernquist(std::size_t n, std::uint64_t seed, double mass = 1.0, double a = 1.0,
@@ -28,6 +34,9 @@ struct GalaxyParams {
   double diskScaleLength = 1.0;   ///< R_d [length]
   double diskScaleHeight = 0.1;   ///< z_0 of the sech²(z/z_0) profile [length]
   double toomreQ = 1.5;           ///< Toomre Q of the disk (sets the radial dispersion) [1]
+  /// Where Q = toomreQ [R_d]. 0: at every radius (σ_R ∝ Σ/κ; the original model). > 0: σ_R² ∝ Σ
+  /// with Q = toomreQ at this radius, consistent with the asymmetric drift (galaxy.cpp).
+  double toomreRadius = 0.0;
   double bulgeMass = 0.2;         ///< Hernquist bulge mass inside haloCutoff [mass]
   double bulgeScale = 0.2;        ///< bulge scale length [length]
   double haloMass = 8.0;          ///< Hernquist dark halo mass inside haloCutoff [mass]
@@ -46,16 +55,42 @@ Particles makeGalaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& g = 
 struct MergerParams {
   GalaxyParams galaxy;             ///< the primary; the secondary is scaled by massRatio
   double massRatio = 1.0;          ///< secondary mass / primary mass (≤ 1)
-  double pericentre = 2.0;         ///< pericentre distance of the parabolic orbit [length]
+  double pericentre = 2.0;         ///< pericentre distance of the orbit [length]
   double separation = 20.0;        ///< initial separation [length]
   double inclination1 = 0.0;       ///< primary disk tilt to the orbital (x–y) plane, about x [degrees]
   double inclination2 = 60.0;      ///< secondary disk tilt, about x [degrees]
+  double eccentricity = 1.0;       ///< of the relative orbit: < 1 bound, 1 parabolic, > 1 hyperbolic [1]
 };
 
-/// Two galaxies approaching on a parabolic orbit (Keplerian point-mass orbit of total mass).
+/// The secondary of makeMerger: `g` scaled in mass by q and in every length by q^{1/3} (same
+/// mean density, hence the same dynamical times).
+GalaxyParams scaledGalaxy(const GalaxyParams& g, double massRatio);
+
+/// Two galaxies approaching on a Keplerian orbit of their total mass (parabolic by default).
 Particles makeMerger(std::size_t n, std::uint64_t seed, const MergerParams& m = {});
 
-/// A named built-in scenario: "plummer", "hernquist", "galaxy", "merger".
+/// The relative orbit of a galaxy pair (Keplerian, of the total mass, in the x–y plane).
+struct OrbitParams {
+  double pericentre = 2.0;    ///< [length]
+  double eccentricity = 1.0;  ///< [0, ∞): < 1 bound (separation ≤ apocentre), 1 parabolic [1]
+  double separation = 20.0;   ///< initial separation, ≥ pericentre; the pair approaches [length]
+};
+
+/// One galaxy of a pair: its model, its particle count and how its disk is tilted.
+struct PairMember {
+  std::size_t n = 0;          ///< particles [1], ≥ 3
+  GalaxyParams params;
+  double inclination = 0.0;   ///< disk tilt to the orbital plane [degrees]
+  double node = 0.0;          ///< azimuth (from +x) of the axis the disk is tilted about [degrees]
+};
+
+/// The general pair that makeMerger is a case of: two galaxies with their own models and
+/// counts, primary tagged galaxy 0, secondary galaxy 1.
+Particles makeGalaxyPair(const PairMember& primary, const PairMember& secondary,
+                         const OrbitParams& orbit, std::uint64_t seed);
+
+/// A named built-in scenario: the files of assets/scenarios/, embedded at build time
+/// ("plummer", "hernquist", "galaxy", "merger", then the others; sim/ic/scenario_file.h).
 struct ScenarioInfo {
   std::string name;
   std::string description;

@@ -1,4 +1,4 @@
-// Two disk galaxies on a parabolic (zero-energy) Keplerian orbit of their total masses.
+// Two disk galaxies on a Keplerian orbit of their total masses (parabolic by default).
 //
 // The secondary is the primary scaled in mass by q = massRatio and in every length by q^{1/3}:
 // the same mean density, hence the same dynamical times, so one time step suits both, and
@@ -18,6 +18,60 @@ namespace {
 
 using detail::Vec3d;
 
+void validateOrbit(const OrbitParams& o) {
+  detail::requirePositive(o.pericentre, "merger pericentre");
+  if (!(o.eccentricity >= 0.0) || !std::isfinite(o.eccentricity)) {
+    throw InvalidParameter("merger eccentricity must be finite and >= 0 (got " +
+                           std::to_string(o.eccentricity) + ")");
+  }
+  if (!(o.separation >= o.pericentre) || !std::isfinite(o.separation)) {
+    throw InvalidParameter("merger separation must be finite and >= the pericentre");
+  }
+  if (o.eccentricity < 1.0) {
+    const double apocentre = o.pericentre * (1.0 + o.eccentricity) / (1.0 - o.eccentricity);
+    if (o.separation > apocentre * (1.0 + 1e-9)) {
+      throw InvalidParameter("merger separation " + std::to_string(o.separation) +
+                             " is beyond the apocentre " + std::to_string(apocentre) +
+                             " of a bound orbit with this eccentricity");
+    }
+  }
+}
+
+void validateMember(const PairMember& g, const char* which) {
+  if (!std::isfinite(g.inclination) || !std::isfinite(g.node)) {
+    throw InvalidParameter(std::string("merger ") + which + " inclination and node must be finite");
+  }
+  if (g.n < 3) {
+    throw InvalidParameter(std::string("merger ") + which +
+                           " galaxy needs at least 3 particles (got " + std::to_string(g.n) + ")");
+  }
+}
+
+struct RelativeOrbit {
+  Vec3d pos;  ///< secondary − primary [length]
+  Vec3d vel;  ///< [length/time]
+};
+
+/// A conic r = p/(1 + e cos θ), p = r_peri(1 + e), in the x–y plane, run counter-clockwise; the
+/// start is at true anomaly θ < 0, i.e. before pericentre, so the galaxies approach.
+RelativeOrbit keplerOrbit(double totalMass, const OrbitParams& o) {
+  const double e = o.eccentricity;
+  const double p = o.pericentre * (1.0 + e);
+  // A circle (e = 0) has no pericentre to approach: start anywhere (θ = 0).
+  const double cosTheta =
+      e > 0.0 ? std::fmax(-1.0, std::fmin(1.0, (p / o.separation - 1.0) / e)) : 1.0;
+  const double theta = -std::acos(cosTheta);
+  const double c = std::cos(theta), s = std::sin(theta);
+  const double vScale = std::sqrt(totalMass / p);
+  const double vR = vScale * e * s, vTheta = vScale * (1.0 + e * c);  // vis-viva
+  RelativeOrbit orbit;
+  orbit.pos = {o.separation * c, o.separation * s, 0.0};
+  orbit.vel = {vR * c - vTheta * s, vR * s + vTheta * c, 0.0};
+  return orbit;
+}
+
+}  // namespace
+
 GalaxyParams scaledGalaxy(const GalaxyParams& g, double massRatio) {
   const double lengthScale = std::cbrt(massRatio);
   GalaxyParams s = g;
@@ -32,57 +86,15 @@ GalaxyParams scaledGalaxy(const GalaxyParams& g, double massRatio) {
   return s;
 }
 
-void validateMerger(std::size_t n, const MergerParams& m) {
-  if (!(m.massRatio > 0.0 && m.massRatio <= 1.0)) {
-    throw InvalidParameter("merger massRatio must be in (0, 1] (got " +
-                           std::to_string(m.massRatio) + ")");
-  }
-  detail::requirePositive(m.pericentre, "merger pericentre");
-  if (!(m.separation >= m.pericentre) || !std::isfinite(m.separation)) {
-    throw InvalidParameter("merger separation must be finite and >= the pericentre");
-  }
-  if (!std::isfinite(m.inclination1) || !std::isfinite(m.inclination2)) {
-    throw InvalidParameter("merger inclinations must be finite");
-  }
-  if (n < 6) {
-    throw InvalidParameter("a merger needs at least 6 particles (got " + std::to_string(n) + ")");
-  }
-}
-
-struct RelativeOrbit {
-  Vec3d pos;  ///< secondary − primary [length]
-  Vec3d vel;  ///< [length/time]
-};
-
-/// A parabola r = p/(1 + cos θ), p = 2 r_peri, in the x–y plane, run counter-clockwise; the
-/// start is at true anomaly θ < 0, i.e. before pericentre, so the galaxies approach.
-RelativeOrbit parabolicOrbit(double totalMass, double pericentre, double separation) {
-  const double p = 2.0 * pericentre;
-  const double cosTheta = std::fmax(-1.0, std::fmin(1.0, p / separation - 1.0));
-  const double theta = -std::acos(cosTheta);
-  const double c = std::cos(theta), s = std::sin(theta);
-  const double vScale = std::sqrt(totalMass / p);
-  const double vR = vScale * s, vTheta = vScale * (1.0 + c);  // |v|² = 2GM/separation
-  RelativeOrbit o;
-  o.pos = {separation * c, separation * s, 0.0};
-  o.vel = {vR * c - vTheta * s, vR * s + vTheta * c, 0.0};
-  return o;
-}
-
-double degrees(double d) { return d * detail::kPi / 180.0; }
-
-}  // namespace
-
-Particles makeMerger(std::size_t n, std::uint64_t seed, const MergerParams& m) {
-  validateMerger(n, m);
-  const double q = m.massRatio;
-  // Split by mass share; each galaxy needs 3 particles (validateMerger ensured n >= 6).
-  const auto share = static_cast<std::size_t>(std::llround(static_cast<double>(n) / (1.0 + q)));
-  const std::size_t n1 = std::min(std::max<std::size_t>(share, 3), n - 3);
-
+Particles makeGalaxyPair(const PairMember& primaryGalaxy, const PairMember& secondaryGalaxy,
+                         const OrbitParams& orbitParams, std::uint64_t seed) {
+  validateMember(primaryGalaxy, "primary");
+  validateMember(secondaryGalaxy, "secondary");
+  validateOrbit(orbitParams);
+  const std::size_t n = primaryGalaxy.n + secondaryGalaxy.n;
   // The galaxy index picks disjoint random streams, so both may use the caller's seed.
-  const Particles primary = makeGalaxy(n1, seed, m.galaxy, 0);
-  const Particles secondary = makeGalaxy(n - n1, seed, scaledGalaxy(m.galaxy, q), 1);
+  const Particles primary = makeGalaxy(primaryGalaxy.n, seed, primaryGalaxy.params, 0);
+  const Particles secondary = makeGalaxy(secondaryGalaxy.n, seed, secondaryGalaxy.params, 1);
 
   Particles p;
   p.resize(n);
@@ -94,12 +106,12 @@ Particles makeMerger(std::size_t n, std::uint64_t seed, const MergerParams& m) {
   std::copy(secondary.vel.begin(), secondary.vel.end(), p.vel.begin() + split);
   std::copy(secondary.tag.begin(), secondary.tag.end(), p.tag.begin() + split);
 
-  // Tilt each disk about the x axis, then put the pair on its orbit about their common centre.
-  detail::rotate(p, 0, split, detail::rotationAboutX(degrees(m.inclination1)));
-  detail::rotate(p, split, n, detail::rotationAboutX(degrees(m.inclination2)));
+  // Tilt each disk, then put the pair on its orbit about their common centre.
+  detail::tilt(p, 0, split, primaryGalaxy.inclination, primaryGalaxy.node);
+  detail::tilt(p, split, n, secondaryGalaxy.inclination, secondaryGalaxy.node);
   const double m1 = detail::centreOfMass(p, 0, split).mass;
   const double m2 = detail::centreOfMass(p, split, n).mass;
-  const RelativeOrbit orbit = parabolicOrbit(m1 + m2, m.pericentre, m.separation);
+  const RelativeOrbit orbit = keplerOrbit(m1 + m2, orbitParams);
   const double f1 = -m2 / (m1 + m2), f2 = m1 / (m1 + m2);
   detail::shift(p, 0, split, f1 * orbit.pos, f1 * orbit.vel);
   detail::shift(p, split, n, f2 * orbit.pos, f2 * orbit.vel);
@@ -107,6 +119,23 @@ Particles makeMerger(std::size_t n, std::uint64_t seed, const MergerParams& m) {
   detail::recentre(p);
   detail::finalise(p);
   return p;
+}
+
+Particles makeMerger(std::size_t n, std::uint64_t seed, const MergerParams& m) {
+  if (!(m.massRatio > 0.0 && m.massRatio <= 1.0)) {
+    throw InvalidParameter("merger massRatio must be in (0, 1] (got " +
+                           std::to_string(m.massRatio) + ")");
+  }
+  if (n < 6) {
+    throw InvalidParameter("a merger needs at least 6 particles (got " + std::to_string(n) + ")");
+  }
+  const double q = m.massRatio;
+  // Split by mass share, so that the particle masses of the two galaxies match.
+  const auto share = static_cast<std::size_t>(std::llround(static_cast<double>(n) / (1.0 + q)));
+  const std::size_t n1 = std::min(std::max<std::size_t>(share, 3), n - 3);
+  return makeGalaxyPair({n1, m.galaxy, m.inclination1, 0.0},
+                        {n - n1, scaledGalaxy(m.galaxy, q), m.inclination2, 0.0},
+                        {m.pericentre, m.eccentricity, m.separation}, seed);
 }
 
 }  // namespace bhviz::sim
