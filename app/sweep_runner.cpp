@@ -16,6 +16,7 @@ void SweepRunner::cancel() {
   m_refJob = {};
   m_pointJob = {};
   m_running = false;
+  m_scratch.reset();  // no job uses it now: give its (device) memory back
 }
 
 void SweepRunner::start(sim::Particles state, const sim::SimParams& base,
@@ -73,6 +74,7 @@ bool SweepRunner::poll() {
     cancel();
     return true;
   }
+  if (!m_running) m_scratch.reset();  // finished: give the scratch backend's memory back
   return !m_running;
 }
 

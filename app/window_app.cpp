@@ -218,10 +218,12 @@ void WindowApp::updateWalk(const FrameRequests& r) {
 // A rebuild asked for by the UI: on failure the old simulation keeps running.
 void WindowApp::rebuild() {
   m_rebuildPending = false;
+  // The meter's and the sweep's scratch backends go first, so that the new simulation has
+  // their (device) memory; the running one stays until the new one is built.
+  stopSweep();
+  m_meter.reset();
   try {
     auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
-    stopSweep();
-    m_meter.reset();
     m_session = std::move(session);
     m_state.scene = m_session->scene();  // a snapshot sets N
     m_halted = false;
