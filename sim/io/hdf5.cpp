@@ -14,6 +14,7 @@
 #include <numeric>
 #include <vector>
 
+#include "sim/io/isolated.h"
 #include "sim/io/snapshot.h"
 
 namespace bhviz::sim::io {
@@ -244,19 +245,19 @@ Snapshot readOpen(hid_t file, const std::string& path) {
   return s;
 }
 
-}  // namespace
-
-Snapshot read(const std::string& path) {
+Snapshot readInProcess(const std::string& path) {
   quietErrors();
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) fail(path, "cannot open as HDF5 (corrupt or truncated)");
   return readOpen(file, path);
 }
 
+}  // namespace
+
 // The core (in-memory) driver opened on a copy of the bytes as its file image: the library's
 // own way to read an image without a file, and the same readOpen as files from disk. Nothing
 // is written back (read-only, no backing store).
-Snapshot parse(const unsigned char* data, std::size_t size, const std::string& name) {
+Snapshot parseInProcess(const unsigned char* data, std::size_t size, const std::string& name) {
   quietErrors();
   if (size == 0) fail(name, "cannot open as HDF5 (empty)");
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
@@ -267,6 +268,15 @@ Snapshot parse(const unsigned char* data, std::size_t size, const std::string& n
   Handle file(H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose);
   if (!file.ok()) fail(name, "cannot open as HDF5 (corrupt or truncated)");
   return readOpen(file, name);
+}
+
+// libhdf5 runs in a child process (sim/io/isolated.h): it can crash on a hostile file.
+Snapshot read(const std::string& path) {
+  return readIsolated(path, [&] { return readInProcess(path); });
+}
+
+Snapshot parse(const unsigned char* data, std::size_t size, const std::string& name) {
+  return readIsolated(name, [&] { return parseInProcess(data, size, name); });
 }
 
 namespace {

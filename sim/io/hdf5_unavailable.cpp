@@ -14,6 +14,9 @@ Snapshot read(const std::string& path) {
 Snapshot parse(const unsigned char*, std::size_t, const std::string& name) {
   return read(name);
 }
+Snapshot parseInProcess(const unsigned char* data, std::size_t size, const std::string& name) {
+  return parse(data, size, name);
+}
 void write(const std::string& path, const Particles&, double) {
   throw SnapshotError("'" + path + "': this build has no HDF5 (install libhdf5-dev)");
 }

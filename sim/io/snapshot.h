@@ -66,10 +66,15 @@ void write(const std::string& path, const Particles& p, double time);
 }  // namespace tipsy
 
 namespace hdf5 {
+/// Reads an HDF5 snapshot. libhdf5 runs in a child process (sim/io/isolated.h): it can crash on
+/// hostile files, which then give one SnapshotError instead of ending bhviz.
 Snapshot read(const std::string& path);
 /// Parses a whole HDF5 file held in memory (libhdf5's core driver on a copy of the bytes), with
-/// the same reader as files on disk; `name` is used in messages.
+/// the same reader as files on disk, in a child process as read; `name` is used in messages.
 Snapshot parse(const unsigned char* data, std::size_t size, const std::string& name);
+/// parse in this process: for the fuzzer, which needs the reader's coverage (a crash inside
+/// libhdf5 then ends the process).
+Snapshot parseInProcess(const unsigned char* data, std::size_t size, const std::string& name);
 void write(const std::string& path, const Particles& p, double time);
 }  // namespace hdf5
 

@@ -1,0 +1,20 @@
+#pragma once
+// A snapshot read in a child process. Debian's libhdf5 1.10 crashes on some hostile files (the
+// fuzzer found a SEGV inside H5F__accum_read; tests/data/fuzz/hdf5-*): a library we cannot fix
+// must not take bhviz, and the state it holds, down with it. The child reads and sends the
+// particles back through a pipe; a crash there becomes one SnapshotError. POSIX only.
+
+#include <functional>
+#include <string>
+
+#include "sim/io/snapshot.h"
+
+namespace bhviz::sim::io {
+
+/// Runs `read` in a forked child and returns its snapshot. A SnapshotError thrown there comes
+/// back as the same message; a child that dies (a signal, or exiting before it answered) gives
+/// SnapshotError naming `name` and the signal. The child only runs `read`, then _exit: no
+/// destructor, no atexit handler, no GPU call.
+Snapshot readIsolated(const std::string& name, const std::function<Snapshot()>& read);
+
+}  // namespace bhviz::sim::io
