@@ -49,6 +49,9 @@ void drawAccuracyMeterPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// The notice line at the bottom; returns true when the user dismissed it.
 bool drawNotice(const UiInfo& info);
 
+/// A text field editing a path (up to 1023 characters); true when it changed.
+bool pathField(const char* label, std::string& value);
+
 /// Every open panel (nothing while the UI is hidden, but the notice).
 /// Returns true when the notice was dismissed.
 bool drawUi(AppState& s, FrameRequests& r, const UiInfo& info);

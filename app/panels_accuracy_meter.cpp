@@ -146,10 +146,8 @@ void sweepSection(AppState& s, FrameRequests& r, const SweepRunner& sweep) {
   }
   drawLogLogPlot("##sweep", sweepCurves(sweep.points()), "ms per force evaluation",
                  "relative error", ImVec2(0.0f, 240.0f));
-  char path[512];
-  std::snprintf(path, sizeof path, "%s", w.csvPath.c_str());
   ImGui::PushItemWidth(-110.0f);
-  if (ImGui::InputText("##csv", path, sizeof path)) w.csvPath = path;
+  pathField("##csv", w.csvPath);
   ImGui::PopItemWidth();
   ImGui::SameLine();
   if (ImGui::Button("Export CSV")) r.exportSweep = true;

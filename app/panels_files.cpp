@@ -12,18 +12,6 @@ namespace bhviz::app {
 
 namespace {
 
-// A text field over a std::string (ImGui 1.86 without its misc/cpp helpers).
-bool pathField(const char* label, std::string& value) {
-  std::array<char, 1024> buffer{};
-  const std::size_t n = std::min(value.size(), buffer.size() - 1);
-  std::memcpy(buffer.data(), value.data(), n);
-  if (ImGui::InputText(label, buffer.data(), buffer.size())) {
-    value = buffer.data();
-    return true;
-  }
-  return false;
-}
-
 void snapshotControls(AppState& s, FrameRequests& r, const UiInfo& info) {
   ImGui::TextUnformatted("Snapshot");
   pathField("file##snapshot", s.files.snapshotPath);
@@ -73,6 +61,18 @@ void recordControls(AppState& s, FrameRequests& r, const UiInfo& info) {
 }
 
 }  // namespace
+
+// A text field over a std::string (ImGui 1.86 without its misc/cpp helpers).
+bool pathField(const char* label, std::string& value) {
+  std::array<char, 1024> buffer{};
+  const std::size_t n = std::min(value.size(), buffer.size() - 1);
+  std::memcpy(buffer.data(), value.data(), n);
+  if (ImGui::InputText(label, buffer.data(), buffer.size())) {
+    value = buffer.data();
+    return true;
+  }
+  return false;
+}
 
 void drawFilesPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   ImGui::SetNextWindowPos(ImVec2(350.0f, 30.0f), ImGuiCond_FirstUseEver);
