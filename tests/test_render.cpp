@@ -103,6 +103,26 @@ ViewSettings view(ColorBy c = ColorBy::Component) {
   return v;
 }
 
+/// A renderer, a square target and a camera framing the unit sphere: for sprites placed by hand.
+struct SpriteStage {
+  SpriteStage(int side, float spriteSize, float brightness) : target(side, side) {
+    camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
+    params.particles.spriteSize = spriteSize;
+    params.particles.brightness = brightness;
+  }
+  Image draw(const bhviz::render::ParticleVertex* v, std::size_t n) {
+    renderer.setParticles(v, n);
+    renderer.render(camera, params, target.target());
+    return target.read();
+  }
+  Image draw(const std::vector<bhviz::render::ParticleVertex>& v) { return draw(v.data(), v.size()); }
+
+  bhviz::render::Renderer renderer;
+  bhviz::render::OffscreenTarget target;
+  bhviz::render::Camera camera;
+  bhviz::render::RenderParams params;
+};
+
 TEST_F(RenderTest, PlummerSphereIsLitAndBrightestAtItsCentre) {
   const auto p = bhviz::sim::makePlummer(20000, 3);
   const Image img = renderScene(p, view());
@@ -154,21 +174,14 @@ TEST_F(RenderTest, ComputeSplatDrawsWhatTheRasteriserDraws) {
 
 // A sprite whose centre is just off the picture still lights the pixels its disc covers.
 TEST_F(RenderTest, ComputeSplatDrawsSpritesReachingInFromOffThePicture) {
-  bhviz::render::Renderer r;
-  bhviz::render::OffscreenTarget target(64, 64);
-  bhviz::render::Camera camera;
-  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
-  bhviz::render::RenderParams params;
-  params.particles.spriteSize = 0.6f;
-  params.particles.brightness = 2.0f;
+  SpriteStage stage(64, 0.6f, 2.0f);
+  const bhviz::render::Camera& camera = stage.camera;
   // 3 pixels beyond the right edge, at the target's depth; the sprite is ~18 px across.
   const float pixelsPerUnit = camera.pixelsPerUnitAtUnitDepth(64.0f) / camera.distance;
   const glm::vec3 at = camera.target + camera.right() * ((32.0f + 3.0f) / pixelsPerUnit);
   ASSERT_GT(camera.project(at, 64, 64).x, 64.0f);
   const bhviz::render::ParticleVertex beyond{at.x, at.y, at.z, 0.5f};
-  r.setParticles(&beyond, 1);
-  r.render(camera, params, target.target());
-  const Image img = target.read();
+  const Image img = stage.draw(&beyond, 1);
   EXPECT_GT(luminance(img.pixel(63, 32)), 0.08);  // the disc reaches in
   EXPECT_LT(luminance(img.pixel(0, 32)), 0.02);   // and is not wrapped round
 }
@@ -177,27 +190,16 @@ TEST_F(RenderTest, ComputeSplatDrawsSpritesReachingInFromOffThePicture) {
 // block, where the renderer falls back to the raster pass) draws the same sprites in their
 // colours whichever pass is asked for.
 TEST_F(RenderTest, LargePictureDrawsTheSameWithEitherPass) {
-  constexpr int kSide = 4096;
-  bhviz::render::Renderer r;
-  bhviz::render::OffscreenTarget target(kSide, kSide);
-  bhviz::render::Camera camera;
-  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
-  bhviz::render::RenderParams params;
-  params.particles.spriteSize = 0.05f;
-  params.particles.brightness = 2.0f;
-  params.particles.maxSizePx = 256.0f;
+  SpriteStage stage(4096, 0.05f, 2.0f);
+  stage.params.particles.maxSizePx = 256.0f;
+  stage.renderer.setPalette(
+      bhviz::render::Palette::discrete({{1.0f, 0.2f, 0.1f}, {0.1f, 0.3f, 1.0f}}));
   const std::vector<bhviz::render::ParticleVertex> v = {{0.3f, 0.2f, 0.0f, 0.0f},
                                                         {-0.4f, -0.1f, 0.1f, 1.0f}};
-  r.setParticles(v.data(), v.size());
-  bhviz::render::Palette palette = bhviz::render::Palette::discrete({{1.0f, 0.2f, 0.1f},
-                                                                     {0.1f, 0.3f, 1.0f}});
-  r.setPalette(palette);
-  params.spritePass = bhviz::render::SpritePass::Raster;
-  r.render(camera, params, target.target());
-  const Image raster = target.read();
-  params.spritePass = bhviz::render::SpritePass::Compute;
-  r.render(camera, params, target.target());
-  const Image compute = target.read();
+  stage.params.spritePass = bhviz::render::SpritePass::Raster;
+  const Image raster = stage.draw(v);
+  stage.params.spritePass = bhviz::render::SpritePass::Compute;
+  const Image compute = stage.draw(v);
   int worst = 0;
   for (std::size_t i = 0; i < raster.rgba.size(); ++i) {
     worst = std::max(worst, std::abs(int(raster.rgba[i]) - int(compute.rgba[i])));
@@ -212,24 +214,14 @@ TEST_F(RenderTest, LargePictureDrawsTheSameWithEitherPass) {
 // Light far below one fixed-point unit per pixel is kept on average (stochastic rounding):
 // 100 000 faint particles on one spot shine like one particle 100 000 times as bright.
 TEST_F(RenderTest, ComputeSplatKeepsFaintLight) {
-  bhviz::render::Renderer r;
-  bhviz::render::OffscreenTarget target(64, 64);
-  bhviz::render::Camera camera;
-  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
-  bhviz::render::RenderParams params;
-  params.spritePass = bhviz::render::SpritePass::Compute;
-  params.particles.spriteSize = 0.3f;
   constexpr int kFaint = 100000;
   const float bright = 1.0f;
-  params.particles.brightness = bright / kFaint;  // 0.66 fixed-point units at the centre
+  SpriteStage stage(64, 0.3f, bright / kFaint);  // 0.66 fixed-point units at the centre
+  stage.params.spritePass = bhviz::render::SpritePass::Compute;
   const std::vector<bhviz::render::ParticleVertex> many(kFaint, {0, 0, 0, 0.5f});
-  r.setParticles(many.data(), many.size());
-  r.render(camera, params, target.target());
-  const Image faint = target.read();
-  params.particles.brightness = bright;
-  r.setParticles(many.data(), 1);
-  r.render(camera, params, target.target());
-  const Image one = target.read();
+  const Image faint = stage.draw(many);
+  stage.params.particles.brightness = bright;
+  const Image one = stage.draw(many.data(), 1);
   const ImageStats a = imageStats(faint), b = imageStats(one);
   std::printf("[splat] %d faint: mean luminance %.4f; one bright: %.4f\n", kFaint,
               a.meanLuminance, b.meanLuminance);
@@ -306,21 +298,11 @@ TEST_F(RenderTest, HidingAComponentChangesTheImage) {
 }
 
 TEST_F(RenderTest, NegativeValueHidesAVertex) {
-  bhviz::render::Renderer r;
-  bhviz::render::OffscreenTarget target(64, 64);
-  bhviz::render::Camera camera;
-  camera.frameSphere({0, 0, 0}, 1.0f, 1.0f);
-  bhviz::render::RenderParams params;
-  params.particles.spriteSize = 0.3f;
-  params.particles.brightness = 2.0f;
+  SpriteStage stage(64, 0.3f, 2.0f);
   const bhviz::render::ParticleVertex shown{0, 0, 0, 0.5f};
-  r.setParticles(&shown, 1);
-  r.render(camera, params, target.target());
-  const ImageStats lit = imageStats(target.read());
+  const ImageStats lit = imageStats(stage.draw(&shown, 1));
   const bhviz::render::ParticleVertex hidden{0, 0, 0, bhviz::render::kHiddenValue};
-  r.setParticles(&hidden, 1);
-  r.render(camera, params, target.target());
-  const ImageStats dark = imageStats(target.read());
+  const ImageStats dark = imageStats(stage.draw(&hidden, 1));
   EXPECT_GT(lit.litFraction, 0.005);
   EXPECT_NEAR(lit.brightestX, 32.0, 4.0);
   EXPECT_NEAR(lit.brightestY, 32.0, 4.0);
