@@ -22,7 +22,7 @@ void SweepRunner::cancel() {
 void SweepRunner::start(sim::Particles state, const sim::SimParams& base,
                         std::vector<sim::MacKind> macs, std::vector<float> thetas,
                         std::uint64_t seed, std::unique_ptr<sim::Backend> scratch,
-                        sim::ReferenceSum sum, int threads) {
+                        sim::ReferenceSum sum, int threads, std::size_t sample) {
   if (macs.empty() || thetas.empty()) {
     throw std::invalid_argument("the sweep needs at least one MAC and one theta");
   }
@@ -35,6 +35,7 @@ void SweepRunner::start(sim::Particles state, const sim::SimParams& base,
   m_sum = std::move(sum);
   m_seed = seed;
   m_threads = threads;
+  m_sample = sample;
   m_ref = {};
   m_points.clear();
   m_error.clear();
@@ -42,7 +43,7 @@ void SweepRunner::start(sim::Particles state, const sim::SimParams& base,
   // The state and settings live in this object until the jobs end (cancel waits for them).
   m_refJob = runInBackground(m_threads, [this] {
     m_state = sim::sortedById(m_state);  // as the headless sweep's freshly made scenario
-    return sim::makeReference(m_state, m_base.softening, kSweepSample, m_seed, m_sum);
+    return sim::makeReference(m_state, m_base.softening, m_sample, m_seed, m_sum);
   });
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "app/sweep.h"
 #include "sim/accuracy.h"
 
 namespace bhviz::app {
@@ -36,11 +37,13 @@ class SweepRunner {
 
   /// Starts a sweep of `state` (any earlier one is cancelled): the reference first, then each
   /// MAC of `macs` (in that order) at each θ of `thetas`, on `scratch` with `sum` (see
-  /// app/sweep.h referenceSumFor). `threads` > 0 sets the jobs' OpenMP team size. Throws
-  /// std::invalid_argument when there is nothing to sweep.
+  /// app/sweep.h referenceSumFor). `threads` > 0 sets the jobs' OpenMP team size; `sample` is
+  /// the reference's size (the headless sweep's by default; the window holds it to a pair
+  /// budget at large N, as the meter does). Throws std::invalid_argument when there is nothing
+  /// to sweep.
   void start(sim::Particles state, const sim::SimParams& base, std::vector<sim::MacKind> macs,
              std::vector<float> thetas, std::uint64_t seed, std::unique_ptr<sim::Backend> scratch,
-             sim::ReferenceSum sum, int threads = 0);
+             sim::ReferenceSum sum, int threads = 0, std::size_t sample = kSweepSample);
   /// Once per frame: takes a finished job and starts the next. Returns true on the frame the
   /// sweep ends (finished, or failed: see error()).
   bool poll();
@@ -72,6 +75,7 @@ class SweepRunner {
   sim::ReferenceSum m_sum;
   std::uint64_t m_seed = 0;
   int m_threads = 0;
+  std::size_t m_sample = kSweepSample;
   sim::AccuracyReference m_ref;
   std::future<sim::AccuracyReference> m_refJob;
   std::future<sim::SweepPoint> m_pointJob;

@@ -391,8 +391,12 @@ void WindowApp::startSweep() {
     const sim::ReferenceSum sum = referenceSumFor(*scratch.backend);
     if (!m_sweep.running()) m_pausedBeforeSweep = m_state.paused;
     // Paused while it runs, so the points' timings have the machine to themselves.
+    // The headless sweep's reference, held to the meter's pair budget at large N (a 2,000
+    // particle direct sum against 10⁶ on the CPU would keep Cancel waiting for seconds).
+    const std::size_t sample =
+        std::min(kSweepSample, planMeter(kSweepSample, sim.particles().size(), cuda).sample);
     m_sweep.start(sim.particles(), sim.params(), macs, thetas, m_state.scene.seed,
-                  std::move(scratch.backend), sum);
+                  std::move(scratch.backend), sum, 0, sample);
     m_state.paused = true;
   } catch (const std::exception& e) {
     note("bhviz: cannot start the sweep: " + oneLine(e.what()));
