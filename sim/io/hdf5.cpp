@@ -272,11 +272,14 @@ Snapshot parseInProcess(const unsigned char* data, std::size_t size, const std::
 
 // libhdf5 runs in a child process (sim/io/isolated.h): it can crash on a hostile file.
 Snapshot read(const std::string& path) {
-  return readIsolated(path, [&] { return readInProcess(path); });
+  std::error_code e;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, e);
+  return readIsolated(path, e ? 0 : static_cast<std::size_t>(bytes),
+                      [&] { return readInProcess(path); });
 }
 
 Snapshot parse(const unsigned char* data, std::size_t size, const std::string& name) {
-  return readIsolated(name, [&] { return parseInProcess(data, size, name); });
+  return readIsolated(name, size, [&] { return parseInProcess(data, size, name); });
 }
 
 namespace {

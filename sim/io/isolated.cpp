@@ -1,5 +1,6 @@
 #include "sim/io/isolated.h"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <new>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -90,6 +93,34 @@ bool receive(int fd, Snapshot& s, std::string& error) {
          readArray(fd, p.id) && readArray(fd, p.tag) && readArray(fd, p.bin);
 }
 
+/// The child's private data in use now [bytes] (VmData of /proc/self/status), 0 if unknown.
+std::size_t dataInUse() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmData:") {
+      std::size_t kb = 0;
+      status >> kb;
+      return kb * 1024;
+    }
+    std::getline(status, key);
+  }
+  return 0;
+}
+
+/// Bounds the child's new data memory and CPU time (readIsolated's contract); best effort.
+void limitChild(std::size_t fileBytes) {
+  const std::size_t budget = 4 * fileBytes + (std::size_t{256} << 20);
+  const std::size_t inUse = dataInUse();
+  if (inUse > 0) {
+    const rlimit data{static_cast<rlim_t>(inUse + budget), static_cast<rlim_t>(inUse + budget)};
+    ::setrlimit(RLIMIT_DATA, &data);
+  }
+  const rlim_t seconds = 60 + static_cast<rlim_t>(fileBytes / (20u << 20));
+  const rlimit cpu{seconds, seconds + 5};
+  ::setrlimit(RLIMIT_CPU, &cpu);
+}
+
 std::string describe(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
@@ -102,7 +133,8 @@ std::string describe(int status) {
 
 }  // namespace
 
-Snapshot readIsolated(const std::string& name, const std::function<Snapshot()>& read) {
+Snapshot readIsolated(const std::string& name, std::size_t fileBytes,
+                      const std::function<Snapshot()>& read) {
   int fds[2];
   if (::pipe(fds) != 0) {
     throw SnapshotError("'" + name + "': cannot read it in a child process (pipe: " +
@@ -119,10 +151,14 @@ Snapshot readIsolated(const std::string& name, const std::function<Snapshot()>& 
   if (pid == 0) {
     ::close(fds[0]);
     std::signal(SIGPIPE, SIG_DFL);  // the parent gone: end quietly
+    limitChild(fileBytes);
     try {
       answer(fds[1], read());
     } catch (const SnapshotError& e) {
       answerError(fds[1], e.what());
+    } catch (const std::bad_alloc&) {
+      answerError(fds[1], "'" + name + "': reading it asked for more memory than a file of " +
+                              std::to_string(fileBytes) + " bytes can need: corrupt or hostile");
     } catch (const std::exception& e) {
       answerError(fds[1], "'" + name + "': " + e.what());
     }
