@@ -40,7 +40,7 @@ rm -rf "$seeds"
 # tests/fuzz/asan.supp silences reads past a buffer inside libhdf5 itself (see there).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:suppressions=$root/tests/fuzz/asan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-# A crash or a huge allocation whose innermost frame (past libc, the sanitizer and libFuzzer) is
+# A crash, a huge allocation or a hang whose innermost frame (past libc, the sanitizer and libFuzzer) is
 # libhdf5's is Debian's bug, not ours: bhviz reads HDF5 in a child process with bounded memory
 # and time (sim/io/isolated.h), so the run passes when that path refuses the input cleanly
 # (BHVIZ_FUZZ_ISOLATED=1), and fails otherwise.
@@ -65,7 +65,7 @@ for target in tipsy hdf5; do
       "$corpus" "$seeds/$target") >"$log" 2>&1 || rc=$?
   tail -n 25 "$log"
   [ $rc -eq 0 ] && continue
-  crash=$(ls "$build"/crash-* "$build"/oom-* 2>/dev/null | head -1 || true)
+  crash=$(ls "$build"/crash-* "$build"/oom-* "$build"/timeout-* 2>/dev/null | head -1 || true)
   if [ "$target" = hdf5 ] && [ -n "$crash" ] && crashed_in_libhdf5 "$log" &&
      (cd "$build" && BHVIZ_FUZZ_ISOLATED=1 ./tests/fuzz/fuzz_hdf5 "$crash" >"$log.isolated" 2>&1); then
     echo "bhviz: libhdf5 failed inside itself on $crash (Debian's library, not our code);"
