@@ -149,6 +149,41 @@ Framebuffer createFramebufferFor(GLuint colour, const char* what) {
   return f;
 }
 
+ElementBuffer::ElementBuffer(std::size_t elementBytes, const char* what)
+    : m_buffer(createBuffer()), m_elementBytes(elementBytes), m_what(what) {}
+
+void ElementBuffer::reserve(std::size_t n) {
+  if (n <= m_capacity && m_capacity > 0) return;
+  const std::size_t capacity = n > 0 ? n : 1;
+  glNamedBufferData(m_buffer.get(), static_cast<GLsizeiptr>(capacity * m_elementBytes), nullptr,
+                    GL_DYNAMIC_DRAW);
+  check(("allocating the " + std::string(m_what) + " buffer").c_str());
+  m_capacity = capacity;
+  if (m_count > m_capacity) m_count = m_capacity;
+  ++m_generation;
+}
+
+void ElementBuffer::upload(const void* elements, std::size_t n) {
+  reserve(n);
+  if (n > 0) {
+    glNamedBufferSubData(m_buffer.get(), 0, static_cast<GLsizeiptr>(n * m_elementBytes), elements);
+  }
+  m_count = n;
+  check(("uploading the " + std::string(m_what) + " buffer").c_str());
+}
+
+void ElementBuffer::setCount(std::size_t n) {
+  if (n > m_capacity) {
+    throw GlError("drawing " + std::to_string(n) + " elements of the " + m_what +
+                  " buffer exceeds its capacity " + std::to_string(m_capacity));
+  }
+  m_count = n;
+}
+
+VertexBufferInfo ElementBuffer::info() const {
+  return {m_buffer.get(), m_capacity * m_elementBytes, m_capacity, m_generation};
+}
+
 void check(const char* where) {
   const GLenum e = glGetError();
   if (e != GL_NO_ERROR) {

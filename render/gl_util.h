@@ -4,10 +4,13 @@
 
 #include <glad/gl.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 
 #include "render/gl_loader.h"
+#include "render/vertex.h"
 
 namespace bhviz::render::gl {
 
@@ -66,6 +69,32 @@ Program linkCompute(const char* compute);
 Texture createTexture2D(GLenum format, int width, int height);
 /// A framebuffer drawing into `colour`; throws GlError when incomplete.
 Framebuffer createFramebufferFor(GLuint colour, const char* what);
+
+/// A GL buffer of same-sized elements (particle vertices, overlay boxes) of which the first
+/// count() are drawn. It grows, never shrinks; each growth is a new generation, so that a CUDA–GL
+/// bridge that registered it registers it again. Filled by upload(), or by a bridge writing into
+/// it directly (info()) and then setCount().
+class ElementBuffer {
+ public:
+  /// `what` names the buffer in errors ("particle vertex", "overlay box").
+  ElementBuffer(std::size_t elementBytes, const char* what);
+
+  void reserve(std::size_t n);
+  void upload(const void* elements, std::size_t n);
+  /// Throws GlError when n exceeds the capacity.
+  void setCount(std::size_t n);
+  std::size_t count() const { return m_count; }
+  GLuint name() const { return m_buffer.get(); }
+  VertexBufferInfo info() const;
+
+ private:
+  Buffer m_buffer;
+  std::size_t m_elementBytes;
+  const char* m_what;
+  std::size_t m_capacity = 0;
+  std::size_t m_count = 0;
+  std::uint64_t m_generation = 0;
+};
 
 /// Throws GlError naming `where` when the GL has recorded an error.
 void check(const char* where);

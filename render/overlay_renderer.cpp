@@ -1,8 +1,6 @@
 #include "render/overlay_renderer.h"
 
-#include <algorithm>
 #include <array>
-#include <string>
 #include <glm/gtc/type_ptr.hpp>
 
 namespace bhviz::render {
@@ -45,13 +43,13 @@ OverlayRenderer::OverlayRenderer()
     : m_program(gl::linkProgram("overlay_boxes.vert.glsl", "overlay_boxes.frag.glsl")),
       m_vao(gl::createVertexArray()),
       m_edges(gl::createBuffer()),
-      m_instances(gl::createBuffer()) {
+      m_instances(sizeof(OverlayBox), "overlay box") {
   const auto edges = cubeEdges();
   glNamedBufferStorage(m_edges.get(), sizeof(edges), edges.data(), 0);
   const GLuint vao = m_vao.get();
   glVertexArrayVertexBuffer(vao, kEdgeBinding, m_edges.get(), 0, sizeof(glm::vec3));
   attribute(vao, 0, 3, 0, kEdgeBinding);
-  glVertexArrayVertexBuffer(vao, kInstanceBinding, m_instances.get(), 0, sizeof(OverlayBox));
+  glVertexArrayVertexBuffer(vao, kInstanceBinding, m_instances.name(), 0, sizeof(OverlayBox));
   glVertexArrayBindingDivisor(vao, kInstanceBinding, 1);
   attribute(vao, 1, 3, offsetof(OverlayBox, centre), kInstanceBinding);
   attribute(vao, 2, 3, offsetof(OverlayBox, halfSize), kInstanceBinding);
@@ -59,41 +57,15 @@ OverlayRenderer::OverlayRenderer()
   gl::check("OverlayRenderer");
 }
 
-void OverlayRenderer::reserve(std::size_t n) {
-  if (n <= m_capacity && m_capacity > 0) return;
-  const std::size_t capacity = std::max<std::size_t>(n, 1);
-  glNamedBufferData(m_instances.get(), static_cast<GLsizeiptr>(capacity * sizeof(OverlayBox)),
-                    nullptr, GL_DYNAMIC_DRAW);
-  gl::check("allocating the overlay boxes");
-  m_capacity = capacity;
-  m_count = std::min(m_count, m_capacity);
-  ++m_generation;
-}
-
+void OverlayRenderer::reserve(std::size_t n) { m_instances.reserve(n); }
 void OverlayRenderer::setBoxes(const OverlayBox* boxes, std::size_t n) {
-  reserve(n);
-  if (n > 0) {
-    glNamedBufferSubData(m_instances.get(), 0, static_cast<GLsizeiptr>(n * sizeof(OverlayBox)),
-                         boxes);
-  }
-  m_count = n;
-  gl::check("uploading the overlay boxes");
+  m_instances.upload(boxes, n);
 }
-
-void OverlayRenderer::setCount(std::size_t n) {
-  if (n > m_capacity) {
-    throw GlError("setBoxCount(" + std::to_string(n) + ") exceeds the buffer's capacity " +
-                  std::to_string(m_capacity));
-  }
-  m_count = n;
-}
-
-VertexBufferInfo OverlayRenderer::buffer() const {
-  return {m_instances.get(), m_capacity * sizeof(OverlayBox), m_capacity, m_generation};
-}
+void OverlayRenderer::setCount(std::size_t n) { m_instances.setCount(n); }
+VertexBufferInfo OverlayRenderer::buffer() const { return m_instances.info(); }
 
 void OverlayRenderer::draw(const Camera& camera, int width, int height) {
-  if (m_count == 0) return;
+  if (m_instances.count() == 0) return;
   const GLuint p = m_program.get();
   const float aspect = static_cast<float>(width) / static_cast<float>(height);
   const glm::mat4 viewProj = camera.projection(aspect) * camera.view();
@@ -104,7 +76,7 @@ void OverlayRenderer::draw(const Camera& camera, int width, int height) {
   glEnable(GL_BLEND);
   glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
   glDisable(GL_DEPTH_TEST);
-  glDrawArraysInstanced(GL_LINES, 0, kEdgeVertices, static_cast<GLsizei>(m_count));
+  glDrawArraysInstanced(GL_LINES, 0, kEdgeVertices, static_cast<GLsizei>(m_instances.count()));
   glDisable(GL_BLEND);
   glBindVertexArray(0);
   gl::check("drawing the overlay");

@@ -17,17 +17,14 @@ class OverlayRenderer {
   void reserve(std::size_t n);  ///< room for n boxes (grows; a new generation when it does)
   void setCount(std::size_t n);  ///< draw the first n boxes (n ≤ capacity), e.g. a bridge wrote them
   VertexBufferInfo buffer() const;
-  std::size_t count() const { return m_count; }
+  std::size_t count() const { return m_instances.count(); }
   void draw(const Camera& camera, int width, int height);
 
  private:
   gl::Program m_program;
   gl::VertexArray m_vao;
   gl::Buffer m_edges;
-  gl::Buffer m_instances;
-  std::size_t m_capacity = 0;
-  std::size_t m_count = 0;
-  std::uint64_t m_generation = 0;
+  gl::ElementBuffer m_instances;
 };
 
 }  // namespace bhviz::render

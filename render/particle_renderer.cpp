@@ -28,10 +28,10 @@ ParticleRenderer::ParticleRenderer()
       m_resolveProgram(gl::linkCompute("particles_resolve.comp.glsl")),
       m_light(gl::createBuffer()),
       m_vao(gl::createVertexArray()),
-      m_vbo(gl::createBuffer()),
+      m_vertices(sizeof(ParticleVertex), "particle vertex"),
       m_palette(gl::createTexture(GL_TEXTURE_1D)) {
   const GLuint vao = m_vao.get();
-  glVertexArrayVertexBuffer(vao, kBinding, m_vbo.get(), 0, sizeof(ParticleVertex));
+  glVertexArrayVertexBuffer(vao, kBinding, m_vertices.name(), 0, sizeof(ParticleVertex));
   glEnableVertexArrayAttrib(vao, kPositionAttrib);
   glVertexArrayAttribFormat(vao, kPositionAttrib, 3, GL_FLOAT, GL_FALSE,
                             offsetof(ParticleVertex, x));
@@ -51,37 +51,12 @@ ParticleRenderer::ParticleRenderer()
   gl::check("ParticleRenderer");
 }
 
-void ParticleRenderer::reserve(std::size_t n) {
-  if (n <= m_capacity && m_capacity > 0) return;
-  const std::size_t capacity = std::max<std::size_t>(n, 1);
-  glNamedBufferData(m_vbo.get(), static_cast<GLsizeiptr>(capacity * sizeof(ParticleVertex)),
-                    nullptr, GL_DYNAMIC_DRAW);
-  gl::check("allocating the particle vertex buffer");
-  m_capacity = capacity;
-  m_count = std::min(m_count, m_capacity);
-  ++m_generation;
-}
-
+void ParticleRenderer::reserve(std::size_t n) { m_vertices.reserve(n); }
 void ParticleRenderer::upload(const ParticleVertex* vertices, std::size_t n) {
-  reserve(n);
-  if (n > 0) {
-    glNamedBufferSubData(m_vbo.get(), 0, static_cast<GLsizeiptr>(n * sizeof(ParticleVertex)),
-                         vertices);
-  }
-  m_count = n;
+  m_vertices.upload(vertices, n);
 }
-
-void ParticleRenderer::setCount(std::size_t n) {
-  if (n > m_capacity) {
-    throw GlError("setParticleCount(" + std::to_string(n) + ") exceeds the buffer's capacity " +
-                  std::to_string(m_capacity));
-  }
-  m_count = n;
-}
-
-VertexBufferInfo ParticleRenderer::buffer() const {
-  return {m_vbo.get(), m_capacity * sizeof(ParticleVertex), m_capacity, m_generation};
-}
+void ParticleRenderer::setCount(std::size_t n) { m_vertices.setCount(n); }
+VertexBufferInfo ParticleRenderer::buffer() const { return m_vertices.info(); }
 
 void ParticleRenderer::setPalette(const Palette& palette) {
   validate(palette);
@@ -125,7 +100,7 @@ void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera,
 
 void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, int width,
                             int height) {
-  if (m_count == 0) return;
+  if (m_vertices.count() == 0) return;
   const GLuint p = m_program.get();
   setSpriteUniforms(p, camera, style, width, height);
   glBindTextureUnit(kPaletteUnit, m_palette.get());
@@ -135,7 +110,7 @@ void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, in
   glEnable(GL_BLEND);
   glBlendFunc(GL_ONE, GL_ONE);
   glDisable(GL_DEPTH_TEST);
-  glDrawArrays(GL_POINTS, 0, static_cast<GLsizei>(m_count));
+  glDrawArrays(GL_POINTS, 0, static_cast<GLsizei>(m_vertices.count()));
   glDisable(GL_BLEND);
   glBindVertexArray(0);
   gl::check("drawing the particles");
@@ -144,7 +119,7 @@ void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, in
 bool ParticleRenderer::splatFits(int width, int height) const {
   const auto light = static_cast<std::int64_t>(3) * width * height *
                      static_cast<std::int64_t>(sizeof(GLuint));
-  const auto vertices = static_cast<std::int64_t>(m_count * sizeof(ParticleVertex));
+  const auto vertices = static_cast<std::int64_t>(m_vertices.count() * sizeof(ParticleVertex));
   return light <= m_maxStorageBlock && vertices <= m_maxStorageBlock;
 }
 
@@ -163,17 +138,17 @@ void ParticleRenderer::splat(const Camera& camera, const ParticleStyle& style, i
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kLightSlot, m_light.get());
 
-  if (m_count > 0) {
+  if (m_vertices.count() > 0) {
     const GLuint p = m_splatProgram.get();
     setSpriteUniforms(p, camera, style, width, height);
-    glProgramUniform1ui(p, glGetUniformLocation(p, "uCount"), static_cast<GLuint>(m_count));
+    glProgramUniform1ui(p, glGetUniformLocation(p, "uCount"), static_cast<GLuint>(m_vertices.count()));
     glProgramUniform2i(p, glGetUniformLocation(p, "uViewport"), width, height);
     glProgramUniform1f(p, glGetUniformLocation(p, "uFixedScale"), kFixedScale);
     glBindTextureUnit(kPaletteUnit, m_palette.get());
-    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, kVerticesSlot, m_vbo.get(), 0,
-                      static_cast<GLsizeiptr>(m_count * sizeof(ParticleVertex)));
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, kVerticesSlot, m_vertices.name(), 0,
+                      static_cast<GLsizeiptr>(m_vertices.count() * sizeof(ParticleVertex)));
     glUseProgram(p);
-    const std::size_t groups = (m_count + kSplatGroupSize - 1) / kSplatGroupSize;
+    const std::size_t groups = (m_vertices.count() + kSplatGroupSize - 1) / kSplatGroupSize;
     glDispatchCompute(static_cast<GLuint>(std::min<std::size_t>(groups, kMaxGroups)), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
   }

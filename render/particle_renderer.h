@@ -22,7 +22,7 @@ class ParticleRenderer {
   void reserve(std::size_t n);
   void upload(const ParticleVertex* vertices, std::size_t n);
   void setCount(std::size_t n);
-  std::size_t count() const { return m_count; }
+  std::size_t count() const { return m_vertices.count(); }
   VertexBufferInfo buffer() const;
   void setPalette(const Palette& palette);
 
@@ -49,11 +49,8 @@ class ParticleRenderer {
   std::size_t m_lightPixels = 0;
   std::int64_t m_maxStorageBlock = 0;  // GL_MAX_SHADER_STORAGE_BLOCK_SIZE [bytes]
   gl::VertexArray m_vao;
-  gl::Buffer m_vbo;
+  gl::ElementBuffer m_vertices;
   gl::Texture m_palette;
-  std::size_t m_capacity = 0;
-  std::size_t m_count = 0;
-  std::uint64_t m_generation = 0;
   int m_paletteSize = 1;
   float m_maxPointSize = 64.0f;
 };
