@@ -8,7 +8,6 @@
 #include "app/overlay_view.h"
 #include "app/walk_view.h"
 #include "app/scenario_camera.h"
-#include "sim/cpu/cpu_backend.h"
 
 namespace bhviz::app {
 
@@ -56,12 +55,9 @@ void SceneRenderer::setBoxes(const std::vector<render::OverlayBox>& boxes) {
 }
 
 std::string SceneRenderer::setOverlay(const sim::Simulation& sim, const OverlayRequest& request) {
-  if (const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend())) {
-    setBoxes(overlayBoxes(*cpu, request));  // kept on the host, for boxes()
-    return {};
-  }
-  m_boxes.clear();  // made on the device
-  return m_overlay.write(sim, request, m_renderer);
+  const std::string line = m_overlay.write(sim, request, m_renderer);
+  m_boxes = m_overlay.hostBoxes();  // empty when made on the device
+  return line;
 }
 
 render::Image SceneRenderer::render(const sim::Particles& p) {

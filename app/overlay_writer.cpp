@@ -34,13 +34,14 @@ OverlayWriter::~OverlayWriter() = default;
 std::string OverlayWriter::write(const sim::Simulation& sim, const OverlayRequest& request,
                                  render::Renderer& renderer) {
   m_path = "host";
+  m_hostBoxes.clear();
   if (!request.any()) {
     renderer.setBoxes(nullptr, 0);
     return {};
   }
   if (const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend())) {
-    const std::vector<render::OverlayBox> boxes = overlayBoxes(*cpu, request);
-    renderer.setBoxes(boxes.data(), boxes.size());
+    m_hostBoxes = overlayBoxes(*cpu, request);
+    renderer.setBoxes(m_hostBoxes.data(), m_hostBoxes.size());
     return {};
   }
 #if BHVIZ_HAVE_CUDA

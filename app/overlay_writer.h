@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/overlay_view.h"
 #include "render/renderer.h"
@@ -28,6 +29,10 @@ class OverlayWriter {
   std::string write(const sim::Simulation& sim, const OverlayRequest& request,
                     render::Renderer& renderer);
 
+  /// The boxes the last write made on the host (the CPU backend's); empty when they were made
+  /// on the device, so that a caller can draw more boxes over them.
+  const std::vector<render::OverlayBox>& hostBoxes() const { return m_hostBoxes; }
+
   /// "host", "GPU, CUDA-GL interop" or "GPU, copied to the host": how the last boxes were made.
   const char* path() const { return m_path; }
 
@@ -35,6 +40,7 @@ class OverlayWriter {
   struct Device;
   std::unique_ptr<Device> m_device;  // null without CUDA
   const char* m_path = "host";
+  std::vector<render::OverlayBox> m_hostBoxes;
 };
 
 }  // namespace bhviz::app

@@ -60,11 +60,11 @@ struct DeviceTreeView {
   const std::uint32_t* first = nullptr;   ///< per cell: first particle
   const std::uint8_t* level = nullptr;    ///< per cell: level (0 = root)
   const Box* groupBox = nullptr;          ///< per group: box of its active particles
-  std::uint32_t groups = 0;               ///< number of groups (read from the device: blocking)
+  std::uint32_t groups = 0;               ///< number of groups (host copy kept by the backend)
 };
 
 /// The tree and groups of `backend` when it is a CUDA backend that has built one, else nullopt.
-/// Waits for the backend's stream (the group count is a device scalar).
+/// Does not wait for the device: work queued on the backend's stream reads them in order.
 std::optional<DeviceTreeView> deviceTreeView(const Backend& backend);
 
 /// Exact Plummer-softened direct summation in double precision on the GPU: acceleration and

@@ -556,6 +556,8 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& 
                 const WalkSettings& s, WalkCounters* d_counters, Stream stream) {
   BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_counters, 0, sizeof(WalkCounters), stream));
   if (p.n == 0 || tree.cells == 0) return;
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&d_counters->groups, g.size.data(), sizeof(unsigned int),
+                                   cudaMemcpyDeviceToDevice, stream));
   if (g.nGroup < 1 || g.nGroup > kMaxWalkGroup) {
     throw std::invalid_argument("launchWalk: groups built with nGroup " + std::to_string(g.nGroup) +
                                 ", supported 1.." + std::to_string(kMaxWalkGroup));
@@ -593,9 +595,10 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& 
   }
 }
 
-InteractionCounts downloadCounters(const WalkCounters* d_counters) {
+InteractionCounts downloadCounters(const WalkCounters* d_counters, std::uint32_t* groups) {
   WalkCounters h{};
   copyToHost(&h, d_counters, sizeof(h));
+  if (groups != nullptr) *groups = h.groups;
   if (h.overflow != 0) {
     throw std::runtime_error("CUDA walk: a warp's cell stack overflowed (capacity " +
                              std::to_string(kStackCapacity) + " cells); the forces are incomplete");

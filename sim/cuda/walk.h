@@ -92,6 +92,8 @@ struct WalkCounters {
   unsigned long long busyNs;    ///< sum over warps of (last group done − first group taken)
   unsigned long long startInv;  ///< ~(earliest warp start) [ns, %globaltimer]
   unsigned long long endMax;    ///< latest warp end [ns, %globaltimer]
+  unsigned int groups;          ///< the groups walked (a copy of DeviceGroups::size), so that the
+                                ///< counters' one read-back brings it to the host too
 };
 
 /// The largest N_group launchGroups and launchWalk support (a lane holds up to 4 targets).
@@ -113,7 +115,9 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& groups, DevicePartic
 
 // Host copies (blocking), for tests and diagnostics.
 Groups downloadGroups(const DeviceGroups& d);
-/// Reads the counters; throws std::runtime_error if the walk reported an overflow.
-InteractionCounts downloadCounters(const WalkCounters* d_counters);
+/// Reads the counters (and, when `groups` is given, the number of groups walked); throws
+/// std::runtime_error if the walk reported an overflow.
+InteractionCounts downloadCounters(const WalkCounters* d_counters,
+                                   std::uint32_t* groups = nullptr);
 
 }  // namespace bhviz::sim::cuda
