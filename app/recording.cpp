@@ -11,6 +11,7 @@ namespace bhviz::app {
 void WindowRecorder::begin(const std::string& target, int width, int height, int every) {
   if (every < 1) throw std::runtime_error("record every K frames: K must be >= 1");
   m_target = target;
+  m_offscreen.reset();  // sized at the next frame
   m_width = width;
   m_height = height;
   m_every = every;
@@ -44,9 +45,11 @@ void WindowRecorder::frame(render::Renderer& renderer, const render::Camera& cam
                            const render::RenderParams& params) {
   if (!m_active || m_seen++ % m_every != 0) return;
   try {
-    render::OffscreenTarget target(m_width, m_height);
-    renderer.render(camera, params, target.target());
-    const render::Image image = target.read();
+    // One offscreen target per recording (at the size it began with), made at its first frame:
+    // the GL context is current here.
+    if (!m_offscreen) m_offscreen = std::make_unique<render::OffscreenTarget>(m_width, m_height);
+    renderer.render(camera, params, m_offscreen->target());
+    const render::Image image = m_offscreen->read();
     if (m_video) {
       m_video->write(image);
     } else {
@@ -55,6 +58,7 @@ void WindowRecorder::frame(render::Renderer& renderer, const render::Camera& cam
     ++m_written;
   } catch (...) {
     m_active = false;
+    m_offscreen.reset();
     m_video.reset();  // stops ffmpeg and removes its temporary file
     throw;
   }
@@ -63,6 +67,7 @@ void WindowRecorder::frame(render::Renderer& renderer, const render::Camera& cam
 std::string WindowRecorder::stop() {
   if (!m_active) return "";
   m_active = false;
+  m_offscreen.reset();
   const std::string line = std::to_string(m_written) + (m_written == 1 ? " frame" : " frames") +
                            " in " + m_target;
   if (m_video) {
