@@ -70,6 +70,64 @@ TEST(Interactions, QuadrupoleTermMatchesTheExpansionOfAFarCluster) {
   }
 }
 
+TEST(Interactions, TracelessFormEqualsTheSecondMomentExpansionWithSoftening) {
+  // m2pQuadrupole evaluates φ = −M/R − ½(3 rᵀQr/R⁵ − tr Q/R³) and its gradient through the
+  // traceless P = 3Q − tr(Q)·I; written out here with Q in double, as the expansion reads.
+  Rng rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    Quadrupole q;
+    double Q[3][3] = {};
+    for (int k = 0; k < 5; ++k) {  // Σ m d dᵀ: a genuine second-moment tensor
+      const double m = rng.uniform(0.1, 1.0);
+      const double d[3] = {rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)};
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) Q[a][b] += m * d[a] * d[b];
+    }
+    q = {float(Q[0][0]), float(Q[1][1]), float(Q[2][2]), float(Q[0][1]), float(Q[0][2]),
+         float(Q[1][2])};
+    const Vec4 comMass{float(rng.uniform(-1, 1)), float(rng.uniform(-1, 1)),
+                       float(rng.uniform(-1, 1)), float(rng.uniform(1, 3))};
+    const double dist = rng.uniform(2.0, 6.0);
+    const double dir[3] = {rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1)};
+    const double len = std::sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+    const Vec3 xi{float(comMass.x + dist * dir[0] / len), float(comMass.y + dist * dir[1] / len),
+                  float(comMass.z + dist * dir[2] / len)};
+    const double eps2 = 0.5;  // large, so that the softening's trace term matters
+    const double r[3] = {double(xi.x) - comMass.x, double(xi.y) - comMass.y,
+                         double(xi.z) - comMass.z};
+    const double R2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + eps2, R = std::sqrt(R2);
+    double qr[3] = {}, rqr = 0, tr = Q[0][0] + Q[1][1] + Q[2][2];
+    for (int a = 0; a < 3; ++a) {
+      for (int b = 0; b < 3; ++b) qr[a] += Q[a][b] * r[b];
+      rqr += r[a] * qr[a];
+    }
+    const double R3 = R2 * R, R5 = R3 * R2, R7 = R5 * R2, M = comMass.w;
+    double want[4];
+    for (int a = 0; a < 3; ++a) {
+      want[a] = -M * r[a] / R3 + 3 * qr[a] / R5 - 7.5 * rqr * r[a] / R7 + 1.5 * tr * r[a] / R5;
+    }
+    want[3] = -M / R - 0.5 * (3 * rqr / R5 - tr / R3);
+    const double wantQuad = 0.5 * std::fabs(3 * rqr / R5 - tr / R3);  // size of the quadrupole term
+
+    Vec4 got{}, noSoftTrace{};
+    const QuadSource source = quadSource(q, float(eps2));
+    m2pQuadrupole(xi, comMass, source, float(eps2), got);
+    QuadSource dropped = source;
+    dropped.softTrace = 0.0f;
+    m2pQuadrupole(xi, comMass, dropped, float(eps2), noSoftTrace);
+
+    const double aNorm = std::sqrt(want[0] * want[0] + want[1] * want[1] + want[2] * want[2]);
+    const double aErr = std::sqrt((got.x - want[0]) * (got.x - want[0]) +
+                                  (got.y - want[1]) * (got.y - want[1]) +
+                                  (got.z - want[2]) * (got.z - want[2]));
+    EXPECT_LT(aErr / aNorm, 2e-6) << "trial " << trial;
+    EXPECT_LT(std::fabs(got.w - want[3]), 2e-6 * std::fabs(want[3])) << "trial " << trial;
+    // The softening's trace term is not negligible here: dropping it moves the potential by
+    // many times the tolerance (so the comparison above can fail).
+    EXPECT_GT(std::fabs(noSoftTrace.w - want[3]), 1e-2 * wantQuad) << "trial " << trial;
+  }
+}
+
 TEST(Interactions, SelfInteractionContributesNothing) {
   Vec4 acc{};
   p2p(Vec3{1, 2, 3}, Vec4{1, 2, 3, 5}, 0.01f, acc);

@@ -162,7 +162,12 @@ class TargetBlock {
 
   template <bool kQuadrupole>
   void addCell(const Vec4& comMass, const Quadrupole& q, float eps2) {
-    apply([&](Vec3 xi, Vec4& a) { m2p(xi, comMass, q, kQuadrupole, eps2, a); });
+    if constexpr (kQuadrupole) {
+      const QuadSource source = quadSource(q, eps2);  // once per cell, not per target
+      apply([&](Vec3 xi, Vec4& a) { m2pQuadrupole(xi, comMass, source, eps2, a); });
+    } else {
+      apply([&](Vec3 xi, Vec4& a) { m2pMonopole(xi, comMass, eps2, a); });
+    }
   }
   void addParticle(const Vec4& source, float eps2) {
     apply([&](Vec3 xi, Vec4& a) { p2p(xi, source, eps2, a); });

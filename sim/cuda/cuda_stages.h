@@ -62,8 +62,9 @@ struct alignas(16) WalkCell {
                        ///< the tight box [length²]: a group box farther away cannot overlap it
   std::uint32_t link;  ///< first particle (leaf) or first child (internal cell)
   std::uint32_t span;  ///< count << 4 | childCount (a leaf: childCount 0)
-  Vec4 quadHead;       ///< second moments xx, yy, zz, xy [mass·length²]
-  Vec4 quadTail;       ///< xz, yz, 0, 0 [mass·length²]
+  Vec4 quadHead;       ///< traceless quadrupole P = 3Q − tr(Q)·I (gravity.h: QuadSource):
+                       ///< xx, yy, zz, xy [mass·length²]
+  Vec4 quadTail;       ///< P's xz, yz; tr Q; 0 [mass·length²]
 };
 static_assert(sizeof(WalkCell) == 64, "one record per 64 bytes");
 

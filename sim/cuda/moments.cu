@@ -16,6 +16,7 @@
 // disjoint and the exact overlap test can be skipped.
 #include <stdexcept>
 
+#include "sim/common/gravity.h"
 #include "sim/common/mac.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
@@ -145,8 +146,9 @@ __global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
   w.reach2 = reach * reach * kReachRoundUp;
   w.link = leaf ? a.first[c] : a.child[c];
   w.span = (leaf ? a.count[c] << 4 : 0u) | children;
-  w.quadHead = {m.q.xx, m.q.yy, m.q.zz, m.q.xy};
-  w.quadTail = {m.q.xz, m.q.yz, 0.0f, 0.0f};
+  const QuadSource p = quadSource(m.q, 0.0f);  // the traceless form (gravity.h)
+  w.quadHead = {p.xx, p.yy, p.zz, p.xy};
+  w.quadTail = {p.xz, p.yz, shape.b2, 0.0f};
   a.walkCell[c] = w;
 }
 

@@ -12,8 +12,8 @@
 //   - opened leaves put their particles into a ring of 64 sources in shared memory (a warp
 //     prefix sum of their counts; any leaf size, so deepest-level piles of duplicates too);
 //   - opened internal cells push their children onto the stack.
-// Whenever a ring holds ≥ 32 entries the warp flushes 32 of them (m2p / p2p from gravity.h,
-// fp32), reading the sources from shared memory. Groups mostly hold fewer particles than the
+// Whenever a ring holds ≥ 32 entries the warp flushes 32 of them (m2pQuadrupole / p2p from
+// gravity.h, fp32), reading the sources from shared memory. Groups mostly hold fewer particles than the
 // warp's 32 kTargets slots (46 on average at N_group = 64), so the targets beyond the full
 // rows of 32 are replicated over the idle slots and the copies split every flush's sources
 // between them (Targets); their partial sums are added at the end. The remainders are flushed
@@ -52,18 +52,20 @@ constexpr unsigned kSharedStack = kWalkSharedStack;
 static_assert((kSharedStack & (kSharedStack - 1)) == 0 && kSharedStack >= 256,
               "a power of two that holds one push (≤ 256 cells) above the spill");
 
-struct alignas(8) QuadTail {
-  float xz, yz;
-};
-
 constexpr int kMaxTargets = kMaxWalkGroup / 32;  // target slots per lane, at most
+
+/// A multipole in the ring: what m2pQuadrupole reads, in three 16-byte words (48 bytes apart,
+/// so eight lanes reading eight different slots hit distinct banks).
+struct CellSlot {
+  Vec4 comMass;   // centre of mass, mass
+  Vec4 quadHead;  // traceless P: xx, yy, zz, xy
+  Vec4 quadTail;  // P: xz, yz; softTrace = −tr(Q)·ε²; unused
+};
 
 /// One warp's shared memory: the two rings and the leaf scan during the walk, then the copies'
 /// partial sums (reduceCopies).
 struct WarpRings {
-  Vec4 cellComMass[kRing];
-  Vec4 cellQuadHead[kRing];  // xx, yy, zz, xy
-  QuadTail cellQuadTail[kRing];
+  CellSlot cell[kRing];               // M2P sources
   Vec4 source[kRing];                 // P2P sources: position, mass
   std::uint32_t leafBase[32];         // first particle of the lane's leaf − its exclusive prefix
   std::uint32_t leafEnd[32];          // inclusive prefix of the opened leaves' counts
@@ -103,7 +105,9 @@ struct WalkArgs {
 /// holds target l + 32 i and takes every source of each flush. The m = n − 32 F remaining
 /// targets are replicated over the R = kTargets − F remaining rows, r = min(⌊32 R / m⌋, 32)
 /// times: partial slot s = l + 32 (i − F) holds target 32 F + s mod m and takes every r-th
-/// source of each flush, starting at its copy s / m (slots with copy ≥ r idle). So a lane costs
+/// source of each flush, starting at its copy s / m. Slots with copy ≥ r are idle: they hold
+/// target 0 as copy 0 and compute along (a branch around them would cost every lane more), but
+/// their sums are never read (reduceCopies reads slots below r m). So a lane costs
 /// F + R ⌈32 / r⌉ evaluations per flush of 32 sources instead of kTargets · 32 (n = 40 in 64
 /// slots: 40, not 64; n = 18: 22); the copies' partial sums are added at the end (reduceCopies).
 /// The interaction lists are untouched.
@@ -111,7 +115,7 @@ template <int kTargets>
 struct Targets {
   Vec3 x[kTargets];
   Vec4 acc[kTargets];
-  unsigned copy[kTargets];  // partial rows: first source within a run of `stride` (≥ 32: idle)
+  unsigned copy[kTargets];  // partial rows: first source within a run of `stride`
   unsigned full;            // F, full rows (warp-uniform)
   unsigned rest;            // m, targets in the partial rows (0: none)
   unsigned stride;          // r (partial rows; 1 when there are none)
@@ -128,9 +132,10 @@ __device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass, st
     std::uint32_t target = lane + 32u * i;
     if (unsigned(i) >= t.full) {
       const unsigned s = lane + 32u * (i - t.full);
-      const unsigned copy = t.rest > 0 ? s / t.rest : 32u;
-      t.copy[i] = copy < t.stride ? copy : 32u;
-      target = copy < t.stride ? 32u * t.full + s - copy * t.rest : 0u;
+      const unsigned copy = t.rest > 0 ? s / t.rest : t.stride;
+      const bool idle = copy >= t.stride;
+      t.copy[i] = idle ? 0u : copy;
+      target = idle ? 0u : 32u * t.full + s - copy * t.rest;
     } else {
       t.copy[i] = 0;
     }
@@ -179,82 +184,78 @@ __device__ inline std::uint32_t inclusiveWarpSum(std::uint32_t v, unsigned lane)
   return v;
 }
 
+/// The multipole ring as flush reads it.
 template <bool kQuad>
-__device__ __forceinline__ void ringCell(const WarpShared& sh, unsigned s, Vec4& cm,
-                                         Quadrupole& q) {
-  cm = sh.r.cellComMass[s];
-  if (kQuad) {
-    const Vec4 a = sh.r.cellQuadHead[s];
-    const QuadTail b = sh.r.cellQuadTail[s];
-    q = {a.x, a.y, a.z, a.w, b.xz, b.yz};
+struct CellSources {
+  using Slot = CellSlot;
+  __device__ static const Slot* ring(const WarpShared& sh) { return sh.r.cell; }
+  __device__ static void eval(const Slot& s, Vec3 x, float eps2, Vec4& acc) {
+    if (kQuad) {
+      const QuadSource q{s.quadHead.x, s.quadHead.y, s.quadHead.z, s.quadHead.w,
+                         s.quadTail.x, s.quadTail.y, s.quadTail.z};
+      m2pQuadrupole(x, s.comMass, q, eps2, acc);
+    } else {
+      m2pMonopole(x, s.comMass, eps2, acc);
+    }
   }
-}
+};
 
-/// Evaluates `num` (≤ 32) multipoles from ring slot `head`: full rows take every source (one
-/// broadcast read for all of them), partial rows sources copy[i], copy[i] + stride, ...
-template <int kTargets, bool kQuad>
-__device__ __forceinline__ void flushCells(const WarpShared& sh, unsigned head, unsigned num,
-                                           float eps2, Targets<kTargets>& t) {
+/// The particle ring as flush reads it.
+struct ParticleSources {
+  using Slot = Vec4;
+  __device__ static const Slot* ring(const WarpShared& sh) { return sh.r.source; }
+  __device__ static void eval(const Slot& s, Vec3 x, float eps2, Vec4& acc) {
+    p2p(x, s, eps2, acc);
+  }
+};
+
+/// Evaluates `num` (≤ 32) sources of a ring from position `head`, which is a multiple of 32 (the
+/// rings advance by 32 but for the last flush of a group), so the slots read do not wrap: full
+/// rows take every source (one broadcast read serves them all); partial row i takes sources
+/// copy[i], copy[i] + stride, ... below num, all lanes in step but for one ragged last step.
+template <class Sources, int kTargets>
+__device__ __forceinline__ void flush(const WarpShared& sh, unsigned head, unsigned num,
+                                      float eps2, Targets<kTargets>& t) {
+  using Slot = typename Sources::Slot;
   __syncwarp();  // the appends are visible
+  const Slot* ring = Sources::ring(sh);
+  const unsigned base = head % kRing;
   if (t.full > 0) {
-#pragma unroll 2
+    const Slot* slot = ring + base;
+#pragma unroll 4
     for (unsigned k = 0; k < num; ++k) {
-      Vec4 cm;
-      Quadrupole q;
-      ringCell<kQuad>(sh, (head + k) % kRing, cm, q);
+      const Slot s = slot[k];
 #pragma unroll
       for (int i = 0; i < kTargets; ++i) {
-        if (unsigned(i) < t.full) m2p(t.x[i], cm, q, kQuad, eps2, t.acc[i]);
+        if (unsigned(i) < t.full) Sources::eval(s, t.x[i], eps2, t.acc[i]);
       }
     }
   }
   if (t.rest > 0) {
-    const unsigned steps = (num + t.stride - 1) / t.stride;
+    unsigned at[kTargets];  // ring positions
+#pragma unroll
+    for (int i = 0; i < kTargets; ++i) at[i] = base + t.copy[i];
+    const unsigned whole = num / t.stride;  // steps in which every copy's source is below num
 #pragma unroll 2
-    for (unsigned k = 0; k < steps; ++k) {
+    for (unsigned k = 0; k < whole; ++k) {
 #pragma unroll
       for (int i = 0; i < kTargets; ++i) {
-        const unsigned src = k * t.stride + t.copy[i];
-        if (unsigned(i) < t.full || src >= num) continue;
-        Vec4 cm;
-        Quadrupole q;
-        ringCell<kQuad>(sh, (head + src) % kRing, cm, q);
-        m2p(t.x[i], cm, q, kQuad, eps2, t.acc[i]);
+        if (unsigned(i) >= t.full) {
+          Sources::eval(ring[at[i]], t.x[i], eps2, t.acc[i]);
+          at[i] += t.stride;
+        }
       }
     }
-  }
-  __syncwarp();  // the slots may be refilled
-}
-
-/// Evaluates `num` (≤ 32) particle sources from ring slot `head`, split as flushCells.
-template <int kTargets>
-__device__ __forceinline__ void flushParticles(const WarpShared& sh, unsigned head, unsigned num,
-                                               float eps2, Targets<kTargets>& t) {
-  __syncwarp();
-  if (t.full > 0) {
-#pragma unroll 2
-    for (unsigned k = 0; k < num; ++k) {
-      const Vec4 src = sh.r.source[(head + k) % kRing];
+    if (whole * t.stride < num) {
 #pragma unroll
       for (int i = 0; i < kTargets; ++i) {
-        if (unsigned(i) < t.full) p2p(t.x[i], src, eps2, t.acc[i]);
-      }
-    }
-  }
-  if (t.rest > 0) {
-    const unsigned steps = (num + t.stride - 1) / t.stride;
-#pragma unroll 2
-    for (unsigned k = 0; k < steps; ++k) {
-#pragma unroll
-      for (int i = 0; i < kTargets; ++i) {
-        const unsigned src = k * t.stride + t.copy[i];
-        if (unsigned(i) >= t.full && src < num) {
-          p2p(t.x[i], sh.r.source[(head + src) % kRing], eps2, t.acc[i]);
+        if (unsigned(i) >= t.full && at[i] < base + num) {
+          Sources::eval(ring[at[i]], t.x[i], eps2, t.acc[i]);
         }
       }
     }
   }
-  __syncwarp();
+  __syncwarp();  // the slots may be refilled
 }
 
 /// Ring positions of one warp (the same in every lane).
@@ -299,7 +300,7 @@ __device__ __forceinline__ void appendLeaves(const WalkArgs& a, WarpShared& sh, 
     // The flush of what is pending overlaps the loads just issued; then < 32 are pending, and
     // the 32 new slots do not reach them.
     if (r.partTail - r.partHead >= 32) {
-      flushParticles(sh, r.partHead, 32, a.eps2, t);
+      flush<ParticleSources>(sh, r.partHead, 32, a.eps2, t);
       r.partHead += 32;
     }
     if (j < total) sh.r.source[(r.partTail + lane) % kRing] = source;
@@ -340,19 +341,19 @@ __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, b
                                             Rings& r, Targets<kTargets>& t) {
   const unsigned mask = __ballot_sync(kFull, accept);
   if (accept) {
-    const unsigned s = (r.cellTail + lanesBelow(mask, lane)) % kRing;
-    sh.r.cellComMass[s] = p.comMass;
+    CellSlot& slot = sh.r.cell[(r.cellTail + lanesBelow(mask, lane)) % kRing];
+    slot.comMass = p.comMass;
     if (kQuad) {
       // Only accepted cells load it, after the test (loading it with the test was slower).
       const Vec4 tail = a.cells[c].quadTail;
-      sh.r.cellQuadHead[s] = a.cells[c].quadHead;
-      sh.r.cellQuadTail[s] = {tail.x, tail.y};
+      slot.quadHead = a.cells[c].quadHead;
+      slot.quadTail = {tail.x, tail.y, -tail.z * a.eps2, 0.0f};  // tr Q → softTrace
     }
   }
   r.cellTail += __popc(mask);
   r.cells += __popc(mask);
   if (r.cellTail - r.cellHead >= 32) {
-    flushCells<kTargets, kQuad>(sh, r.cellHead, 32, a.eps2, t);
+    flush<CellSources<kQuad>>(sh, r.cellHead, 32, a.eps2, t);
     r.cellHead += 32;
   }
 }
@@ -415,11 +416,11 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     __syncwarp();  // pushed before the next pop
   }
   if (r.cellTail != r.cellHead) {  // < 32 left
-    flushCells<kTargets, kQuad>(sh, r.cellHead, r.cellTail - r.cellHead, a.eps2, t);
+    flush<CellSources<kQuad>>(sh, r.cellHead, r.cellTail - r.cellHead, a.eps2, t);
   }
   while (r.partTail != r.partHead) {  // < 64 left
     const unsigned num = min(r.partTail - r.partHead, 32u);
-    flushParticles(sh, r.partHead, num, a.eps2, t);
+    flush<ParticleSources>(sh, r.partHead, num, a.eps2, t);
     r.partHead += num;
   }
   return true;
