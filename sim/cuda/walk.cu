@@ -101,8 +101,10 @@ struct WalkArgs {
   WalkCounters* counters;
 };
 
-/// The lane's target slots: row i of lane l. The first F = ⌊n / 32⌋ rows are full: slot (l, i)
-/// holds target l + 32 i and takes every source of each flush. The m = n − 32 F remaining
+/// The lane's target slots: row i of lane l. The first F = min(⌊n / 32⌋, kTargets − 1) rows are
+/// full: slot (l, i) holds target l + 32 i and takes every source of each flush. The last row is
+/// never full (n = 32 kTargets makes it a partial row with r = 1), so that the flushes have
+/// kTargets variants rather than kTargets + 1 (flushRows). The m = n − 32 F remaining
 /// targets are replicated over the R = kTargets − F remaining rows, r = min(⌊32 R / m⌋, 32)
 /// times: partial slot s = l + 32 (i − F) holds target 32 F + s mod m and takes every r-th
 /// source of each flush, starting at its copy s / m. Slots with copy ≥ r are idle: they hold
@@ -117,14 +119,14 @@ struct Targets {
   Vec4 acc[kTargets];
   unsigned copy[kTargets];  // partial rows: first source within a run of `stride`
   unsigned full;            // F, full rows (warp-uniform)
-  unsigned rest;            // m, targets in the partial rows (0: none)
+  unsigned rest;            // m, targets in the partial rows (≥ 1)
   unsigned stride;          // r (partial rows; 1 when there are none)
 };
 
 template <int kTargets>
 __device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass, std::uint32_t first,
                                             std::uint32_t n, unsigned lane, Targets<kTargets>& t) {
-  t.full = min(n / 32u, unsigned(kTargets));
+  t.full = min(n / 32u, unsigned(kTargets - 1));
   t.rest = n - 32u * t.full;
   t.stride = t.rest > 0 ? min(32u * (kTargets - t.full) / t.rest, 32u) : 1u;
 #pragma unroll
@@ -209,52 +211,58 @@ struct ParticleSources {
   }
 };
 
+/// The loops of one flush with kFull full rows, a constant, so that the loops test no row
+/// index: full rows take every source (one broadcast read serves them all); partial rows
+/// kFull.. take sources copy[i], copy[i] + stride, ... below num, all lanes in step but for one
+/// ragged last step.
+template <class Sources, int kTargets, int kFull>
+__device__ __forceinline__ void flushRows(const typename Sources::Slot* ring, unsigned base,
+                                          unsigned num, float eps2, Targets<kTargets>& t) {
+  if constexpr (kFull > 0) {
+#pragma unroll 4
+    for (unsigned k = 0; k < num; ++k) {
+      const typename Sources::Slot s = ring[base + k];
+#pragma unroll
+      for (int i = 0; i < kFull; ++i) Sources::eval(s, t.x[i], eps2, t.acc[i]);
+    }
+  }
+  unsigned at[kTargets];  // ring positions of the partial rows
+#pragma unroll
+  for (int i = kFull; i < kTargets; ++i) at[i] = base + t.copy[i];
+  const unsigned whole = num / t.stride;  // steps in which every copy's source is below num
+#pragma unroll 2
+  for (unsigned k = 0; k < whole; ++k) {
+#pragma unroll
+    for (int i = kFull; i < kTargets; ++i) {
+      Sources::eval(ring[at[i]], t.x[i], eps2, t.acc[i]);
+      at[i] += t.stride;
+    }
+  }
+  if (whole * t.stride < num) {
+#pragma unroll
+    for (int i = kFull; i < kTargets; ++i) {
+      if (at[i] < base + num) Sources::eval(ring[at[i]], t.x[i], eps2, t.acc[i]);
+    }
+  }
+}
+
+/// flushRows for the group's F (t.full < kTargets).
+template <class Sources, int kTargets, int kFull = 0>
+__device__ __forceinline__ void flushFor(const typename Sources::Slot* ring, unsigned base,
+                                         unsigned num, float eps2, Targets<kTargets>& t) {
+  if constexpr (kFull + 1 < kTargets) {
+    if (t.full != kFull) return flushFor<Sources, kTargets, kFull + 1>(ring, base, num, eps2, t);
+  }
+  flushRows<Sources, kTargets, kFull>(ring, base, num, eps2, t);
+}
+
 /// Evaluates `num` (≤ 32) sources of a ring from position `head`, which is a multiple of 32 (the
-/// rings advance by 32 but for the last flush of a group), so the slots read do not wrap: full
-/// rows take every source (one broadcast read serves them all); partial row i takes sources
-/// copy[i], copy[i] + stride, ... below num, all lanes in step but for one ragged last step.
+/// rings advance by 32 but for the last flush of a group), so the slots read do not wrap.
 template <class Sources, int kTargets>
 __device__ __forceinline__ void flush(const WarpShared& sh, unsigned head, unsigned num,
                                       float eps2, Targets<kTargets>& t) {
-  using Slot = typename Sources::Slot;
   __syncwarp();  // the appends are visible
-  const Slot* ring = Sources::ring(sh);
-  const unsigned base = head % kRing;
-  if (t.full > 0) {
-    const Slot* slot = ring + base;
-#pragma unroll 4
-    for (unsigned k = 0; k < num; ++k) {
-      const Slot s = slot[k];
-#pragma unroll
-      for (int i = 0; i < kTargets; ++i) {
-        if (unsigned(i) < t.full) Sources::eval(s, t.x[i], eps2, t.acc[i]);
-      }
-    }
-  }
-  if (t.rest > 0) {
-    unsigned at[kTargets];  // ring positions
-#pragma unroll
-    for (int i = 0; i < kTargets; ++i) at[i] = base + t.copy[i];
-    const unsigned whole = num / t.stride;  // steps in which every copy's source is below num
-#pragma unroll 2
-    for (unsigned k = 0; k < whole; ++k) {
-#pragma unroll
-      for (int i = 0; i < kTargets; ++i) {
-        if (unsigned(i) >= t.full) {
-          Sources::eval(ring[at[i]], t.x[i], eps2, t.acc[i]);
-          at[i] += t.stride;
-        }
-      }
-    }
-    if (whole * t.stride < num) {
-#pragma unroll
-      for (int i = 0; i < kTargets; ++i) {
-        if (unsigned(i) >= t.full && at[i] < base + num) {
-          Sources::eval(ring[at[i]], t.x[i], eps2, t.acc[i]);
-        }
-      }
-    }
-  }
+  flushFor<Sources>(Sources::ring(sh), head % kRing, num, eps2, t);
   __syncwarp();  // the slots may be refilled
 }
 
