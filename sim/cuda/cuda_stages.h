@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/common/keys.h"
@@ -35,6 +36,8 @@ struct DeviceParticles {
   void swap(DeviceParticles& o) noexcept;
 };
 
+struct TreeLevelGraph;  // tree_build.cu
+
 /// Scratch of the build stages, kept between steps so that nothing is allocated per step.
 struct BuildWorkspace {
   DeviceBuffer<Box> box;                     ///< 1 element: the bounding box
@@ -46,6 +49,9 @@ struct BuildWorkspace {
   DeviceBuffer<std::uint32_t> levelOffsets;  ///< tree build: per-block child offsets of a level
   DeviceBuffer<std::uint32_t> levelTable;    ///< levelBegin[0..kMaxLevel+1] + overflow flag
   DeviceBuffer<unsigned char> temp;          ///< CUB temporary storage
+  /// launchTree's level launches, captured as a CUDA graph and replayed while their arguments
+  /// stay the same (tree_build.cu); empty until the first build.
+  std::shared_ptr<TreeLevelGraph> treeGraph;
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
   const std::uint64_t* keysData() const { return keys[current].data(); }

@@ -10,7 +10,8 @@
 //   3. writeChildrenKernel: each block scans its flags again (cub::BlockScan, tile by tile) on
 //      top of its block offset, which gives every child its slot, and writes the children.
 // Flags are scanned in (cell, digit) order, so children are appended in parent order and in
-// digit order: exactly the CPU's cell order. The cell buffers are sized by an estimate; a
+// digit order: exactly the CPU's cell order. The 1 + 3 kMaxLevel launches are replayed from a
+// CUDA graph (TreeLevelGraph), one host call per build. The cell buffers are sized by an estimate; a
 // write past their end sets a flag, and the build is repeated with larger buffers (rare: the
 // buffers keep their size between steps).
 #include <algorithm>
@@ -180,10 +181,10 @@ CellArrays cellArrays(DeviceTree& tree) {
           tree.childCount.data(), tree.level.data(), static_cast<std::uint32_t>(tree.capacity)};
 }
 
-/// One attempt at the build; returns the level table (levelBegin[0..22], overflow flag).
-std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nLeaf,
-                                       DeviceTree& tree, Stream stream) {
-  const CellArrays cells = cellArrays(tree);
+/// The launches of one attempt at the build: the root, then three per level (kMaxLevel levels,
+/// most of them tiny).
+void launchLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, const CellArrays& cells,
+                  std::size_t capacity, Stream stream) {
   std::uint32_t* table = ws.levelTable.data();
   const std::uint64_t* keys = ws.keysData();
   const auto nLeaf32 = static_cast<std::uint32_t>(nLeaf);
@@ -201,12 +202,87 @@ std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nL
     BHVIZ_CUDA_CHECK_LAUNCH();
     writeChildrenKernel<<<blocks, kTreeBlock, 0, stream>>>(L, keys, nLeaf32, offsets, table, cells);
     BHVIZ_CUDA_CHECK_LAUNCH();
-    levelBound = std::min({levelBound * 8, std::max<std::size_t>(n, 1), tree.capacity});
+    levelBound = std::min({levelBound * 8, std::max<std::size_t>(n, 1), capacity});
   }
+}
 
+}  // namespace
+
+/// launchLevels captured into a CUDA graph. The host issues one graph launch instead of
+/// 1 + 3 kMaxLevel kernel launches, so it no longer paces the many tiny upper-level kernels.
+/// Every argument of the captured launches is in `key`; a build with other arguments captures
+/// again (in a simulation: when N or the cell buffers change).
+struct TreeLevelGraph {
+  struct Key {
+    std::size_t n = 0, capacity = 0;
+    int nLeaf = 0;
+    const void* keys = nullptr;
+    const void* table = nullptr;
+    const void* offsets = nullptr;
+    CellArrays cells{};
+    bool operator==(const Key& o) const {
+      return n == o.n && capacity == o.capacity && nLeaf == o.nLeaf && keys == o.keys &&
+             table == o.table && offsets == o.offsets && cells.first == o.cells.first &&
+             cells.count == o.cells.count && cells.child == o.cells.child &&
+             cells.childCount == o.cells.childCount && cells.level == o.cells.level &&
+             cells.capacity == o.cells.capacity;
+    }
+  };
+  Key key;
+  cudaGraphExec_t exec = nullptr;
+
+  TreeLevelGraph() = default;
+  TreeLevelGraph(const TreeLevelGraph&) = delete;
+  TreeLevelGraph& operator=(const TreeLevelGraph&) = delete;
+  ~TreeLevelGraph() {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+  }
+};
+
+namespace {
+
+/// Runs launchLevels through ws.treeGraph, capturing it first when the arguments changed.
+void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree,
+                       Stream stream) {
+  const CellArrays cells = cellArrays(tree);
+  const TreeLevelGraph::Key key{n,
+                                tree.capacity,
+                                nLeaf,
+                                ws.keysData(),
+                                ws.levelTable.data(),
+                                ws.levelOffsets.data(),
+                                cells};
+  if (!ws.treeGraph || !(ws.treeGraph->key == key)) {
+    auto graph = std::make_shared<TreeLevelGraph>();
+    graph->key = key;
+    // Thread-local capture: another host thread's backend (the accuracy meter's) may be
+    // launching work meanwhile, which a global capture would forbid.
+    BHVIZ_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t captured = nullptr;
+    try {
+      launchLevels(ws, n, nLeaf, cells, tree.capacity, stream);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &captured);
+      if (captured != nullptr) cudaGraphDestroy(captured);
+      throw;
+    }
+    BHVIZ_CUDA_CHECK(cudaStreamEndCapture(stream, &captured));
+    const cudaError_t made = cudaGraphInstantiate(&graph->exec, captured, 0);
+    cudaGraphDestroy(captured);
+    BHVIZ_CUDA_CHECK(made);
+    ws.treeGraph = std::move(graph);
+  }
+  BHVIZ_CUDA_CHECK(cudaGraphLaunch(ws.treeGraph->exec, stream));
+}
+
+/// One attempt at the build; returns the level table (levelBegin[0..22], overflow flag).
+std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nLeaf,
+                                       DeviceTree& tree, Stream stream) {
+  launchLevelsGraph(ws, n, nLeaf, tree, stream);
   std::vector<std::uint32_t> h(kTableSize);
-  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(h.data(), table, kTableSize * sizeof(std::uint32_t),
-                                   cudaMemcpyDeviceToHost, stream));
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(h.data(), ws.levelTable.data(),
+                                   kTableSize * sizeof(std::uint32_t), cudaMemcpyDeviceToHost,
+                                   stream));
   BHVIZ_CUDA_CHECK(cudaStreamSynchronize(stream));
   return h;
 }
