@@ -101,16 +101,17 @@ struct WalkArgs {
   WalkCounters* counters;
 };
 
-/// The lane's target slots: row i of lane l. The first F = min(⌊n / 32⌋, kTargets − 1) rows are
-/// full: slot (l, i) holds target l + 32 i and takes every source of each flush. The last row is
-/// never full (n = 32 kTargets makes it a partial row with r = 1), so that the flushes have
-/// kTargets variants rather than kTargets + 1 (flushRows). The m = n − 32 F remaining
+/// The lane's target slots: row i of lane l. The first F = min(⌊(n − 1) / 32⌋, kTargets − 1) rows
+/// are full: slot (l, i) holds target l + 32 i and takes every source of each flush. So at least
+/// one partial row holds 1 ≤ m ≤ 32 (kTargets − F) targets: with n = 32 kTargets the last row is
+/// a partial one with r = 1, and n = 32 gives two copies over two rows rather than one full row
+/// and an idle one; the flushes have kTargets variants (flushRows). The m = n − 32 F remaining
 /// targets are replicated over the R = kTargets − F remaining rows, r = min(⌊32 R / m⌋, 32)
 /// times: partial slot s = l + 32 (i − F) holds target 32 F + s mod m and takes every r-th
 /// source of each flush, starting at its copy s / m. Slots with copy ≥ r are idle: they hold
 /// target 0 as copy 0 and compute along (a branch around them would cost every lane more), but
 /// their sums are never read (reduceCopies reads slots below r m). So a lane costs
-/// F + R ⌈32 / r⌉ evaluations per flush of 32 sources instead of kTargets · 32 (n = 40 in 64
+/// 32 F + R ⌈32 / r⌉ evaluations per flush of 32 sources instead of 32 kTargets (n = 40 in 64
 /// slots: 40, not 64; n = 18: 22); the copies' partial sums are added at the end (reduceCopies).
 /// The interaction lists are untouched.
 template <int kTargets>
@@ -126,7 +127,7 @@ struct Targets {
 template <int kTargets>
 __device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass, std::uint32_t first,
                                             std::uint32_t n, unsigned lane, Targets<kTargets>& t) {
-  t.full = min(n / 32u, unsigned(kTargets - 1));
+  t.full = n > 0 ? min((n - 1) / 32u, unsigned(kTargets - 1)) : 0u;
   t.rest = n - 32u * t.full;
   t.stride = t.rest > 0 ? min(32u * (kTargets - t.full) / t.rest, 32u) : 1u;
 #pragma unroll
