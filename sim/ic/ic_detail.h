@@ -225,25 +225,16 @@ struct Rotation {
   }
 };
 
-/// Right-handed rotation by `angle` radians about the x axis: +z tilts towards −y.
-inline Rotation rotationAboutX(double angle) {
+/// Right-handed rotation by `angle` radians about coordinate axis `axis` (0 x, 1 y, 2 z): the
+/// next axis turns towards the one after it (about x, +y towards +z, so +z tilts towards −y).
+inline Rotation rotationAbout(int axis, double angle) {
   const double c = std::cos(angle), s = std::sin(angle);
+  const int a = (axis + 1) % 3, b = (axis + 2) % 3;
   Rotation r;
-  r.m[1][1] = c;
-  r.m[1][2] = -s;
-  r.m[2][1] = s;
-  r.m[2][2] = c;
-  return r;
-}
-
-/// Right-handed rotation by `angle` radians about the z axis.
-inline Rotation rotationAboutZ(double angle) {
-  const double c = std::cos(angle), s = std::sin(angle);
-  Rotation r;
-  r.m[0][0] = c;
-  r.m[0][1] = -s;
-  r.m[1][0] = s;
-  r.m[1][1] = c;
+  r.m[a][a] = c;
+  r.m[a][b] = -s;
+  r.m[b][a] = s;
+  r.m[b][b] = c;
   return r;
 }
 
@@ -265,14 +256,14 @@ inline void rotate(Particles& p, std::size_t begin, std::size_t end, const Rotat
 /// plane. node = 0 is a plain rotation about x (and is applied as exactly that).
 inline void tilt(Particles& p, std::size_t begin, std::size_t end, double inclination,
                  double node) {
-  const Rotation aboutX = rotationAboutX(inclination * kPi / 180.0);
+  const Rotation aboutX = rotationAbout(0, inclination * kPi / 180.0);
   if (node == 0.0) {
     rotate(p, begin, end, aboutX);
     return;
   }
   // Rz(node) · Rx(inclination) · Rz(−node): the tilt axis turned to the node's azimuth.
-  const Rotation toNode = rotationAboutZ(node * kPi / 180.0);
-  const Rotation fromNode = rotationAboutZ(-node * kPi / 180.0);
+  const Rotation toNode = rotationAbout(2, node * kPi / 180.0);
+  const Rotation fromNode = rotationAbout(2, -node * kPi / 180.0);
   Rotation r;
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) {
