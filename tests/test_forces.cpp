@@ -123,7 +123,8 @@ TEST(Interactions, TracelessFormEqualsTheSecondMomentExpansionWithSoftening) {
     EXPECT_LT(aErr / aNorm, 2e-6) << "trial " << trial;
     EXPECT_LT(std::fabs(got.w - want[3]), 2e-6 * std::fabs(want[3])) << "trial " << trial;
     // The softening's trace term is not negligible here: dropping it moves the potential by
-    // many times the tolerance (so the comparison above can fail).
+    // more than 1 % of the quadrupole term, far beyond the tolerance above (so that comparison
+    // can fail).
     EXPECT_GT(std::fabs(noSoftTrace.w - want[3]), 1e-2 * wantQuad) << "trial " << trial;
   }
 }

@@ -70,8 +70,8 @@ BHVIZ_HD inline void m2pMonopole(Vec3 xi, Vec4 comMass, float eps2, Vec4& acc) {
 ///   φ = −M/R − ½ u/R⁵
 ///   a = −M r/R³ + P r/R⁵ − (5/2) u r/R⁷
 /// This is the softened expansion φ = −M/R − ½(3 rᵀQr/R⁵ − tr Q/R³) exactly (3 rᵀQr =
-/// rᵀPr + tr Q·r², and r² − R² = −ε²), written so that a target costs 34 fp32 operations. The
-/// groupings below are the fused multiply–adds the GPU executes.
+/// rᵀPr + tr Q·r², and r² − R² = −ε²), written so that a target costs 33 fp32 operations and
+/// one reciprocal square root. The groupings below are the fused multiply–adds the GPU executes.
 BHVIZ_HD inline void m2pQuadrupole(Vec3 xi, Vec4 comMass, const QuadSource& p, float eps2,
                                    Vec4& acc) {
   const float rx = xi.x - comMass.x, ry = xi.y - comMass.y, rz = xi.z - comMass.z;

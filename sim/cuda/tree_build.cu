@@ -11,9 +11,9 @@
 //      top of its block offset, which gives every child its slot, and writes the children.
 // Flags are scanned in (cell, digit) order, so children are appended in parent order and in
 // digit order: exactly the CPU's cell order. The 1 + 3 kMaxLevel launches are replayed from a
-// CUDA graph (TreeLevelGraph), one host call per build. The cell buffers are sized by an estimate; a
-// write past their end sets a flag, and the build is repeated with larger buffers (rare: the
-// buffers keep their size between steps).
+// CUDA graph (TreeLevelGraph), one host call per build. The cell buffers are sized by an
+// estimate; a write past their end sets a flag, and the build is repeated with larger buffers
+// (rare: the buffers keep their size between steps).
 #include <algorithm>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -262,8 +262,9 @@ void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree&
     try {
       launchLevels(ws, n, nLeaf, cells, tree.capacity, stream);
     } catch (...) {
-      cudaStreamEndCapture(stream, &captured);
+      cudaStreamEndCapture(stream, &captured);  // ends the (invalidated) capture
       if (captured != nullptr) cudaGraphDestroy(captured);
+      (void)cudaGetLastError();  // so that no later, unrelated check reports this one
       throw;
     }
     BHVIZ_CUDA_CHECK(cudaStreamEndCapture(stream, &captured));

@@ -13,9 +13,9 @@
 //     prefix sum of their counts; any leaf size, so deepest-level piles of duplicates too);
 //   - opened internal cells push their children onto the stack.
 // Whenever a ring holds ≥ 32 entries the warp flushes 32 of them (m2pQuadrupole / p2p from
-// gravity.h, fp32), reading the sources from shared memory. Groups mostly hold fewer particles than the
-// warp's 32 kTargets slots (46 on average at N_group = 64), so the targets beyond the full
-// rows of 32 are replicated over the idle slots and the copies split every flush's sources
+// gravity.h, fp32), reading the sources from shared memory. Groups mostly hold fewer particles
+// than the warp's 32 kTargets slots (46 on average at N_group = 64), so the targets beyond the
+// full rows of 32 are replicated over the idle slots and the copies split every flush's sources
 // between them (Targets); their partial sums are added at the end. The remainders are flushed
 // last.
 //
@@ -101,11 +101,12 @@ struct WalkArgs {
   WalkCounters* counters;
 };
 
-/// The lane's target slots: row i of lane l. The first F = min(⌊(n − 1) / 32⌋, kTargets − 1) rows
-/// are full: slot (l, i) holds target l + 32 i and takes every source of each flush. So at least
-/// one partial row holds 1 ≤ m ≤ 32 (kTargets − F) targets: with n = 32 kTargets the last row is
-/// a partial one with r = 1, and n = 32 gives two copies over two rows rather than one full row
-/// and an idle one; the flushes have kTargets variants (flushRows). The m = n − 32 F remaining
+/// The lane's target slots: row i of lane l. The first F = ⌊(n − 1) / 32⌋ rows (n ≤ 32 kTargets,
+/// so F < kTargets) are full: slot (l, i) holds target l + 32 i and takes every source of each
+/// flush. So a partial row always holds 1 ≤ m ≤ 32 targets: with n = 32 kTargets the last row is
+/// a partial one with r = 1, and with n = 32 and two or more rows the group takes two or more
+/// copies rather than one full row beside idle ones; the flushes have kTargets variants
+/// (flushRows). The m = n − 32 F remaining
 /// targets are replicated over the R = kTargets − F remaining rows, r = min(⌊32 R / m⌋, 32)
 /// times: partial slot s = l + 32 (i − F) holds target 32 F + s mod m and takes every r-th
 /// source of each flush, starting at its copy s / m. Slots with copy ≥ r are idle: they hold
@@ -121,7 +122,7 @@ struct Targets {
   unsigned copy[kTargets];  // partial rows: first source within a run of `stride`
   unsigned full;            // F, full rows (warp-uniform)
   unsigned rest;            // m, targets in the partial rows (≥ 1)
-  unsigned stride;          // r (partial rows; 1 when there are none)
+  unsigned stride;          // r, copies of each partial-row target
 };
 
 template <int kTargets>
