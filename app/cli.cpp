@@ -37,7 +37,7 @@ struct RawArgs {
   std::string steps = "10";
   std::string theta, mac, macParam, nLeaf, nGroup, softening, eta, dt, maxBinDepth, sharedDt;
   bool blockSteps = false;
-  std::string quadrupole, curve, treeRefit;
+  std::string quadrupole, curve;
   std::string backend = "auto";
   std::string seed = "1";
   std::string threads, stats, dumpAccel;
@@ -256,10 +256,6 @@ void defineOptions(CLI::App& app, RawArgs& r) {
                              "Power-of-two block steps per particle (dtMax from --dt)");
   shared->excludes(block);
   shared->excludes(dt);
-  app.add_option("--tree-refit", r.treeRefit,
-                 "Block steps: refit the tree between full steps instead of rebuilding it: on or "
-                 "off (default on)")
-      ->type_name("on|off");
   app.add_option("--quadrupole", r.quadrupole, "Quadrupole cell terms: on or off (default on)")
       ->type_name("on|off");
   app.add_option("--curve", r.curve, "Space-filling curve: hilbert or morton (default hilbert)")
@@ -312,7 +308,6 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
     p.curve = *curve;
   }
   if (given("--quadrupole")) p.quadrupole = toOnOff("--quadrupole", r.quadrupole);
-  if (given("--tree-refit")) p.treeRefit = toOnOff("--tree-refit", r.treeRefit);
   if (given("--theta")) p.theta = toFloat("--theta", r.theta);
   if (given("--mac-param")) p.macParam = toFloat("--mac-param", r.macParam);
   // Integers in int's range here; sim::validate holds the real ranges.

@@ -44,7 +44,6 @@ Json paramsJson(const sim::SimParams& p) {
       {"dtMax", decimal(p.dtMax)},
       {"eta", decimal(p.eta)},
       {"maxBinDepth", p.maxBinDepth},
-      {"treeRefit", p.treeRefit},
   };
 }
 

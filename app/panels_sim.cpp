@@ -184,12 +184,6 @@ void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
       s.view.maxBinDepth = std::max(p.maxBinDepth, 1);
       r.viewChanged = true;
     }
-    changed |= ImGui::Checkbox("refit tree between full steps", &p.treeRefit);
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip(
-          "On: substeps inside a full step keep the tree's order and topology and\n"
-          "recompute only its moments; the full step's last substep rebuilds it.");
-    }
   }
   ImGui::TextDisabled("mode, dt_max and depth change where all particles are synchronised");
   if (info.session != nullptr) {

@@ -2,9 +2,7 @@
 // time and the final relative energy error, for shared steps of several sizes and block steps
 // of several η, so the speed-up can be read at equal energy error (GOTHIC reports 3–5×).
 //
-//   bench_block_steps --backend cuda --n 1000000 --time 0.5 [--tree-refit both]
-// --tree-refit on|off|both: block runs with the tree refitted between full steps (the default),
-// rebuilt at every substep, or each η both ways.
+//   bench_block_steps --backend cuda --n 1000000 --time 0.5
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -60,7 +58,6 @@ int main(int argc, char** argv) {
   std::vector<float> etas{0.4f, 0.2f, 0.1f};
   float blockDtMax = 1.0f / 16;
   int depth = 8;
-  std::string refit = "on";
   app.add_option("--backend", backend, "cpu or cuda");
   app.add_option("--scenario", scenario);
   app.add_option("--n", n);
@@ -69,12 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--eta", etas, "block-step accuracy parameters");
   app.add_option("--block-dt-max", blockDtMax);
   app.add_option("--max-bin-depth", depth);
-  app.add_option("--tree-refit", refit, "block steps: on, off or both")
-      ->check(CLI::IsMember({"on", "off", "both"}));
   CLI11_PARSE(app, argc, argv);
-  std::vector<bool> refits;
-  if (refit != "off") refits.push_back(true);
-  if (refit != "on") refits.push_back(false);
   try {
     const Particles ic = makeScenario(scenario, n, 1);
     SimParams base;
@@ -94,15 +86,12 @@ int main(int argc, char** argv) {
       print("shared", dt, run(backend, ic, p, endTime));
     }
     for (float eta : etas) {
-      for (bool treeRefit : refits) {
-        SimParams p = base;
-        p.stepping = TimeStepping::Block;
-        p.dtMax = blockDtMax;
-        p.maxBinDepth = depth;
-        p.eta = eta;
-        p.treeRefit = treeRefit;
-        print(treeRefit ? "block (refit)" : "block (rebuild)", eta, run(backend, ic, p, endTime));
-      }
+      SimParams p = base;
+      p.stepping = TimeStepping::Block;
+      p.dtMax = blockDtMax;
+      p.maxBinDepth = depth;
+      p.eta = eta;
+      print("block", eta, run(backend, ic, p, endTime));
     }
   } catch (const std::exception& e) {
     std::cerr << "bench_block_steps: " << e.what() << '\n';

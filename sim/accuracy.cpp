@@ -30,11 +30,11 @@ AccuracySample measureAccuracy(Backend& scratch, const Particles& state, const S
   scratch.upload(state);
   const Clock clock{0.0, 0, 0, p.dtMax};
   if (p.mac == MacKind::Acceleration && !oldAccValid) {
-    scratch.computeForces(clock, p, ForceTargets::All, false, TreeUpdate::Rebuild);
+    scratch.computeForces(clock, p, ForceTargets::All, false);
     oldAccValid = true;
   }
   scratch.resetProfile();
-  scratch.computeForces(clock, p, ForceTargets::All, oldAccValid, TreeUpdate::Rebuild);
+  scratch.computeForces(clock, p, ForceTargets::All, oldAccValid);
   const StepProfile& prof = scratch.profile();
 
   Particles out;

@@ -19,26 +19,6 @@ namespace bhviz::sim {
 /// Which particles get new forces.
 enum class ForceTargets { Active, All };
 
-/// Where computeForces gets its tree from.
-enum class TreeUpdate {
-  Rebuild,  ///< keys, sort and topology from the current positions, then the moments
-  Refit,    ///< the last rebuild's particle order and topology; moments (tight boxes, MAC data)
-            ///< from the current positions. Forces stay exact to the MAC (it reads the tight
-            ///< boxes); only the tree's compactness ages as particles move. A backend rebuilds
-            ///< anyway when it holds no tree for these particles, N_leaf and curve.
-};
-
-/// What a tree was built with, so that a refit can tell whether it still fits.
-struct TreeShape {
-  bool built = false;
-  int nLeaf = 0;
-  Curve curve = Curve::Hilbert;
-  std::size_t particles = 0;
-  bool fits(const SimParams& p, std::size_t n) const {
-    return built && nLeaf == p.nLeaf && curve == p.curve && particles == n;
-  }
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -55,10 +35,10 @@ class Backend {
   virtual int openKicks(const Clock& clock, const SimParams& p) = 0;
   /// Moves every particle by v·dt.
   virtual void drift(float dt) = 0;
-  /// Rebuilds or refits the tree and computes accelerations and potentials of the targets.
+  /// Rebuilds the tree and computes accelerations and potentials of the targets.
   /// `oldAccValid`: accPot holds accelerations from an earlier evaluation (acceleration MAC).
   virtual void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
-                             bool oldAccValid, TreeUpdate update) = 0;
+                             bool oldAccValid) = 0;
   /// For each particle active at clock.tick: v += a·dt/2 of its bin.
   virtual void closeKicks(const Clock& clock) = 0;
   /// Ids of up to `max` particles with a non-finite position, velocity or acceleration.

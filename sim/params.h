@@ -42,10 +42,6 @@ struct SimParams {
   float dtMax = 1.0f / 128.0f;         ///< the shared step, or the longest block step [time]
   float eta = 0.2f;                    ///< block-step accuracy η in dt_i = η·sqrt(ε/|a_i|) [1]
   int maxBinDepth = 8;                 ///< deepest block bin: dt ≥ dtMax / 2^maxBinDepth [1]
-  /// Block steps: the substeps inside a full step refit the tree (the order and topology of the
-  /// last rebuild, moments from the current positions) instead of rebuilding it; the substep
-  /// that ends a full step, where every particle is active, rebuilds. Shared steps always rebuild.
-  bool treeRefit = true;
 };
 
 /// The defaults above, spelled out for callers that want them by name.

@@ -30,7 +30,7 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
   std::fill(start.bin.begin(), start.bin.end(), std::uint8_t{0});
   m_backend->upload(start);
   m_backend->resetProfile();
-  m_backend->computeForces(m_clock, m_params, ForceTargets::All, false, TreeUpdate::Rebuild);
+  m_backend->computeForces(m_clock, m_params, ForceTargets::All, false);
   m_last = m_backend->profile();
   checkFinite();
 }
@@ -57,10 +57,7 @@ void Simulation::substep() {
   const std::uint64_t next = m_clock.tick - m_clock.tick % period + period;
   m_backend->drift(static_cast<float>(static_cast<double>(next - m_clock.tick) * m_clock.tickDt()));
   m_clock.tick = next;
-  // Where every particle is active (a full step ends; every shared step) the tree is rebuilt.
-  const TreeUpdate update =
-      m_params.treeRefit && !m_clock.synchronized() ? TreeUpdate::Refit : TreeUpdate::Rebuild;
-  m_backend->computeForces(m_clock, m_params, ForceTargets::Active, true, update);
+  m_backend->computeForces(m_clock, m_params, ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
   m_last = m_backend->profile();
   accumulate(m_total, m_last);
@@ -81,7 +78,7 @@ void Simulation::recomputeForces() {
     throw std::logic_error("recomputeForces needs every particle synchronised");
   }
   m_backend->resetProfile();
-  m_backend->computeForces(m_clock, m_params, ForceTargets::All, true, TreeUpdate::Rebuild);
+  m_backend->computeForces(m_clock, m_params, ForceTargets::All, true);
   checkFinite();
 }
 

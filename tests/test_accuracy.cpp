@@ -46,8 +46,7 @@ TEST(InteractionExport, ListMatchesTheWalkCountsAndForcesBitForBit) {
   const SimParams p = params(MacKind::Bonsai, 0.6f);
   CpuBackend backend;
   backend.upload(in);
-  backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false,
-                        TreeUpdate::Rebuild);
+  backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
   const Tree& tree = backend.tree();
   const Groups& groups = backend.groups();
   const Particles& s = backend.particles();

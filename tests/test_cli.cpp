@@ -87,8 +87,7 @@ TEST(CliParse, EveryOptionReachesOptions) {
              "1e-3",       "--n-leaf",     "8",       "--n-group", "32",        "--softening",
              "0.01",       "--eta",        "0.1",     "--dt",      "0.002",     "--max-bin-depth",
              "5",          "--quadrupole", "off",     "--curve",   "morton",    "--backend",
-             "cpu",        "--seed",       "42",      "--threads", "2",         "--tree-refit",
-             "off",        "--quiet"});
+             "cpu",        "--seed",       "42",      "--threads", "2",         "--quiet"});
   EXPECT_EQ(o.scenario, "plummer");
   EXPECT_EQ(o.n, 1234u);
   EXPECT_EQ(o.steps, 0);
@@ -102,7 +101,6 @@ TEST(CliParse, EveryOptionReachesOptions) {
   EXPECT_FLOAT_EQ(o.params.dtMax, 0.002f);
   EXPECT_EQ(o.params.maxBinDepth, 5);
   EXPECT_FALSE(o.params.quadrupole);
-  EXPECT_FALSE(o.params.treeRefit);
   EXPECT_EQ(o.params.curve, bhviz::sim::Curve::Morton);
   EXPECT_EQ(o.backend, bhviz::app::BackendChoice::Cpu);
   EXPECT_EQ(o.seed, 42u);
@@ -266,7 +264,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"--n-leaf 0", "--n-leaf"}, BadValue{"--softening -1", "--softening"},
         BadValue{"--eta 0", "--eta"}, BadValue{"--steps -1", "--steps"},
         BadValue{"--quadrupole maybe", "--quadrupole"}, BadValue{"--curve zorder", "--curve"},
-        BadValue{"--tree-refit sometimes", "--tree-refit"},
         BadValue{"--stats /nonexistent_bhviz_dir/x.json", "--stats"},
         BadValue{"--dump-accel /nonexistent_bhviz_dir/x.csv", "--dump-accel"},
         BadValue{"--bogus-option", "--bogus-option"},
@@ -393,7 +390,7 @@ TEST_F(CliRun, StatsHaveEveryKey) {
   }
   for (const char* key :
        {"mac", "theta", "macParam", "effectiveMacParam", "quadrupole", "nLeaf", "nGroup",
-        "softening", "curve", "stepping", "dtMax", "eta", "maxBinDepth", "treeRefit"}) {
+        "softening", "curve", "stepping", "dtMax", "eta", "maxBinDepth"}) {
     EXPECT_TRUE(j.at("params").contains(key)) << key;
   }
   for (std::string_view stage : bhviz::sim::kStageNames) {

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "sim/simulation.h"
@@ -99,83 +98,6 @@ TEST(Integrator, BlockStepsWithOneBinEqualSharedSteps) {
     ASSERT_EQ(pa.posMass[i].y, pb.posMass[i].y);
     ASSERT_EQ(pa.vel[i].z, pb.vel[i].z);
   }
-}
-
-TEST(TreeRefit, AfterADriftForcesKeepTheAccuracyOfARebuild) {
-  // Drift a Plummer sphere far enough that leaves smear (0.1 time units at v ~ 0.5), then
-  // evaluate on the refitted tree and on a rebuilt one at the same positions.
-  const SimParams p = plummerParams(TimeStepping::Block);
-  const Clock clock{0.0, 0, 0, p.dtMax};
-  CpuBackend refit;
-  refit.upload(test::plummer20k());
-  refit.computeForces(clock, p, ForceTargets::All, false, TreeUpdate::Rebuild);
-  const std::vector<std::uint32_t> order = refit.particles().id;
-  refit.drift(0.1f);
-  refit.resetProfile();
-  refit.computeForces(clock, p, ForceTargets::All, true, TreeUpdate::Refit);
-  EXPECT_EQ(refit.profile().ms[static_cast<int>(Stage::Sort)], 0.0) << "a refit does not sort";
-  EXPECT_EQ(refit.particles().id, order) << "a refit keeps the particle order";
-  const InteractionCounts refitCounts = refit.profile().interactions;
-
-  CpuBackend rebuilt;
-  rebuilt.upload(refit.particles());
-  rebuilt.computeForces(clock, p, ForceTargets::All, false, TreeUpdate::Rebuild);
-  const InteractionCounts rebuiltCounts = rebuilt.profile().interactions;
-
-  const Particles a = refit.particles();
-  Particles b;
-  rebuilt.download(b);
-  b = sortedById(b);
-  const Particles aById = sortedById(a);
-  const std::vector<std::uint32_t> sample = sampleIndices(a.size(), 2000, 7);
-  const std::vector<Accel4d> ref = directSum(aById, sample, p.softening);
-  const ForceError errRefit = forceError(aById, sample, ref);
-  const ForceError errRebuilt = forceError(b, sample, ref);
-  // Moments left from before the drift would be off by the displacement: errors of order 1e-2.
-  EXPECT_LT(errRefit.median, 1.3 * errRebuilt.median + 1e-6);
-  EXPECT_LT(errRefit.p99, 1.3 * errRebuilt.p99 + 1e-6);
-  EXPECT_LT(errRefit.median, 3e-4);
-  // The aged tree may cost interactions, never saves many.
-  const auto perTarget = [](const InteractionCounts& c) {
-    return double(c.cell + c.particle) / double(c.targets);
-  };
-  EXPECT_GT(perTarget(refitCounts), 0.95 * perTarget(rebuiltCounts));
-}
-
-TEST(TreeRefit, BlockStepsRefitBetweenFullStepsAndFollowRebuiltRuns) {
-  SimParams rebuild = plummerParams(TimeStepping::Block);
-  rebuild.dtMax = 1.0f / 16.0f;
-  rebuild.maxBinDepth = 6;
-  rebuild.eta = 0.1f;
-  rebuild.treeRefit = false;
-  SimParams refit = rebuild;
-  refit.treeRefit = true;
-  const Particles ic = makePlummer(4096, 2);
-  Simulation a(makeCpuBackend(), ic, rebuild), b(makeCpuBackend(), ic, refit);
-  const Diagnostics start = b.diagnostics();
-  int refits = 0, rebuilds = 0;
-  for (int step = 0; step < 4; ++step) {
-    a.advance(1);
-    do {
-      b.substep();
-      const bool sorted = b.lastProfile().ms[static_cast<int>(Stage::Sort)] > 0.0;
-      EXPECT_EQ(sorted, b.synchronized()) << "rebuilt exactly where a full step ends";
-      (sorted ? rebuilds : refits) += 1;
-    } while (!b.synchronized());
-  }
-  EXPECT_EQ(a.substeps(), b.substeps()) << "the same bins: forces agree closely";
-  EXPECT_EQ(rebuilds, 4);
-  EXPECT_GT(refits, 8);
-  EXPECT_LE(relativeDrift(start, b.diagnostics()), 1e-3);
-  const Particles pa = sortedById(a.particles()), pb = sortedById(b.particles());
-  float worst = 0.0f;
-  for (std::size_t i = 0; i < pa.size(); ++i) {
-    worst = std::max({worst, std::fabs(pa.posMass[i].x - pb.posMass[i].x),
-                      std::fabs(pa.posMass[i].y - pb.posMass[i].y),
-                      std::fabs(pa.posMass[i].z - pb.posMass[i].z)});
-  }
-  EXPECT_LT(worst, 1e-3f) << "refit and rebuilt runs differ only by force-approximation noise";
-  EXPECT_GT(worst, 0.0f) << "the two runs must differ somewhere, or the refit never ran";
 }
 
 TEST(Integrator, KeplerOrbitCloses) {

@@ -247,7 +247,7 @@ TEST_F(RenderTest, TreeOverlayAddsLinePixels) {
   backend.upload(p);
   bhviz::sim::SimParams params = bhviz::sim::defaultSimParams();
   backend.computeForces(bhviz::sim::Clock{0.0, 0, 0, params.dtMax}, params,
-                        bhviz::sim::ForceTargets::All, false, bhviz::sim::TreeUpdate::Rebuild);
+                        bhviz::sim::ForceTargets::All, false);
   const auto boxes = bhviz::app::treeCellBoxes(backend.tree(), backend.particles(), 1, 4);
   ASSERT_GT(boxes.size(), 8u);
 

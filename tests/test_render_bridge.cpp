@@ -231,7 +231,7 @@ TEST(OverlayView, TreeCellBoxesHoldTheirParticles) {
   backend.upload(in);
   const auto params = bhviz::sim::defaultSimParams();
   backend.computeForces(bhviz::sim::Clock{0.0, 0, 0, params.dtMax}, params,
-                        bhviz::sim::ForceTargets::All, false, bhviz::sim::TreeUpdate::Rebuild);
+                        bhviz::sim::ForceTargets::All, false);
   const auto& tree = backend.tree();
   const auto& p = backend.particles();
   const auto boxes = bhviz::app::treeCellBoxes(tree, p, 2, 4);

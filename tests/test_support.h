@@ -21,10 +21,10 @@ inline sim::Particles treeForces(const sim::Particles& in, const sim::SimParams&
   sim::CpuBackend backend;
   backend.upload(in);
   const sim::Clock clock{0.0, 0, 0, p.dtMax};
-  backend.computeForces(clock, p, sim::ForceTargets::All, false, sim::TreeUpdate::Rebuild);
+  backend.computeForces(clock, p, sim::ForceTargets::All, false);
   if (twice) {
     backend.resetProfile();
-    backend.computeForces(clock, p, sim::ForceTargets::All, true, sim::TreeUpdate::Rebuild);
+    backend.computeForces(clock, p, sim::ForceTargets::All, true);
   }
   if (counts) *counts = backend.profile().interactions;
   sim::Particles out;

@@ -56,10 +56,8 @@ TEST(WalkTrace, FinalSetsEqualTheInteractionListForEveryMac) {
     CpuBackend backend;
     backend.upload(in);
     // Twice, so the acceleration MAC runs on old accelerations rather than its θ fallback.
-    backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false,
-                          TreeUpdate::Rebuild);
-    backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, true,
-                          TreeUpdate::Rebuild);
+    backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
+    backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, true);
     const MacSetup mac = macSetup(p, true);
     const Tree& tree = backend.tree();
     const Groups& groups = backend.groups();
@@ -104,8 +102,7 @@ TEST(WalkScene, RebuiltFromAStateEqualsTheBackendsTree) {
   const SimParams p = paramsFor(MacKind::Bonsai);
   CpuBackend backend;
   backend.upload(in);
-  backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false,
-                        TreeUpdate::Rebuild);
+  backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
   Particles state;
   backend.download(state);
   // Shuffled, as another backend's order would be.

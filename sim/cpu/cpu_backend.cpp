@@ -28,7 +28,6 @@ void CpuBackend::upload(const Particles& p) {
   m_active.assign(p.size(), 1);
   m_tree = {};
   m_groups = {};
-  m_treeShape = {};
 }
 
 int CpuBackend::openKicks(const Clock& clock, const SimParams& p) {
@@ -59,16 +58,10 @@ void CpuBackend::drift(float dt) {
 }
 
 void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
-                               bool oldAccValid, TreeUpdate update) {
+                               bool oldAccValid) {
   Particles& s = m_particles;
   const MacSetup mac = macSetup(p, oldAccValid);
-  if (update == TreeUpdate::Refit && m_treeShape.fits(p, s.size())) {
-    StageTimer timer(m_profile, Stage::Moments);
-    cpu::computeMoments(m_tree, s.posMass, mac);
-  } else {
-    m_tree = cpu::buildSortedTree(s, p.curve, p.nLeaf, mac, &m_profile);
-    m_treeShape = {true, p.nLeaf, p.curve, s.size()};
-  }
+  m_tree = cpu::buildSortedTree(s, p.curve, p.nLeaf, mac, &m_profile);
   m_mac = mac;
   {
     StageTimer timer(m_profile, Stage::Groups);

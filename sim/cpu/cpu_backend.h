@@ -18,8 +18,8 @@ class CpuBackend final : public Backend {
 
   int openKicks(const Clock& clock, const SimParams& p) override;
   void drift(float dt) override;
-  void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-                     TreeUpdate update) override;
+  void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                     bool oldAccValid) override;
   void closeKicks(const Clock& clock) override;
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override;
   Diagnostics diagnostics(const Clock& clock) const override {
@@ -56,7 +56,6 @@ class CpuBackend final : public Backend {
   Groups m_groups;
   StepProfile m_profile;
   MacSetup m_mac;  ///< the MAC of the last evaluation (after the acceleration MAC's fallback)
-  TreeShape m_treeShape;  ///< what the last rebuild was made with (none after upload)
 };
 
 }  // namespace bhviz::sim

@@ -187,7 +187,6 @@ class CudaBackend final : public Backend {
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
     m_ws.reserve(h.size());
-    m_treeShape = {};
   }
   void download(Particles& h) const override { downloadParticles(m_p, h); }
   std::size_t size() const override { return m_p.n; }
@@ -215,17 +214,14 @@ class CudaBackend final : public Backend {
     });
   }
 
-  void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-                     TreeUpdate update) override {
+  void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                     bool oldAccValid) override {
     const MacSetup mac = macSetup(p, oldAccValid);
     const Stream s = m_stream;
-    if (update == TreeUpdate::Rebuild || !m_treeShape.fits(p, m_p.n)) {
-      timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
-      timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
-      timed(m_events, Stage::Sort, s, [&] { launchSort(m_p, m_ws, s); });
-      timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
-      m_treeShape = {true, p.nLeaf, p.curve, m_p.n};
-    }
+    timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
+    timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
+    timed(m_events, Stage::Sort, s, [&] { launchSort(m_p, m_ws, s); });
+    timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
     timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, mac, s); });
     const ActiveRule rule{clock.tick, clock.depth, targets == ForceTargets::All};
     timed(m_events, Stage::Groups, s,
@@ -328,7 +324,6 @@ class CudaBackend final : public Backend {
   DeviceGroups m_groups;
   DeviceBuffer<WalkCounters> m_counters;
   std::uint32_t m_groupCount = 0;  // groups of the last walk (host copy, from the counters)
-  TreeShape m_treeShape;           // what the last rebuild was made with (none after upload)
   DeviceBuffer<int> m_deepest;
   mutable DeviceBuffer<ConservedSums> m_sums;              // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
