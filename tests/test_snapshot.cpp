@@ -270,6 +270,11 @@ TEST(Hdf5, FuzzReproducerThatCrashesTheLibraryIsOneLine) {
   const std::string huge = std::string(BHVIZ_TEST_DATA) + "/fuzz/hdf5-huge-object-header.hdf5";
   ASSERT_TRUE(fs::exists(huge)) << huge;
   expectOneLineNaming(errorOf(huge), huge, "'");
+  // Another of that kind, found by CI's fuzz_hdf5 on 2026-11-21 (the allocation while opening a
+  // group's object header, H5O_protect).
+  const std::string huge2 = std::string(BHVIZ_TEST_DATA) + "/fuzz/hdf5-huge-object-header-2.hdf5";
+  ASSERT_TRUE(fs::exists(huge2)) << huge2;
+  expectOneLineNaming(errorOf(huge2), huge2, "'");
   // And a good file still reads through the child, every array intact.
   TempDir dir;
   const std::string good = (dir.path / "good.hdf5").string();
