@@ -14,16 +14,20 @@ namespace bhviz::app {
 
 namespace {
 
-__global__ void writeVerticesKernel(std::uint32_t n, VertexRule rule,
-                                    const sim::Vec4* __restrict__ posMass,
-                                    const sim::Vec4* __restrict__ vel,
-                                    const std::uint8_t* __restrict__ tag,
-                                    const std::uint8_t* __restrict__ bin,
-                                    float4* __restrict__ out) {
+__global__ void writeVerticesKernel(
+    std::uint32_t n, VertexRule rule, const sim::Vec4* __restrict__ posMass,
+    const sim::Vec4* __restrict__ vel, const std::uint8_t* __restrict__ tag,
+    const std::uint8_t* __restrict__ bin, const std::uint32_t* __restrict__ id,
+    const float* __restrict__ valueById, std::uint32_t values, float4* __restrict__ out) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const sim::Vec4 x = posMass[i];
-  out[i] = make_float4(x.x, x.y, x.z, vertexValue(rule, tag[i], vel[i], bin[i]));
+  float v = vertexValue(rule, tag[i], vel[i], bin[i]);
+  if (rule.colorBy == ColorBy::ForceError && v != kHiddenVertex) {
+    const std::uint32_t k = id[i];
+    v = k < values ? valueById[k] : 0.0f;  // beyond the measured ids: the unmeasured grey
+  }
+  out[i] = make_float4(x.x, x.y, x.z, v);
 }
 
 /// An overlay box as the kernels write it: render::OverlayBox's layout without GLM.
@@ -188,7 +192,9 @@ void CudaGlBridge::mapped(const render::VertexBufferInfo& buffer, sim::cuda::Str
 }
 
 void CudaGlBridge::write(const sim::cuda::DeviceView& p, const VertexRule& rule,
-                         const render::VertexBufferInfo& buffer) {
+                         const render::VertexBufferInfo& buffer, const float* valueById,
+                         std::size_t values) {
+  if (values > 0 && valueById == nullptr) throw std::logic_error("CudaGlBridge: no values");
   if (p.n > buffer.capacity) throw std::logic_error("CudaGlBridge: the vertex buffer is too small");
   if (p.n == 0) {
     if (m_resource == nullptr || buffer.name != m_name || buffer.generation != m_generation) {
@@ -199,7 +205,8 @@ void CudaGlBridge::write(const sim::cuda::DeviceView& p, const VertexRule& rule,
   mapped(buffer, p.stream, p.n * sizeof(float4), [&](void* out) {
     const auto n = static_cast<std::uint32_t>(p.n);
     writeVerticesKernel<<<sim::cuda::blocksFor(p.n), sim::cuda::kBlock, 0, p.stream>>>(
-        n, rule, p.posMass, p.vel, p.tag, p.bin, static_cast<float4*>(out));
+        n, rule, p.posMass, p.vel, p.tag, p.bin, p.id, valueById,
+        static_cast<std::uint32_t>(values), static_cast<float4*>(out));
   });
 }
 

@@ -34,9 +34,12 @@ class CudaGlBridge {
 
   /// Writes one vertex per particle into `buffer` (capacity ≥ particles.n) on the particles'
   /// stream: map, kernel, unmap. Registers the buffer first when its generation changed.
+  /// Colouring by force error, a visible particle's value is valueById[id] (device memory,
+  /// `values` of them; 0, the unmeasured grey, beyond), as ParticleView::fill writes it.
   /// Throws InteropUnavailable when registering fails, std::runtime_error on other CUDA errors.
   void write(const sim::cuda::DeviceView& particles, const VertexRule& rule,
-             const render::VertexBufferInfo& buffer);
+             const render::VertexBufferInfo& buffer, const float* valueById = nullptr,
+             std::size_t values = 0);
   /// Writes the overlay boxes of `request` (overlayBoxCount of them, capacity ≥ that) from the
   /// backend's tree and groups into `buffer`, as writeOverlayBoxes does.
   void writeBoxes(const sim::cuda::DeviceView& particles, const sim::cuda::DeviceTreeView& tree,

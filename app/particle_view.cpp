@@ -70,6 +70,14 @@ float ParticleView::errorOf(std::uint32_t id) const {
   return (*m_errors)[id];
 }
 
+std::vector<float> ParticleView::errorValuesById() const {
+  std::vector<float> values;
+  if (!m_errors) return values;
+  values.resize(m_errors->size());
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = errorValue((*m_errors)[k]);
+  return values;
+}
+
 float ParticleView::value(const sim::Particles& p, std::size_t i) const {
   const float v = vertexValue(rule(), p.tag[i], p.vel[i], p.bin[i]);
   if (m_settings.colorBy != ColorBy::ForceError || v == kHiddenVertex) return v;

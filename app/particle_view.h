@@ -49,6 +49,11 @@ class ParticleView {
   /// The relative force error of each particle by id (NaN: not measured), for ColorBy::ForceError;
   /// null draws every particle grey.
   void setErrors(std::shared_ptr<const std::vector<float>> errorById) { m_errors = std::move(errorById); }
+  /// The errors last set (null: none), to tell when they change.
+  const std::shared_ptr<const std::vector<float>>& errors() const { return m_errors; }
+  /// errorValue of each particle's error, by id: what fill writes for a visible particle
+  /// coloured by force error (ids beyond the vector get 0, the unmeasured grey, in both).
+  std::vector<float> errorValuesById() const;
 
   /// One vertex per particle, in the particles' order; hidden components get a negative value.
   void fill(const sim::Particles& p, std::vector<render::ParticleVertex>& out) const;

@@ -48,7 +48,8 @@ BHVIZ_HD inline float vertexValue(const VertexRule& r, std::uint8_t tag, const s
       return v < 1.0f ? v : 1.0f;
     }
     case ColorBy::ForceError:
-      return 0.0f;  // not measured (the grey); ParticleView writes the measured ones on the host
+      return 0.0f;  // not measured (the grey); the measured ones come by id from ParticleView's
+                    // errors (fill on the host, the bridge's kernel from their device copy)
   }
   return kHiddenVertex;
 }

@@ -1,5 +1,8 @@
 #include "app/vertex_writer.h"
 
+#include <memory>
+#include <vector>
+
 #include "sim/cpu/cpu_backend.h"
 #if BHVIZ_HAVE_CUDA
 #include "app/cuda_gl_bridge.h"
@@ -10,6 +13,20 @@ namespace bhviz::app {
 #if BHVIZ_HAVE_CUDA
 struct VertexWriter::Interop {
   CudaGlBridge bridge;
+  // Colour by force error: the palette values by id on the device, uploaded when the view's
+  // errors change (the meter's every few frames), not the particles every frame.
+  sim::cuda::DeviceBuffer<float> valueById;
+  std::size_t values = 0;
+  std::shared_ptr<const std::vector<float>> uploaded;  // held, so its address is not reused
+
+  void uploadValues(const ParticleView& view) {
+    if (view.errors() == uploaded) return;
+    const std::vector<float> v = view.errorValuesById();
+    valueById.reserve(v.size());
+    if (!v.empty()) sim::cuda::copyToDevice(valueById.data(), v.data(), v.size() * sizeof(float));
+    values = v.size();
+    uploaded = view.errors();
+  }
 };
 #else
 struct VertexWriter::Interop {};
@@ -32,12 +49,15 @@ void VertexWriter::upload(const sim::Simulation& sim, const ParticleView& view,
 std::string VertexWriter::write(const sim::Simulation& sim, const ParticleView& view,
                                 render::Renderer& renderer) {
 #if BHVIZ_HAVE_CUDA
-  // The errors by id live on the host: that colouring goes through the upload.
-  if (m_interop && view.settings().colorBy != ColorBy::ForceError) {
+  if (m_interop) {
     if (const auto device = sim::cuda::deviceView(sim.backend())) {
       renderer.reserveParticles(device->n);
       try {
-        m_interop->bridge.write(*device, view.rule(), renderer.particleBuffer());
+        const bool byError = view.settings().colorBy == ColorBy::ForceError;
+        if (byError) m_interop->uploadValues(view);
+        m_interop->bridge.write(*device, view.rule(), renderer.particleBuffer(),
+                                byError ? m_interop->valueById.data() : nullptr,
+                                byError ? m_interop->values : 0);
         renderer.setParticleCount(device->n);
         m_interopUsed = true;
         return {};

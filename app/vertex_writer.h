@@ -1,8 +1,9 @@
 #pragma once
 // Each frame, the simulation's particles → the renderer's vertex buffer. With the CUDA backend
-// and interop available, a kernel writes the buffer on the device (cuda_gl_bridge); otherwise
-// the particles come to the host and ParticleView uploads them (always when colouring by force
-// error: the errors are on the host). The #if BHVIZ_HAVE_CUDA of the window lives here only.
+// and interop available, a kernel writes the buffer on the device (cuda_gl_bridge; colouring by
+// force error, the per-id values go to the device once per new set of errors); otherwise the
+// particles come to the host and ParticleView uploads them. The #if BHVIZ_HAVE_CUDA of the
+// window lives here only.
 
 #include <memory>
 #include <string>

@@ -62,11 +62,19 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
   sim::Simulation sim(sim::cuda::makeCudaBackend(initial.size()), initial, params);
   sim.advance(2);
 
-  for (app::ColorBy colour : {app::ColorBy::Component, app::ColorBy::Speed, app::ColorBy::Bin}) {
+  // Colour by force error: measured errors for most ids, unmeasured (NaN) ones, and ids beyond
+  // the vector (the last 100), all of which the kernel must colour as the upload does.
+  auto errors = std::make_shared<std::vector<float>>(initial.size() - 100);
+  for (std::size_t k = 0; k < errors->size(); ++k) {
+    (*errors)[k] = k % 7 == 0 ? NAN : std::pow(10.0f, -6.0f + 5.0f * float(k % 101) / 100.0f);
+  }
+  for (app::ColorBy colour : {app::ColorBy::Component, app::ColorBy::Speed, app::ColorBy::Bin,
+                              app::ColorBy::ForceError}) {
     app::ViewSettings settings;
     settings.colorBy = colour;
     app::ParticleView view(settings);
     view.calibrate(initial);
+    view.setErrors(errors);
     const app::Framing framing = app::frameVisible(initial, settings);
     app::aimCamera(scene.camera, framing, 320.0f / 240.0f);
     scene.params.particles = app::particleStyleFor(framing.visible, framing.radius);
@@ -87,6 +95,19 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
       EXPECT_EQ(scene.renderer->particleCount(), initial.size());
       const render::Image interop = scene.draw();
       EXPECT_EQ(interop.rgba, uploaded.rgba) << "colour " << app::toString(colour) << ", pass " << pass;
+    }
+    if (colour == app::ColorBy::ForceError) {
+      // New errors (the meter's next measurement) reach the device copy.
+      auto next = std::make_shared<std::vector<float>>(*errors);
+      std::reverse(next->begin(), next->end());
+      view.setErrors(next);
+      view.fill(sim.particles(), host);
+      scene.renderer->setParticles(host.data(), host.size());
+      const render::Image uploadedNext = scene.draw();
+      EXPECT_NE(uploadedNext.rgba, uploaded.rgba) << "the new errors must change the picture";
+      ASSERT_TRUE(writer.write(sim, view, *scene.renderer).empty());
+      ASSERT_STREQ(writer.path(), "CUDA-GL interop");
+      EXPECT_EQ(scene.draw().rgba, uploadedNext.rgba);
     }
   }
 }

@@ -298,8 +298,8 @@ class CudaBackend final : public Backend {
   void resetProfile() override { m_profile = {}; }
 
   DeviceView view() const {
-    return DeviceView{m_p.posMass.data(), m_p.vel.data(), m_p.tag.data(), m_p.bin.data(), m_p.n,
-                      m_stream};
+    return DeviceView{m_p.posMass.data(), m_p.vel.data(), m_p.tag.data(), m_p.bin.data(),
+                      m_p.id.data(),      m_p.n,          m_stream};
   }
 
   std::optional<DeviceTreeView> treeView() const {

@@ -44,6 +44,7 @@ struct DeviceView {
   const Vec4* vel = nullptr;         ///< [length/time]
   const std::uint8_t* tag = nullptr;  ///< component and galaxy (makeTag)
   const std::uint8_t* bin = nullptr;  ///< time bin
+  const std::uint32_t* id = nullptr;  ///< particle ids
   std::size_t n = 0;                 ///< number of particles
   Stream stream = nullptr;           ///< the backend's stream: work queued on it follows the step
 };
