@@ -3,14 +3,21 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <tuple>
 #include <utility>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "app/output.h"
 #include "app/video.h"
@@ -59,16 +66,24 @@ struct RawArgs {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
+// strtoll, strtoull and strtod skip leading white space, and strtoull negates "-1": a number
+// must start as one, so that " -1" is not taken for 18446744073709551615.
+bool startsLikeNumber(const std::string& text, bool signAllowed) {
+  if (text.empty()) return false;
+  const char c = text[0];
+  return (c >= '0' && c <= '9') || c == '.' || (signAllowed && (c == '-' || c == '+'));
+}
+
 long long toInteger(const std::string& option, const std::string& text, long long lo,
                     long long hi) {
   const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE) {
+  if (!startsLikeNumber(text, true) || *end != '\0') {
     throw UsageError(option + " = " + quoted(text) + " is not an integer: must be in " + range);
   }
-  if (v < lo || v > hi) {
+  if (errno == ERANGE || v < lo || v > hi) {
     throw UsageError(option + " = " + text + " is out of range: must be in " + range);
   }
   return v;
@@ -78,8 +93,7 @@ std::uint64_t toUnsigned(const std::string& option, const std::string& text) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  // strtoull silently negates "-1"; a seed is never negative.
-  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE) {
+  if (!startsLikeNumber(text, false) || *end != '\0' || errno == ERANGE) {
     throw UsageError(option + " = " + quoted(text) +
                      " is not an unsigned integer: must be in [0, 18446744073709551615]");
   }
@@ -87,14 +101,26 @@ std::uint64_t toUnsigned(const std::string& option, const std::string& text) {
 }
 
 // Only the syntax is checked here; the ranges are sim::validate's, so they live in one place.
+// The parameters are single precision: a number that is not zero but rounds to 0 or to
+// infinity as a float is refused here, with the text as typed.
 float toFloat(const std::string& option, const std::string& text) {
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE) {
+  const bool overflow = errno == ERANGE && std::abs(v) > 1.0;
+  if (!startsLikeNumber(text, true) || *end != '\0' || std::isnan(v)) {
     throw UsageError(option + " = " + quoted(text) + " is not a number");
   }
-  return static_cast<float>(v);
+  const auto f = static_cast<float>(v);
+  if (overflow || (std::isfinite(v) && std::isinf(f))) {
+    throw UsageError(option + " = " + text + " is out of range: too large for single precision " +
+                     "(at most 3.4e38)");
+  }
+  if (v != 0.0 && std::abs(f) < std::numeric_limits<float>::min()) {
+    throw UsageError(option + " = " + text + " is out of range: too small for single precision " +
+                     "(nonzero values at least 1.2e-38)");
+  }
+  return f;
 }
 
 bool toOnOff(const std::string& option, const std::string& text) {
@@ -128,6 +154,18 @@ sim::ScenarioSpec toScenario(const std::string& name) {
                    ", or a scenario file (a path containing '/' or ending in .json)");
 }
 
+// Why a file cannot be written, in the user's terms. The atomic write makes FILE.tmp, whose
+// name is 4 bytes longer than FILE's.
+std::string writeFailure(int error, bool viaTemporary = true) {
+  if (error == ENAMETOOLONG) {
+    return viaTemporary ? "the name is too long (at most " + std::to_string(NAME_MAX - 4) +
+                              " bytes per file name, as FILE.tmp is written first)"
+                        : "a name in it is too long (at most " + std::to_string(NAME_MAX) +
+                              " bytes per directory name)";
+  }
+  return std::strerror(error);
+}
+
 // Checked before the run, so that a typo in a path does not throw away a long run's results.
 // The probe writes the very temporary file the atomic write will use, so permissions count.
 void requireWritable(const std::string& option, const std::string& file) {
@@ -145,17 +183,131 @@ void requireWritable(const std::string& option, const std::string& file) {
   }
   const fs::path probe = temporaryPathFor(path);
   const bool existed = fs::exists(probe, ec);
-  bool ok = false;
-  {
-    std::ofstream f(probe, std::ios::app);
-    ok = static_cast<bool>(f);
-  }
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
   if (!existed) fs::remove(probe, ec);
-  if (!ok) {
-    throw UsageError(option + " = " + quoted(file) + ": cannot write in " +
-                     quoted(parent.string()));
+  if (fd < 0) {
+    throw UsageError(option + " = " + quoted(file) + ": cannot write it: " + writeFailure(error));
   }
 }
+
+// A directory an option will write into: an existing one we can write in, or one that can be
+// made (its nearest existing ancestor is a directory we can write in). Nothing is created
+// here: OutputSet::createDirectories does that once the whole command line is valid.
+void requireDirectoryUsable(const std::string& option, const std::string& dir,
+                            const char* sampleFile) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) throw UsageError(option + ": the directory name is empty");
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw UsageError(option + " = " + quoted(dir) + " is not a directory");
+    requireWritable(option, (fs::path(dir) / sampleFile).string());
+    return;
+  }
+  for (const fs::path& part : fs::path(dir)) {
+    if (part.native().size() > NAME_MAX) {
+      throw UsageError(option + " = " + quoted(dir) + ": cannot create the directory: " +
+                       writeFailure(ENAMETOOLONG, false));
+    }
+  }
+  fs::path ancestor = fs::absolute(dir, ec).parent_path();
+  while (!ancestor.empty() && !fs::exists(ancestor, ec) && ancestor != ancestor.root_path()) {
+    ancestor = ancestor.parent_path();
+  }
+  if (!fs::is_directory(ancestor, ec)) {
+    throw UsageError(option + " = " + quoted(dir) + ": cannot create the directory: " +
+                     quoted(ancestor.string()) + " is not a directory");
+  }
+  if (::access(ancestor.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError(option + " = " + quoted(dir) + ": cannot create the directory in " +
+                     quoted(ancestor.string()) + ": " + std::strerror(errno));
+  }
+}
+
+// Every output of a run, checked as a set: two options writing one path would leave only the
+// last one's content, and an output over the --load file would replace the user's snapshot,
+// so those are refused; directories are created only after every option has been checked, so
+// that a mistake later on the line leaves nothing behind.
+class OutputSet {
+ public:
+  /// --save may write the state back over the snapshot it was loaded from; nothing else may.
+  enum class MayReplaceInput { No, Yes };
+
+  void addInput(const std::string& option, const std::string& path) {
+    add({option, path, normal(path), Kind::Input});
+  }
+  void addFile(const std::string& option, const std::string& path,
+               MayReplaceInput replace = MayReplaceInput::No) {
+    add({option, path, normal(path),
+         replace == MayReplaceInput::Yes ? Kind::FileOverInput : Kind::File});
+  }
+  /// A directory of numbered files whose names start with `prefix` ("frame_").
+  void addDirectory(const std::string& option, const std::string& dir, const char* prefix) {
+    add({option, dir, normal(dir), Kind::Directory, prefix});
+  }
+
+  void createDirectories() const {
+    for (const Entry& e : m_entries) {
+      if (e.kind != Kind::Directory) continue;
+      std::error_code ec;
+      std::filesystem::create_directories(e.path, ec);
+      if (ec) {
+        throw UsageError(e.option + " = " + quoted(e.typed) + ": cannot create the directory (" +
+                         ec.message() + ")");
+      }
+    }
+  }
+
+ private:
+  enum class Kind { Input, File, FileOverInput, Directory };
+  struct Entry {
+    std::string option, typed;
+    std::filesystem::path path;  // absolute, symbolic links of existing parts resolved
+    Kind kind;
+    const char* prefix = "";     // a directory's numbered files start with this
+  };
+
+  static std::filesystem::path normal(const std::string& p) {
+    std::error_code ec;
+    std::filesystem::path n = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
+    return ec ? std::filesystem::absolute(p).lexically_normal() : n;
+  }
+
+  // Whether `file` is one of `dir`'s numbered files (or could be).
+  static bool among(const Entry& file, const Entry& dir) {
+    return file.kind != Kind::Directory && dir.kind == Kind::Directory &&
+           file.path.parent_path() == dir.path &&
+           file.path.filename().string().rfind(dir.prefix, 0) == 0;
+  }
+
+  static bool clash(const Entry& a, const Entry& b) {
+    if (a.kind == Kind::Input || b.kind == Kind::Input) {
+      const Entry& other = a.kind == Kind::Input ? b : a;
+      return other.kind != Kind::FileOverInput && a.path == b.path;
+    }
+    // Two directories may hold each other's numbered files (frame_*, snapshot_*).
+    if (a.kind == Kind::Directory && b.kind == Kind::Directory) return false;
+    return a.path == b.path || among(a, b) || among(b, a);
+  }
+
+  void add(const Entry& entry) {
+    for (const Entry& e : m_entries) {
+      if (!clash(entry, e)) continue;
+      if (entry.kind == Kind::Input || e.kind == Kind::Input) {
+        const Entry& input = entry.kind == Kind::Input ? entry : e;
+        const Entry& output = entry.kind == Kind::Input ? e : entry;
+        throw UsageError(output.option + " = " + quoted(output.typed) +
+                         " would overwrite the snapshot read by " + input.option);
+      }
+      throw UsageError(entry.option + " = " + quoted(entry.typed) + " is also written by " +
+                       e.option + ": every output needs a path of its own");
+    }
+    m_entries.push_back(entry);
+  }
+
+  std::vector<Entry> m_entries;
+};
 
 // Pictures: offscreen OpenGL through a headless EGL context (app/frames.h).
 void defineFrameOptions(CLI::App& app, RawArgs& r) {
@@ -289,6 +441,29 @@ std::string optionMessage(const CLI::App& app, const std::string& message) {
   return message;
 }
 
+// The text typed for each parameter sim::validate names, by its name there.
+std::map<std::string, std::string> typedValues(const CLI::App& app, const RawArgs& r) {
+  std::map<std::string, std::string> typed;
+  const std::pair<const char*, const std::string*> options[] = {
+      {"theta", &r.theta}, {"mac-param", &r.macParam}, {"softening", &r.softening},
+      {"eta", &r.eta},     {"dt", &r.dt}};
+  for (const auto& [name, text] : options) {
+    if (app.count(std::string("--") + name) > 0) typed[name] = *text;
+  }
+  return typed;
+}
+
+// sim::validate's "NAME = VALUE is out of range…" echoes the float it was given; a value typed
+// as 1e-50 reached it as 0. Put back what the user typed, so the line names their value.
+std::string echoTyped(const std::string& message, const std::map<std::string, std::string>& typed) {
+  const std::size_t eq = message.find(" = ");
+  const std::size_t rest = message.find(" is out of range");
+  if (eq == std::string::npos || rest == std::string::npos || rest < eq) return message;
+  const auto it = typed.find(message.substr(0, eq));
+  if (it == typed.end()) return message;
+  return message.substr(0, eq + 3) + it->second + message.substr(rest);
+}
+
 sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::ScenarioInfo& info) {
   sim::SimParams p = sim::defaultSimParams();
   auto given = [&](const char* name) { return app.count(name) > 0; };
@@ -310,16 +485,18 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   if (given("--quadrupole")) p.quadrupole = toOnOff("--quadrupole", r.quadrupole);
   if (given("--theta")) p.theta = toFloat("--theta", r.theta);
   if (given("--mac-param")) p.macParam = toFloat("--mac-param", r.macParam);
-  // Integers in int's range here; sim::validate holds the real ranges.
+  // Integers are checked against sim's ranges here, so that a value beyond int's range is not
+  // reported with int's range.
   if (given("--n-leaf")) {
-    p.nLeaf = static_cast<int>(toInteger("--n-leaf", r.nLeaf, INT_MIN, INT_MAX));
+    p.nLeaf = static_cast<int>(toInteger("--n-leaf", r.nLeaf, 1, sim::kMaxLeafSize));
   }
   if (given("--n-group")) {
-    p.nGroup = static_cast<int>(toInteger("--n-group", r.nGroup, INT_MIN, INT_MAX));
+    p.nGroup = static_cast<int>(toInteger("--n-group", r.nGroup, 1, sim::kMaxGroupSize));
   }
   if (given("--eta")) p.eta = toFloat("--eta", r.eta);
   if (given("--max-bin-depth")) {
-    p.maxBinDepth = static_cast<int>(toInteger("--max-bin-depth", r.maxBinDepth, INT_MIN, INT_MAX));
+    p.maxBinDepth = static_cast<int>(
+        toInteger("--max-bin-depth", r.maxBinDepth, 0, sim::kMaxBinDepthLimit));
   }
   p.softening = given("--softening") ? toFloat("--softening", r.softening) : info.softening;
 
@@ -339,7 +516,7 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   try {
     sim::validate(p);
   } catch (const sim::InvalidParameter& e) {
-    throw UsageError(optionMessage(app, e.what()));
+    throw UsageError(optionMessage(app, echoTyped(e.what(), typedValues(app, r))));
   }
   return p;
 }
@@ -381,25 +558,6 @@ std::pair<int, int> toLevels(const std::string& text) {
   const long long hi = toInteger("--overlay-levels", b, 0, sim::kMaxLevel);
   if (lo > hi) throw UsageError("--overlay-levels = " + text + " is out of range: " + rule);
   return {static_cast<int>(lo), static_cast<int>(hi)};
-}
-
-// --frames DIR: an existing directory we can write in, or a new one (made here, once every
-// other option has been checked).
-void prepareFramesDir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  if (dir.empty()) throw UsageError("--frames: the directory name is empty");
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-    throw UsageError("--frames = " + quoted(dir) + " is not a directory");
-  }
-  if (!fs::exists(dir, ec)) {
-    fs::create_directories(dir, ec);
-    if (ec) {
-      throw UsageError("--frames = " + quoted(dir) + ": cannot create the directory (" +
-                       ec.message() + ")");
-    }
-  }
-  requireWritable("--frames", (fs::path(dir) / "frame_000000.png").string());
 }
 
 FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
@@ -447,7 +605,7 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
 
 // --video: a known container and a writable path; headless, ffmpeg must be on PATH before any
 // work starts. The window opens without it and says so (its record button stays disabled).
-void videoOption(const RawArgs& r, Options& o) {
+void videoOption(const RawArgs& r, Options& o, OutputSet& outputs) {
   try {
     videoMuxer(r.video);
   } catch (const VideoError& e) {
@@ -459,11 +617,13 @@ void videoOption(const RawArgs& r, Options& o) {
     throw UsageError(ffmpegMissingMessage());
   }
   requireWritable("--video", r.video);
+  outputs.addFile("--video", r.video);
   o.frames.videoPath = r.video;
 }
 
 // --sweep and --out: checked after the physics, so a bad --softening names itself first.
-SweepOptions sweepOptions(const CLI::App& app, const RawArgs& r, const sim::SimParams& p) {
+SweepOptions sweepOptions(const CLI::App& app, const RawArgs& r, const sim::SimParams& p,
+                          OutputSet& outputs) {
   SweepOptions s;
   const bool sweep = app.count("--sweep") > 0;
   if (!sweep) {
@@ -481,13 +641,14 @@ SweepOptions sweepOptions(const CLI::App& app, const RawArgs& r, const sim::SimP
   s.thetas = parseSweepSpec(r.sweep);
   s.macs = app.count("--mac") > 0 && r.mac == "all" ? sim::allMacs() : std::vector{p.mac};
   requireWritable("--out", r.out);
+  outputs.addFile("--out", r.out);
   s.outPath = r.out;
   return s;
 }
 
 // Checked up front: a missing or unreadable --load is a usage error (exit 2); a file that
 // exists but is not a valid snapshot fails when it is read (exit 1).
-void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o) {
+void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o, OutputSet& outputs) {
   namespace fs = std::filesystem;
   auto given = [&](const char* name) { return app.count(name) > 0; };
   if (!o.headless) {
@@ -508,6 +669,7 @@ void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o) {
     if (!std::ifstream(r.load, std::ios::binary)) {
       throw UsageError("--load = " + quoted(r.load) + ": cannot open for reading");
     }
+    outputs.addInput("--load", r.load);
     o.loadPath = r.load;
   }
   if (given("--save")) {
@@ -517,21 +679,14 @@ void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o) {
       throw UsageError(std::string("--save: ") + e.what());
     }
     requireWritable("--save", r.save);
+    outputs.addFile("--save", r.save, OutputSet::MayReplaceInput::Yes);
     o.savePath = r.save;
   }
   if (given("--save-every")) {
     o.saveEvery = static_cast<int>(toInteger("--save-every", r.saveEvery.at(0), 1, 1'000'000'000));
     const std::string& dir = r.saveEvery.at(1);
-    std::error_code ec;
-    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-      throw UsageError("--save-every: " + quoted(dir) + " is not a directory");
-    }
-    fs::create_directories(dir, ec);
-    if (ec) {
-      throw UsageError("--save-every: " + quoted(dir) + ": cannot create the directory (" +
-                       ec.message() + ")");
-    }
-    requireWritable("--save-every", (fs::path(dir) / "snapshot_000000.tipsy").string());
+    requireDirectoryUsable("--save-every", dir, "snapshot_000000.tipsy");
+    outputs.addDirectory("--save-every", dir, "snapshot_");
     o.saveDir = dir;
   }
 }
@@ -567,26 +722,26 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   }
   o.params = physicsParams(app, r, info);
   o.frames = frameOptions(app, r);
-  o.sweep = sweepOptions(app, r, o.params);
-  // Paths last: they touch the file system, so only once everything else is known good.
-  if (app.count("--stats") > 0) {
-    requireWritable("--stats", r.stats);
-    o.statsPath = r.stats;
-  }
-  if (app.count("--dump-accel") > 0) {
-    requireWritable("--dump-accel", r.dumpAccel);
-    o.dumpAccelPath = r.dumpAccel;
-  }
-  if (app.count("--screenshot") > 0) {
-    requireWritable("--screenshot", r.screenshot);
-    o.frames.screenshotPath = r.screenshot;
-  }
+  // Paths last: they touch the file system, so only once everything else is known good; and
+  // the directories only once the paths are good too.
+  OutputSet outputs;
+  o.sweep = sweepOptions(app, r, o.params, outputs);
+  auto file = [&](const char* option, const std::string& path, std::string& into) {
+    if (app.count(option) == 0) return;
+    requireWritable(option, path);
+    outputs.addFile(option, path);
+    into = path;
+  };
+  file("--stats", r.stats, o.statsPath);
+  file("--dump-accel", r.dumpAccel, o.dumpAccelPath);
+  file("--screenshot", r.screenshot, o.frames.screenshotPath);
   if (app.count("--frames") > 0) {
-    prepareFramesDir(r.frames);
+    requireDirectoryUsable("--frames", r.frames, "frame_000000.png");
+    outputs.addDirectory("--frames", r.frames, "frame_");
     o.frames.framesDir = r.frames;
   }
-  if (app.count("--video") > 0) videoOption(r, o);
-  snapshotOptions(app, r, o);
+  if (app.count("--video") > 0) videoOption(r, o, outputs);
+  snapshotOptions(app, r, o, outputs);
   if (app.count("--pick") > 0) {
     // N is known here when given (or headless, where the default is the run's N); the window
     // sizes N for the machine and a snapshot has its own: those are checked when known.
@@ -594,6 +749,7 @@ Options convert(const CLI::App& app, const RawArgs& r) {
     const long long last = static_cast<long long>(nKnown ? o.n : kMaxParticles) - 1;
     o.frames.pickId = toInteger("--pick", r.pick, 0, last);
   }
+  outputs.createDirectories();
   return o;
 }
 

@@ -134,6 +134,38 @@ void checkHostMemory(std::size_t n) {
   }
 }
 
+// The initial force evaluation is part of Simulation's constructor. When it is non-finite (a
+// snapshot with absurd positions, say) the run ends there, and --stats is still written,
+// marked aborted, with what is known; then the error goes on to main's one line.
+sim::Simulation startSimulation(const Options& o, BackendSelection selection,
+                                std::optional<sim::io::Snapshot>& loaded) {
+  const std::string backendName(selection.backend->name());
+  try {
+    return sim::Simulation(
+        std::move(selection.backend),
+        loaded ? std::move(loaded->particles)
+               : sim::buildScenario(sim::resolveScenario(o.scenario), o.n, o.seed),
+        o.params, loaded ? loaded->time : 0.0);
+  } catch (const sim::NonFiniteState& e) {
+    if (!o.statsPath.empty()) {
+      RunReport report;
+      report.scenario = o.scenario;
+      report.n = o.n;
+      report.seed = o.seed;
+      report.backend = backendName;
+      report.threads = omp_get_max_threads();
+      report.params = o.params;
+      report.start = report.end = unknownDiagnostics();
+      report.time = loaded ? loaded->time : 0.0;
+      report.aborted = true;
+      report.abortReason = "initial force evaluation: " + oneLine(e.what());
+      report.nonFiniteIds = e.ids;
+      writeStats(o.statsPath, report);
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
@@ -201,10 +233,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
     frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
     frames->setCameraScript(cameraScript(o.camera));
   }
-  sim::Simulation sim(std::move(selection.backend),
-                      loaded ? std::move(loaded->particles)
-                             : sim::buildScenario(sim::resolveScenario(o.scenario), o.n, o.seed),
-                      o.params, loaded ? loaded->time : 0.0);
+  sim::Simulation sim = startSimulation(o, std::move(selection), loaded);
   if (!o.quiet) printHeader(out, o, sim);
   if (frames) {
     if (!o.quiet) out << frames->description() << '\n';

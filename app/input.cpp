@@ -3,13 +3,34 @@
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace bhviz::app {
 
 namespace {
 constexpr float kZoomPerNotch = 0.9f;  // one wheel notch forward: 10 % closer
 constexpr float kClickSlop = 4.0f;     // a press that moves less than this is a click [pixels]
+
+// A held key repeats only the single step; every other shortcut acts once per press.
+void applyKey(const KeyPress& press, AppState& state, FrameRequests& requests) {
+  if (press.key == GLFW_KEY_PERIOD) {
+    state.paused = true;
+    requests.singleStep = true;
+    return;
+  }
+  if (press.repeat) return;
+  switch (press.key) {
+    case GLFW_KEY_SPACE: state.paused = !state.paused; break;
+    case GLFW_KEY_R: requests.rebuild = true; break;
+    case GLFW_KEY_H: state.uiVisible = !state.uiVisible; break;
+    case GLFW_KEY_F1: state.panels.help = !state.panels.help; break;
+    case GLFW_KEY_F12: requests.screenshot = true; break;
+    case GLFW_KEY_ESCAPE: requests.quit = true; break;
+    default: break;
+  }
+}
 }  // namespace
 
 const std::array<KeyHelp, 11>& controls() {
@@ -30,7 +51,7 @@ const std::array<KeyHelp, 11>& controls() {
 }
 
 void handleInput(render::Camera& camera, AppState& state, FrameRequests& requests,
-                 float viewportHeight) {
+                 float viewportHeight, KeyQueue& keys) {
   const ImGuiIO& io = ImGui::GetIO();
   if (!io.WantCaptureMouse) {
     const float dx = io.MouseDelta.x, dy = io.MouseDelta.y;
@@ -54,18 +75,19 @@ void handleInput(render::Camera& camera, AppState& state, FrameRequests& request
       requests.cursorY = io.MousePos.y * io.DisplayFramebufferScale.y;
     }
   }
-  // Shortcuts, unless a text field has the keyboard. ImGui 1.86 indexes keys by GLFW codes.
-  if (io.WantCaptureKeyboard) return;
-  if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) state.paused = !state.paused;
-  if (ImGui::IsKeyPressed(GLFW_KEY_PERIOD, true)) {
-    state.paused = true;
-    requests.singleStep = true;
+  // Shortcuts, unless a text field has the keyboard: then the keys were typed into it.
+  if (io.WantCaptureKeyboard) {
+    keys.clear();
+    return;
   }
-  if (ImGui::IsKeyPressed(GLFW_KEY_R, false)) requests.rebuild = true;
-  if (ImGui::IsKeyPressed(GLFW_KEY_H, false)) state.uiVisible = !state.uiVisible;
-  if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) state.panels.help = !state.panels.help;
-  if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) requests.screenshot = true;
-  if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) requests.quit = true;
+  std::vector<int> taken;  // keys acted on this frame
+  while (!keys.empty()) {
+    const KeyPress press = keys.front();
+    if (std::find(taken.begin(), taken.end(), press.key) != taken.end()) break;
+    keys.pop();
+    taken.push_back(press.key);
+    applyKey(press, state, requests);
+  }
 }
 
 }  // namespace bhviz::app

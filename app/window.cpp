@@ -70,6 +70,9 @@ Window::Window(int width, int height, const std::string& title) {
   ImGui::StyleColorsDark();
   ImGui::GetStyle().WindowRounding = 4.0f;
   ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 0.85f;
+  // Ours first: ImGui's backend keeps the callback it finds and calls it from its own.
+  glfwSetWindowUserPointer(m_window, this);
+  glfwSetKeyCallback(m_window, &Window::keyCallback);
   ImGui_ImplGlfw_InitForOpenGL(m_window, true);
   ImGui_ImplOpenGL3_Init("#version 450 core");
   m_imgui = true;
@@ -88,6 +91,12 @@ Window::~Window() {
 bool Window::shouldClose() const { return glfwWindowShouldClose(m_window) != 0; }
 void Window::requestClose() { glfwSetWindowShouldClose(m_window, GLFW_TRUE); }
 void Window::pollEvents() { glfwPollEvents(); }
+
+void Window::keyCallback(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mods*/) {
+  auto* self = static_cast<Window*>(glfwGetWindowUserPointer(window));
+  if (self == nullptr || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
+  self->m_keys.push({key, action == GLFW_REPEAT});
+}
 
 void Window::beginUi() {
   ImGui_ImplOpenGL3_NewFrame();

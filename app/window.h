@@ -1,12 +1,14 @@
 #pragma once
 // The GLFW window with an OpenGL 4.5 core context and Dear ImGui on it. The only file that
-// creates GLFW objects; input reaches the app through ImGui's IO (the ImGui GLFW backend owns
-// the callbacks), so bhviz installs no GLFW callback of its own.
+// creates GLFW objects. Input reaches the app through ImGui's IO (the ImGui GLFW backend owns
+// the callbacks), except key presses: bhviz's key callback, which ImGui's calls first, queues
+// them (app/input.h), so that a tap between two frames is not lost.
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "app/input.h"
 #include "render/renderer.h"
 
 struct GLFWwindow;
@@ -38,6 +40,8 @@ class Window {
   bool shouldClose() const;
   void requestClose();
   void pollEvents();
+  /// The key presses since the frames took them last (filled by pollEvents).
+  KeyQueue& keys() { return m_keys; }
   /// ImGui's frame: beginUi before the panels, endUi after the scene is drawn (draws the UI).
   void beginUi();
   void endUi();
@@ -53,7 +57,10 @@ class Window {
   static render::GetProcAddress glProcAddress();
 
  private:
+  static void keyCallback(GLFWwindow* window, int key, int scancode, int action, int mods);
+
   GLFWwindow* m_window = nullptr;
+  KeyQueue m_keys;
   std::string m_glDescription;
   bool m_imgui = false;
 };

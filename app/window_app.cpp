@@ -520,7 +520,8 @@ void WindowApp::frame(Clock::time_point frameStart) {
   FrameRequests requests;
   const render::RenderTarget target = m_window.target();
   const render::Camera before = m_camera;
-  handleInput(m_camera, m_state, requests, static_cast<float>(std::max(target.height, 1)));
+  handleInput(m_camera, m_state, requests, static_cast<float>(std::max(target.height, 1)),
+              m_window.keys());
   m_state.walk.hovered = m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
   if (cameraMoved(before, m_camera)) m_scripted = false;  // the mouse wins until R
   if (drawUi(m_state, requests, uiInfo())) m_notice.clear();

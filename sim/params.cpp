@@ -28,8 +28,10 @@ void validate(const SimParams& p) {
   require(p.theta > 0.0f && p.theta <= kThetaMax, "theta", p.theta, "in (0, 1.5]");
   require(p.macParam >= 0.0f && std::isfinite(p.macParam), "mac-param", p.macParam,
           "> 0 (or 0 for the MAC's default)");
-  require(p.nLeaf >= 1 && p.nLeaf <= 1024, "n-leaf", p.nLeaf, "in [1, 1024]");
-  require(p.nGroup >= 1 && p.nGroup <= 1024, "n-group", p.nGroup, "in [1, 1024]");
+  const std::string leafRange = "in [1, " + std::to_string(kMaxLeafSize) + "]";
+  const std::string groupRange = "in [1, " + std::to_string(kMaxGroupSize) + "]";
+  require(p.nLeaf >= 1 && p.nLeaf <= kMaxLeafSize, "n-leaf", p.nLeaf, leafRange.c_str());
+  require(p.nGroup >= 1 && p.nGroup <= kMaxGroupSize, "n-group", p.nGroup, groupRange.c_str());
   require(p.softening >= 0.0f && std::isfinite(p.softening), "softening", p.softening,
           ">= 0 and finite");
   require(p.dtMax > 0.0f && std::isfinite(p.dtMax), "dt", p.dtMax, "> 0 and finite");

@@ -75,5 +75,8 @@ std::optional<Curve> parseCurve(std::string_view name);
 
 inline constexpr float kThetaMax = 1.5f;
 inline constexpr int kMaxBinDepthLimit = 20;
+/// N_leaf and N_group: [1, kMaxLeafSize] and [1, kMaxGroupSize] particles.
+inline constexpr int kMaxLeafSize = 1024;
+inline constexpr int kMaxGroupSize = 1024;
 
 }  // namespace bhviz::sim

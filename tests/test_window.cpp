@@ -90,6 +90,44 @@ TEST(WindowExe, ScreenshotOfTheWindowIsAPicture) {
   EXPECT_LT(s.litFraction, 0.9);
 }
 
+bool haveXdotool() { return std::system("command -v xdotool >/dev/null 2>&1") == 0; }
+
+// Key taps shorter than a frame, as xdotool types them (press and release back to back): eight
+// F12 taps give eight screenshots, and a tapped Esc ends the window. The window is slow here
+// (Mesa's software GL), so most taps fall between two frames; before the key queue
+// (app/input.h) ImGui's once-a-frame key state lost them all.
+TEST(WindowExe, KeyTapsShorterThanAFrameAreNotLost) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
+  if (!haveXdotool()) GTEST_SKIP() << "xdotool is not installed (scripts/install-deps.sh --tests)";
+  TempDir dir;
+  const fs::path script = dir.path / "taps.sh";
+  {
+    std::ofstream f(script);
+    f << "cd '" << dir.path.string() << "' || exit 9\n"
+      << "'" << bhvizExecutable() << "' --backend cpu --scenario plummer --n 20000 "
+      << "--size 640x360 >bhviz.out 2>&1 & pid=$!\n"
+      << "w=$(timeout 60 xdotool search --sync --onlyvisible --name '^bhviz$' | head -1)\n"
+      << "[ -n \"$w\" ] || { kill $pid; exit 8; }\n"
+      << "xdotool windowfocus --sync \"$w\"; sleep 1\n"
+      << "for i in 1 2 3 4 5 6 7 8; do xdotool key F12; sleep 0.4; done\n"
+      << "sleep 1; xdotool key Escape\n"
+      << "for i in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done\n"
+      << "if kill -0 $pid 2>/dev/null; then kill $pid; wait $pid; exit 7; fi\n"
+      << "wait $pid\n";
+  }
+  const std::string cmd = "xvfb-run -a -s '-screen 0 1280x720x24' sh '" + script.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  const int status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  const std::string log = readText(dir.path / "bhviz.out");
+  EXPECT_EQ(status, 0) << "7: Esc did not end the window; 8: no window appeared\n" << log;
+  int shots = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    const std::string name = entry.path().filename().string();
+    shots += name.rfind("bhviz-", 0) == 0 && entry.path().extension() == ".png";
+  }
+  EXPECT_EQ(shots, 8) << log;
+}
+
 // The Files panel's paths without clicking: --load opens the window on a snapshot (its N), and
 // --video records the window's frames (every panel drawn, the Files panel among them).
 TEST(WindowExe, LoadsASnapshotAndRecordsAVideo) {
