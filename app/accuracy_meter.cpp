@@ -64,7 +64,6 @@ void AccuracyMeter::reset() {
   if (m_job.valid()) m_job.wait();
   m_job = {};
   m_scratch.reset();
-  m_scratchKind.clear();
   m_scratchN = 0;
   m_latest.reset();
   m_history.clear();
@@ -86,9 +85,8 @@ bool AccuracyMeter::update(const sim::Simulation& sim, const MeterSettings& s, s
       m_error = e.what();
     }
   }
-  const bool cuda = sim.backend().name() == "cuda";
   m_plan = planMeter(static_cast<std::size_t>(std::clamp(s.sample, kMeterMinSample, kMeterMaxSample)),
-                     sim.backend().size(), cuda);
+                     sim.backend().size(), sim.backend().traits().onDevice);
   m_interval = meterInterval(s, m_latest ? m_latest->wallMs : 0.0, frameMs);
   ++m_framesSince;
   if (s.enabled && !m_job.valid() && m_framesSince >= m_interval) start(sim, s, seed);
@@ -96,13 +94,12 @@ bool AccuracyMeter::update(const sim::Simulation& sim, const MeterSettings& s, s
 }
 
 void AccuracyMeter::start(const sim::Simulation& sim, const MeterSettings&, std::uint64_t seed) {
-  const std::string kind(sim.backend().name());
   const std::size_t n = sim.backend().size();
   try {
-    if (!m_scratch || kind != m_scratchKind || n > m_scratchN) {
+    // A new simulation (another backend, perhaps) comes with reset(), which drops the scratch.
+    if (!m_scratch || n > m_scratchN) {
       m_scratch.reset();  // free the old one's memory first
-      m_scratch = selectBackend(kind == "cuda" ? BackendChoice::Cuda : BackendChoice::Cpu, n).backend;
-      m_scratchKind = kind;
+      m_scratch = sim.backend().makeScratch(n);
       m_scratchN = n;
     }
   } catch (const std::exception& e) {
@@ -111,14 +108,14 @@ void AccuracyMeter::start(const sim::Simulation& sim, const MeterSettings&, std:
     return;
   }
   m_framesSince = 0;
-  const sim::ReferenceSum sum = referenceSumFor(*m_scratch);
+  const sim::ReferenceSum sum = m_scratch->referenceSum();
   sim::Particles state = sim.particles();  // the one cost paid by the frame loop
   const double time = sim.time();
   const sim::SimParams p = sim.params();
   const std::size_t sample = m_plan.sample;
   sim::Backend* scratch = m_scratch.get();
   // Beside a running CPU simulation the meter takes half the cores.
-  const int threads = kind == "cuda" ? 0 : halfTheCores();
+  const int threads = sim.backend().traits().onDevice ? 0 : halfTheCores();
   m_job = runInBackground(threads, [scratch, state = std::move(state), time, p, sample, seed, sum] {
     return measureState(*scratch, state, time, p, sample, seed, sum);
   });

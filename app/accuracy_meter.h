@@ -110,7 +110,6 @@ class AccuracyMeter {
   void start(const sim::Simulation& sim, const MeterSettings& s, std::uint64_t seed);
 
   std::unique_ptr<sim::Backend> m_scratch;  // before m_job: the job uses it until it ends
-  std::string m_scratchKind;
   std::size_t m_scratchN = 0;
   std::future<MeterResult> m_job;
   std::unique_ptr<MeterResult> m_latest;

@@ -10,14 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "app/backend_select.h"
 #include "app/sweep.h"
 #include "app/view_options.h"
 #include "sim/ic/scenario_file.h"
 #include "sim/params.h"
 
 namespace bhviz::app {
-
-enum class BackendChoice { Cpu, Cuda, Auto };
 
 /// Everything one run needs, with the scenario's suggestions already folded into `params`.
 struct Options {

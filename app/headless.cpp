@@ -14,15 +14,13 @@
 #include <sstream>
 #include <utility>
 
+#include "app/backend_select.h"
 #include "app/frames.h"
 #include "app/output.h"
 #include "app/scenario_camera.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/ic/scenario_file.h"
 #include "sim/io/snapshot.h"
-#if BHVIZ_HAVE_CUDA
-#include "sim/cuda/cuda_backend.h"
-#endif
 
 namespace bhviz::app {
 
@@ -109,31 +107,6 @@ void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ost
   }
 }
 
-/// MemAvailable from /proc/meminfo [bytes]; 0 when it cannot be read (then nothing is checked).
-double availableHostBytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kib = 0.0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024.0;
-  }
-  return 0.0;
-}
-
-/// Refuses a particle count that cannot fit, before any of it is allocated.
-void checkHostMemory(std::size_t n) {
-  const double need = static_cast<double>(n) * sim::kCpuPeakBytesPerParticle;
-  const double available = availableHostBytes();
-  if (available > 0.0 && need > available) {
-    std::ostringstream s;
-    s << std::setprecision(3) << "--n = " << n << " needs about " << need / 1073741824.0
-      << " GiB of memory on the CPU backend, but only " << available / 1073741824.0
-      << " GiB are available";
-    throw UsageError(s.str());
-  }
-}
-
 // The initial force evaluation is part of Simulation's constructor. When it is non-finite (a
 // snapshot with absurd positions, say) the run ends there, and --stats is still written,
 // marked aborted, with what is known; then the error goes on to main's one line.
@@ -168,34 +141,6 @@ sim::Simulation startSimulation(const Options& o, BackendSelection selection,
 
 }  // namespace
 
-BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
-  if (choice == BackendChoice::Cpu) return {sim::makeCpuBackend(), ""};
-#if BHVIZ_HAVE_CUDA
-  try {
-    auto backend = sim::cuda::makeCudaBackend(n);
-    std::string note;
-    if (choice == BackendChoice::Auto) {
-      note = "bhviz: --backend auto: using the CUDA backend on " + sim::cuda::deviceDescription();
-    }
-    return {std::move(backend), note};
-  } catch (const sim::cuda::CudaUnavailable& e) {
-    if (choice == BackendChoice::Cuda) {
-      throw BackendUnavailable(std::string("the CUDA backend cannot run: ") + e.what() +
-                               "; use --backend cpu or auto");
-    }
-    return {sim::makeCpuBackend(),
-            std::string("bhviz: --backend auto: ") + e.what() + "; using the CPU backend"};
-  }
-#else
-  (void)n;
-  if (choice == BackendChoice::Cuda) {
-    throw BackendUnavailable(
-        "the CUDA backend is not available in this build; use --backend cpu or auto");
-  }
-  return {sim::makeCpuBackend(), "bhviz: --backend auto: using the CPU backend"};
-#endif
-}
-
 std::string describe(const sim::NonFiniteState& e) {
   // Built from the ids rather than what(), so the line has the same shape on every backend.
   if (e.ids.empty()) return oneLine(e.what());
@@ -223,10 +168,10 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
     }
   }
   BackendSelection selection = selectBackend(o.backend, o.n);
+  requireWithinLimits(o.params, *selection.backend);
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
 
-  if (selection.backend->name() == "cpu") checkHostMemory(o.n);
   // The GL context before any physics: without one, the run would be for nothing.
   std::unique_ptr<FrameRecorder> frames;
   if (o.frames.wanted()) {

@@ -1,6 +1,7 @@
 #include "app/overlay_view.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "render/palette.h"
 #include "sim/common/keys.h"
@@ -27,49 +28,43 @@ render::OverlayBox boxOf(const sim::Box& box, const glm::vec4& colour) {
   return b;
 }
 
-render::OverlayBox cellCube(const sim::Tree& tree, const sim::Particles& keyOrder,
-                            std::uint32_t cell, const glm::vec4& colour) {
-  // The cell's cube from any of its particles: the same quantisation that made the keys.
-  const sim::Vec4& x = keyOrder.posMass[tree.first[cell]];
-  return boxOf(sim::cellCube(sim::quantize({x.x, x.y, x.z}, tree.frame), tree.level[cell],
-                             tree.frame),
-               colour);
-}
-
-std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,
-                                              int minLevel, int maxLevel) {
-  std::vector<render::OverlayBox> boxes;
-  const LevelRange range = overlayLevels(minLevel, maxLevel, tree.depth());
-  if (range.first > range.last) return boxes;
-  const LevelColours colours = levelColours(range);
-  for (std::uint32_t c = tree.levelBegin[range.first]; c < tree.levelBegin[range.last + 1]; ++c) {
-    boxes.push_back(cellCube(tree, keyOrder, c, colours[tree.level[c]]));
+sim::BoxQuery boxQuery(const OverlayRequest& request, int treeLevels) {
+  sim::BoxQuery q;
+  q.cells = request.cells;
+  q.minLevel = request.minLevel;
+  q.maxLevel = request.maxLevel;
+  const LevelColours colours =
+      levelColours(overlayLevels(request.minLevel, request.maxLevel, treeLevels));
+  for (std::size_t l = 0; l < colours.size(); ++l) {
+    const glm::vec4& c = colours[l];
+    q.cellColour[l] = {c.r, c.g, c.b, c.a};
   }
-  return boxes;
+  q.groups = request.groups;
+  q.groupColour = {kGroupColour[0], kGroupColour[1], kGroupColour[2], kGroupOpacity};
+  return q;
 }
 
-std::vector<render::OverlayBox> groupBoxes(const sim::Groups& groups) {
-  std::vector<render::OverlayBox> boxes;
-  boxes.reserve(groups.size());
-  const glm::vec4 colour(kGroupColour[0], kGroupColour[1], kGroupColour[2], kGroupOpacity);
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const sim::Box& box = groups.box[g];
-    if (!(box.lo.x <= box.hi.x)) continue;  // no active particle
-    boxes.push_back(boxOf(box, colour));
-  }
-  return boxes;
+static_assert(sizeof(sim::DrawBox) == sizeof(render::OverlayBox) &&
+                  offsetof(render::OverlayBox, halfSize) == offsetof(sim::DrawBox, halfSize) &&
+                  offsetof(render::OverlayBox, colour) == offsetof(sim::DrawBox, colour),
+              "an exported box is laid out as the renderer's");
+
+render::OverlayBox toOverlayBox(const sim::DrawBox& b) {
+  render::OverlayBox o;
+  o.centre = glm::vec3(b.centre[0], b.centre[1], b.centre[2]);
+  o.halfSize = glm::vec3(b.halfSize[0], b.halfSize[1], b.halfSize[2]);
+  o.colour = glm::vec4(b.colour.r, b.colour.g, b.colour.b, b.colour.a);
+  return o;
 }
 
-std::vector<render::OverlayBox> overlayBoxes(const sim::CpuBackend& cpu,
+std::vector<render::OverlayBox> overlayBoxes(const sim::Backend& backend,
                                              const OverlayRequest& request) {
   std::vector<render::OverlayBox> boxes;
-  if (request.cells) {
-    boxes = treeCellBoxes(cpu.tree(), cpu.particles(), request.minLevel, request.maxLevel);
-  }
-  if (request.groups) {
-    const std::vector<render::OverlayBox> groups = groupBoxes(cpu.groups());
-    boxes.insert(boxes.end(), groups.begin(), groups.end());
-  }
+  if (!request.any()) return boxes;
+  const std::vector<sim::DrawBox> exported =
+      backend.boxes(boxQuery(request, backend.treeCensus().levels));
+  boxes.reserve(exported.size());
+  for (const sim::DrawBox& b : exported) boxes.push_back(toOverlayBox(b));
   return boxes;
 }
 

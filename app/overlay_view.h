@@ -7,9 +7,7 @@
 #include <vector>
 
 #include "render/vertex.h"
-#include "sim/particles.h"
-#include "sim/cpu/cpu_backend.h"
-#include "sim/tree.h"
+#include "sim/backend.h"
 
 namespace bhviz::app {
 
@@ -27,13 +25,10 @@ inline constexpr float kGroupOpacity = 0.5f;
 inline constexpr float kGroupColour[3] = {0.3f, 1.0f, 0.6f};
 
 /// The levels [first, last] of [minLevel, maxLevel] that a tree of `depth` levels has
-/// (empty when first > last).
-struct LevelRange {
-  int first = 0;
-  int last = -1;
-};
+/// (empty when first > last): the range sim exports (sim/common/draw.h).
+using LevelRange = sim::LevelSpan;
 inline LevelRange overlayLevels(int minLevel, int maxLevel, int depth) {
-  return {minLevel < 0 ? 0 : minLevel, maxLevel < depth - 1 ? maxLevel : depth - 1};
+  return sim::levelSpan(minLevel, maxLevel, depth);
 }
 
 /// The colour of each octree level of the overlay: a rainbow over the range (coarse = blue …
@@ -41,23 +36,20 @@ inline LevelRange overlayLevels(int minLevel, int maxLevel, int depth) {
 using LevelColours = std::array<glm::vec4, sim::kMaxLevel + 1>;
 LevelColours levelColours(LevelRange range);
 
-/// The geometric cube of one cell (the octree's, not the tight box) in `colour`.
-render::OverlayBox cellCube(const sim::Tree& tree, const sim::Particles& keyOrder,
-                            std::uint32_t cell, const glm::vec4& colour);
+/// What `request` asks a backend to export of a tree of `treeLevels` levels, in the overlay's
+/// colours (cells by level, groups in kGroupColour).
+sim::BoxQuery boxQuery(const OverlayRequest& request, int treeLevels);
 
-/// The geometric cube of every cell with level in [minLevel, maxLevel], coloured by level
-/// (coarse = blue … fine = red). `keyOrder` are the particles the tree was built on.
-std::vector<render::OverlayBox> treeCellBoxes(const sim::Tree& tree, const sim::Particles& keyOrder,
-                                              int minLevel, int maxLevel);
+/// The renderer's box of an exported one: the same layout, so the device writes exported boxes
+/// straight into the renderer's buffer (cuda_gl_bridge.h).
+render::OverlayBox toOverlayBox(const sim::DrawBox& box);
 
-/// An axis-aligned box (a group's, a tight box) in `colour`.
+/// An axis-aligned box (a group's, a cell's cube) in `colour`.
 render::OverlayBox boxOf(const sim::Box& box, const glm::vec4& colour);
 
-/// The box of every walk group's active particles.
-std::vector<render::OverlayBox> groupBoxes(const sim::Groups& groups);
-
-/// What `request` draws of the CPU backend's tree and groups: cells, then groups.
-std::vector<render::OverlayBox> overlayBoxes(const sim::CpuBackend& cpu,
+/// What `request` draws of the backend's last force evaluation, made on the host (through a
+/// copy from the device where the backend keeps its tree there): cells, then groups.
+std::vector<render::OverlayBox> overlayBoxes(const sim::Backend& backend,
                                              const OverlayRequest& request);
 
 }  // namespace bhviz::app

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "sim/cpu/cpu_backend.h"
 #if BHVIZ_HAVE_CUDA
 #include "app/cuda_gl_bridge.h"
 #endif
@@ -13,16 +12,6 @@ namespace bhviz::app {
 struct OverlayWriter::Device {
   CudaGlBridge bridge;
   bool interop = true;  // false once registering the box buffer was refused
-  sim::cuda::DeviceBuffer<render::OverlayBox> scratch;  // the boxes when interop is refused
-
-  /// The device boxes through the host: written into scratch, copied back, uploaded.
-  void viaHost(const sim::cuda::DeviceView& p, const sim::cuda::DeviceTreeView& tree,
-               const OverlayRequest& request, const LevelColours& colours,
-               render::Renderer& renderer) {
-    const std::vector<render::OverlayBox> boxes =
-        overlayBoxesViaHost(p, tree, request, colours, scratch);
-    renderer.setBoxes(boxes.data(), boxes.size());
-  }
 };
 #else
 struct OverlayWriter::Device {};
@@ -39,43 +28,37 @@ std::string OverlayWriter::write(const sim::Simulation& sim, const OverlayReques
     renderer.setBoxes(nullptr, 0);
     return {};
   }
-  if (const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend())) {
-    m_hostBoxes = overlayBoxes(*cpu, request);
-    renderer.setBoxes(m_hostBoxes.data(), m_hostBoxes.size());
-    return {};
-  }
+  const sim::Backend& backend = sim.backend();
+  std::string line;
 #if BHVIZ_HAVE_CUDA
-  const auto particles = sim::cuda::deviceView(sim.backend());
-  const auto tree = sim::cuda::deviceTreeView(sim.backend());
-  if (!particles || !tree) {
-    renderer.setBoxes(nullptr, 0);
-    return {};
-  }
-  const LevelColours colours = levelColours(overlayLevels(
-      request.minLevel, request.maxLevel, static_cast<int>(tree->levelBegin.size()) - 1));
-  if (m_device->interop) {
-    const std::size_t n = overlayBoxCount(*tree, request);
+  // Where the backend keeps its tree on the device, the boxes are written there, into the
+  // renderer's buffer through interop.
+  const sim::DeviceAccess* device = backend.deviceAccess();
+  if (device != nullptr && m_device->interop) {
+    const sim::BoxQuery query = boxQuery(request, backend.treeCensus().levels);
+    const std::size_t n = backend.boxCount(query);
     renderer.reserveBoxes(n);
     try {
-      m_device->bridge.writeBoxes(*particles, *tree, request, colours, renderer.boxBuffer());
+      m_device->bridge.writeBoxes(*device, query, n, renderer.boxBuffer());
       renderer.setBoxCount(n);
       m_path = "GPU, CUDA-GL interop";
       return {};
     } catch (const InteropUnavailable& e) {
       m_device->interop = false;
-      m_device->viaHost(*particles, *tree, request, colours, renderer);
-      m_path = "GPU, copied to the host";
-      return std::string("bhviz: CUDA-GL interop is not available for the overlay (") + e.what() +
+      line = std::string("bhviz: CUDA-GL interop is not available for the overlay (") + e.what() +
              "); copying its boxes through the host instead";
     }
   }
-  m_device->viaHost(*particles, *tree, request, colours, renderer);
-  m_path = "GPU, copied to the host";
-  return {};
-#else
-  renderer.setBoxes(nullptr, 0);
-  return {};
 #endif
+  // Made on the host, or copied there from the device.
+  std::vector<render::OverlayBox> boxes = overlayBoxes(backend, request);
+  renderer.setBoxes(boxes.data(), boxes.size());
+  if (backend.traits().onDevice) {
+    m_path = "GPU, copied to the host";
+  } else {
+    m_hostBoxes = std::move(boxes);
+  }
+  return line;
 }
 
 }  // namespace bhviz::app

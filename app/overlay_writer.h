@@ -1,9 +1,9 @@
 #pragma once
-// The tree overlay of the simulation's last force evaluation → the renderer's box buffer. On
-// the CPU backend the boxes are made on the host from its tree (overlay_view.h); on the CUDA
-// backend kernels make them from the device tree and write them into the GL buffer through
-// CUDA–GL interop (cuda_gl_bridge.h), or into device scratch copied to the host when interop
-// is not available. Both give the same boxes in the same order.
+// The tree overlay of the simulation's last force evaluation → the renderer's box buffer. The
+// backend exports the boxes (sim::Backend::boxes, sim/common/draw.h): on the host, or, where it
+// keeps its tree on a device, written there straight into the GL buffer through CUDA–GL
+// interop (cuda_gl_bridge.h), or copied to the host when interop is not available. Every path
+// gives the same boxes in the same order.
 
 #include <cstddef>
 #include <memory>
@@ -29,7 +29,7 @@ class OverlayWriter {
   std::string write(const sim::Simulation& sim, const OverlayRequest& request,
                     render::Renderer& renderer);
 
-  /// The boxes the last write made on the host (the CPU backend's); empty when they were made
+  /// The boxes the last write made on the host (a host backend's); empty when they were made
   /// on the device, so that a caller can draw more boxes over them.
   const std::vector<render::OverlayBox>& hostBoxes() const { return m_hostBoxes; }
 

@@ -123,7 +123,7 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   ImGui::End();
 }
 
-void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo&) {
+void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   placeNext(10.0f, 300.0f);
   if (!ImGui::Begin("Accuracy", &s.panels.accuracy)) {
     ImGui::End();
@@ -147,8 +147,12 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo&) {
       changed = true;
     }
   }
-  changed |= ImGui::SliderInt("N_leaf", &p.nLeaf, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
-  changed |= ImGui::SliderInt("N_group", &p.nGroup, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
+  // The running backend's ranges (N_group <= 128 on CUDA); a typed value is clamped to them.
+  const sim::BackendLimits limits =
+      info.session != nullptr ? info.session->limits() : sim::BackendLimits{};
+  const ImGuiSliderFlags sizes = ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp;
+  changed |= ImGui::SliderInt("N_leaf", &p.nLeaf, 1, limits.maxLeafSize, "%d", sizes);
+  changed |= ImGui::SliderInt("N_group", &p.nGroup, 1, limits.maxGroupSize, "%d", sizes);
   changed |= ImGui::SliderFloat("softening", &p.softening, 0.0f, 1.0f, "%.4f",
                                 ImGuiSliderFlags_Logarithmic);
   changed |= ImGui::Checkbox("quadrupole", &p.quadrupole);

@@ -39,13 +39,9 @@ void drawTreePanel(AppState& s, const UiInfo& info) {
     ImGui::End();
     return;
   }
-  const sim::CpuBackend* cpu = info.session != nullptr ? info.session->cpuBackend() : nullptr;
-  if (cpu != nullptr) {
-    const sim::Tree& tree = cpu->tree();
-    ImGui::Text("%zu cells, depth %d, %zu groups", tree.cellCount(), tree.depth(),
-                cpu->groups().size());
-  } else {
-    ImGui::TextUnformatted("the tree and groups on the GPU");
+  if (info.session != nullptr) {
+    const sim::TreeCensus t = info.session->simulation().backend().treeCensus();
+    ImGui::Text("%zu cells, depth %d, %zu groups", t.cells, t.levels, t.groups);
   }
   ImGui::Checkbox("cells", &s.overlay.cells);
   ImGui::SameLine();

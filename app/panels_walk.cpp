@@ -31,15 +31,14 @@ void cellList(const char* id, const WalkInspection& walk, const std::vector<std:
   ImGui::BeginChild(id, ImVec2(360.0f, height), true);
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(cells.size()));
-  const sim::Tree& tree = walk.scene().tree;
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
       const std::uint32_t c = cells[static_cast<std::size_t>(i)];
       const sim::cpu::CellVerdict v = verdicts[static_cast<std::size_t>(i)];
+      const sim::cpu::CellFacts f = walk.walk().cell(c);
       char label[96];
-      std::snprintf(label, sizeof label, "cell %u  level %d  %u particle%s  %s##%d", c,
-                    int(tree.level[c]), tree.count[c], tree.count[c] == 1 ? "" : "s",
-                    sim::cpu::toString(v), i);
+      std::snprintf(label, sizeof label, "cell %u  level %d  %u particle%s  %s##%d", c, f.level,
+                    f.particles, f.particles == 1 ? "" : "s", sim::cpu::toString(v), i);
       ImGui::PushStyleColor(ImGuiCol_Text, imColour(verdictColour(v)));
       if (ImGui::Selectable(label, ws.selected == c)) ws.selected = ws.selected == c ? -1 : c;
       ImGui::PopStyleColor();
@@ -56,9 +55,8 @@ void explanation(const WalkInspection& walk, std::int64_t cell) {
     return;
   }
   const sim::cpu::MacExplanation e = walk.explain(static_cast<std::uint32_t>(cell));
-  const sim::Tree& tree = walk.scene().tree;
   ImGui::TextColored(imColour(verdictColour(e.verdict)), "cell %lld, level %d: %s", (long long)cell,
-                     int(tree.level[static_cast<std::size_t>(cell)]),
+                     walk.walk().cell(static_cast<std::uint32_t>(cell)).level,
                      sim::cpu::toString(e.verdict));
   ImGui::Text("%u particles, mass %.4g, side %.3g, distance to the group %.3g", e.particles,
               double(e.mass), double(e.side), double(e.distance));
@@ -68,15 +66,12 @@ void explanation(const WalkInspection& walk, std::int64_t cell) {
 }
 
 void stepBuild(const WalkInspection& walk, WalkPanelState& ws) {
-  const sim::Tree& tree = walk.scene().tree;
-  const int deepest = tree.depth() - 1;
+  const int deepest = walk.walk().levels() - 1;
   ws.level = std::clamp(ws.level, 0, deepest);
-  const std::uint32_t atLevel = tree.levelBegin[ws.level + 1] - tree.levelBegin[ws.level];
-  std::size_t leaves = 0;
-  for (std::uint32_t c = 0; c < tree.levelBegin[ws.level + 1]; ++c) leaves += tree.isLeaf(c);
+  const sim::cpu::BuildCensus b = walk.walk().build(ws.level);
   ImGui::Text("Tree build: level %d of %d", ws.level, deepest);
   ImGui::Text("%u cells at this level; %zu leaves so far (a cell splits while it holds > N_leaf)",
-              atLevel, leaves);
+              b.cellsAtLevel, b.leavesSoFar);
   if (ImGui::Button("Back") && ws.level > 0) --ws.level;
   ImGui::SameLine();
   if (ImGui::Button("Next")) {
@@ -119,25 +114,25 @@ void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     ImGui::End();
     return;
   }
-  const bool cuda = info.session != nullptr && info.session->cpuBackend() == nullptr;
+  const bool onDevice = info.session != nullptr && info.session->simulation().backend().traits().onDevice;
   const WalkInspection* walk = info.walk;
   if (walk == nullptr || !walk->active()) {
     ImGui::TextUnformatted("Click a particle (left click, no drag) to see its group's tree walk.");
-    if (cuda)
-      ImGui::TextDisabled("CUDA backend: the walk is computed on a CPU tree of a download.");
+    if (onDevice)
+      ImGui::TextDisabled("GPU backend: the walk is computed on a CPU tree of a download.");
     ImGui::End();
     return;
   }
   WalkPanelState& ws = s.walk;
-  const sim::cpu::WalkScene& scene = walk->scene();
-  ImGui::Text("particle %u: group %zu of %zu (%u particles), state at t = %.4g", walk->particleId(),
-              walk->group(), scene.groups.size(), scene.groups.count[walk->group()], walk->time());
+  const sim::cpu::GroupWalk& w = walk->walk();
+  ImGui::Text("particle %u: group %zu of %zu (%u particles), state at t = %.4g", w.particleId(),
+              w.group(), w.groupCount(), w.groupParticles(), walk->time());
   ImGui::Text("MAC %s, theta %.3g",
-              std::string(sim::toString(static_cast<sim::MacKind>(scene.mac.code))).c_str(),
-              double(scene.mac.theta));
-  ImGui::TextDisabled(cuda ? "CUDA backend: computed on a CPU tree rebuilt from a download of the "
-                             "positions at the pick (a teaching tool)"
-                           : "computed on a CPU tree of the state at the pick");
+              std::string(sim::toString(static_cast<sim::MacKind>(w.mac().code))).c_str(),
+              double(w.mac().theta));
+  ImGui::TextDisabled(onDevice ? "GPU backend: computed on a CPU tree rebuilt from a download of "
+                                 "the positions at the pick (a teaching tool)"
+                               : "computed on a CPU tree of the state at the pick");
   if (ImGui::Button("Refresh (current state)")) r.refreshWalk = true;
   ImGui::SameLine();
   if (ImGui::Button("Clear")) r.clearWalk = true;
@@ -150,7 +145,7 @@ void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   countLine(kLeafColour, "leaves (P2P)", list.leaves.size());
   countLine(kOpenedColour, "opened by the MAC", list.opened.size());
 
-  const bool small = scene.particles.size() <= kStepThroughMaxN;
+  const bool small = w.particleCount() <= kStepThroughMaxN;
   if (!small) ws.stepThrough = false;
   ImGui::BeginDisabled(!small);
   ImGui::Checkbox("step through", &ws.stepThrough);

@@ -113,8 +113,18 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
   return true;
 }
 
-const sim::CpuBackend* SimSession::cpuBackend() const {
-  return dynamic_cast<const sim::CpuBackend*>(&m_sim->backend());
+
+std::string SimSession::applyParams(const sim::SimParams& params) {
+  try {
+    m_sim->setParams(params);  // validates against sim's ranges and the backend's
+    return {};
+  } catch (const sim::InvalidParameter& e) {
+    std::string why = e.what();
+    for (char& c : why) c = c == '\n' ? ' ' : c;
+    return "bhviz: " + why + "; the simulation keeps " +
+           std::string("N_leaf = ") + std::to_string(m_sim->params().nLeaf) + ", N_group = " +
+           std::to_string(m_sim->params().nGroup);
+  }
 }
 
 }  // namespace bhviz::app

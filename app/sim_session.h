@@ -8,7 +8,6 @@
 
 #include "app/app_state.h"
 #include "app/perf_history.h"
-#include "sim/cpu/cpu_backend.h"
 #include "sim/diagnostics.h"
 #include "sim/ic/scenario_file.h"
 #include "sim/simulation.h"
@@ -38,8 +37,12 @@ class SimSession {
   /// Exactly one substep (the `.` key).
   Advance step();
 
-  /// New live parameters (validated by the caller: sim::validate throws InvalidParameter).
-  void setParams(const sim::SimParams& params) { m_sim->setParams(params); }
+  /// New live parameters, checked against sim's ranges and the backend's limits. Returns ""
+  /// when they apply (from the next substep), else one line saying why not; the simulation
+  /// then keeps its parameters. Never throws for a value a panel can set.
+  std::string applyParams(const sim::SimParams& params);
+  /// The ranges of the backend running now, for the panels' sliders.
+  sim::BackendLimits limits() const { return m_sim->backend().traits().limits; }
 
   /// Recomputes the diagnostics when `interval` seconds of wall time have passed since the
   /// last sample, or when forced. Copies the particles to the host: not every frame at large N.
@@ -56,8 +59,6 @@ class SimSession {
   const sim::ScenarioSpec& spec() const { return m_spec; }
   /// Why the backend was chosen, when it was chosen for the user (else empty).
   const std::string& backendNote() const { return m_note; }
-  /// The CPU backend, for its tree and groups; null on the CUDA backend.
-  const sim::CpuBackend* cpuBackend() const;
 
  private:
   SceneSettings m_scene;

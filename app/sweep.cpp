@@ -14,9 +14,6 @@
 #include "sim/accuracy.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/ic/scenario_file.h"
-#if BHVIZ_HAVE_CUDA
-#include "sim/cuda/cuda_backend.h"
-#endif
 
 namespace bhviz::app {
 
@@ -47,15 +44,6 @@ void writeSweepCsv(std::ostream& out, const std::vector<sim::SweepPoint>& points
   }
 }
 
-sim::ReferenceSum referenceSumFor(const sim::Backend& backend) {
-#if BHVIZ_HAVE_CUDA
-  if (backend.name() == "cuda") return sim::cuda::directSumDevice;
-#else
-  (void)backend;
-#endif
-  return {};
-}
-
 std::vector<float> parseSweepSpec(const std::string& text) {
   const std::string prefix = "theta=";
   const std::string bad = "--sweep = '" + text + "' is not valid: " + kSweepForm;
@@ -78,22 +66,23 @@ std::vector<float> parseSweepSpec(const std::string& text) {
 
 int runSweep(const Options& o, std::ostream& out, std::ostream& /*err*/) {
   BackendSelection selection = selectBackend(o.backend, o.n);
+  requireWithinLimits(o.params, *selection.backend);
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
-  const bool cuda = selection.backend->name() == "cuda";
   // The first backend serves the first point; later points reuse it (sim::sweep's scratch).
   auto makeBackend = [&]() -> std::unique_ptr<sim::Backend> {
     if (selection.backend) return std::move(selection.backend);
     return selectBackend(o.backend, o.n).backend;
   };
-  const sim::ReferenceSum sum = referenceSumFor(*selection.backend);
+  const sim::ReferenceSum sum = selection.backend->referenceSum();
+  const std::string backendName(selection.backend->name());
   const sim::Particles state = sim::buildScenario(sim::resolveScenario(o.scenario), o.n, o.seed);
   const sim::AccuracyReference ref =
       sim::makeReference(state, o.params.softening, kSweepSample, o.seed, sum);
   if (!o.quiet) {
     out << "bhviz: sweep of " << o.scenario << ", N = " << o.n << ", seed " << o.seed << ", "
         << o.sweep.macs.size() * o.sweep.thetas.size() << " points, error sample "
-        << ref.ids.size() << ", " << (cuda ? "cuda" : "cpu") << " backend\n";
+        << ref.ids.size() << ", " << backendName << " backend\n";
   }
   const std::vector<sim::SweepPoint> points =
       sim::sweep(state, o.params, makeBackend, o.sweep.macs, o.sweep.thetas, ref);

@@ -34,10 +34,6 @@ std::vector<float> parseSweepSpec(const std::string& text);
 /// The header, then one row per point (the MAC's name, its parameter, the errors, the cost).
 void writeSweepCsv(std::ostream& out, const std::vector<sim::SweepPoint>& points);
 
-/// The exact reference sum that goes with a backend: the GPU's direct sum on a CUDA build with
-/// the CUDA backend, else sim::directSum (an empty function).
-sim::ReferenceSum referenceSumFor(const sim::Backend& backend);
-
 /// Runs the sweep of `o` (o.sweep.wanted): progress lines to `out` unless quiet, then the CSV,
 /// written atomically. Returns the exit status (0).
 int runSweep(const Options& o, std::ostream& out, std::ostream& err);

@@ -3,7 +3,6 @@
 #include <memory>
 #include <vector>
 
-#include "sim/cpu/cpu_backend.h"
 #if BHVIZ_HAVE_CUDA
 #include "app/cuda_gl_bridge.h"
 #endif
@@ -15,16 +14,11 @@ struct VertexWriter::Interop {
   CudaGlBridge bridge;
   // Colour by force error: the palette values by id on the device, uploaded when the view's
   // errors change (the meter's every few frames), not the particles every frame.
-  sim::cuda::DeviceBuffer<float> valueById;
-  std::size_t values = 0;
   std::shared_ptr<const std::vector<float>> uploaded;  // held, so its address is not reused
 
   void uploadValues(const ParticleView& view) {
     if (view.errors() == uploaded) return;
-    const std::vector<float> v = view.errorValuesById();
-    valueById.reserve(v.size());
-    if (!v.empty()) sim::cuda::copyToDevice(valueById.data(), v.data(), v.size() * sizeof(float));
-    values = v.size();
+    bridge.setValues(view.errorValuesById());
     uploaded = view.errors();
   }
 };
@@ -38,8 +32,8 @@ VertexWriter::~VertexWriter() = default;
 void VertexWriter::upload(const sim::Simulation& sim, const ParticleView& view,
                           render::Renderer& renderer) {
   m_interopUsed = false;
-  if (const auto* cpu = dynamic_cast<const sim::CpuBackend*>(&sim.backend())) {
-    view.fill(cpu->particles(), m_vertices);  // no copy of the state
+  if (const sim::Particles* host = sim.backend().hostParticles()) {
+    view.fill(*host, m_vertices);  // no copy of the state
   } else {
     view.fill(sim.particles(), m_vertices);
   }
@@ -50,15 +44,14 @@ std::string VertexWriter::write(const sim::Simulation& sim, const ParticleView& 
                                 render::Renderer& renderer) {
 #if BHVIZ_HAVE_CUDA
   if (m_interop) {
-    if (const auto device = sim::cuda::deviceView(sim.backend())) {
-      renderer.reserveParticles(device->n);
+    if (const sim::DeviceAccess* access = sim.backend().deviceAccess()) {
+      const sim::DeviceArrays device = access->particles();
+      renderer.reserveParticles(device.n);
       try {
         const bool byError = view.settings().colorBy == ColorBy::ForceError;
         if (byError) m_interop->uploadValues(view);
-        m_interop->bridge.write(*device, view.rule(), renderer.particleBuffer(),
-                                byError ? m_interop->valueById.data() : nullptr,
-                                byError ? m_interop->values : 0);
-        renderer.setParticleCount(device->n);
+        m_interop->bridge.write(device, view.rule(), renderer.particleBuffer(), byError);
+        renderer.setParticleCount(device.n);
         m_interopUsed = true;
         return {};
       } catch (const InteropUnavailable& e) {

@@ -53,38 +53,19 @@ std::optional<std::size_t> pickParticle(const sim::Particles& p, const ViewSetti
 
 void WalkInspection::inspect(const sim::Particles& state, const sim::SimParams& params,
                              std::uint32_t id, double time) {
-  sim::cpu::WalkScene scene = sim::cpu::buildWalkScene(state, params, true);
-  const std::int64_t index = sim::cpu::indexOfId(scene.particles, id);
-  const std::int64_t group =
-      index < 0 ? -1 : sim::cpu::groupContaining(scene.groups, static_cast<std::uint32_t>(index));
-  if (group < 0) {
-    throw std::out_of_range("no particle with id " + std::to_string(id) + " (ids are 0.." +
-                            std::to_string(state.size() - 1) + ")");
-  }
-  m_scene = std::move(scene);
-  m_group = static_cast<std::size_t>(group);
-  const sim::Box& box = m_scene.groups.box[m_group];
-  const float accMin = m_scene.groups.accMin[m_group];
-  m_list = sim::cpu::buildInteractionList(m_scene.tree, box, accMin, m_scene.mac);
-  m_fronts = sim::cpu::traceWalk(m_scene.tree, box, accMin, m_scene.mac);
-  m_id = id;
+  m_walk.emplace(state, params, id);
   m_time = time;
-  m_active = true;
-}
-
-sim::cpu::MacExplanation WalkInspection::explain(std::uint32_t cell) const {
-  return sim::cpu::explainMac(m_scene.tree, cell, m_scene.groups.box[m_group],
-                              m_scene.groups.accMin[m_group], m_scene.mac);
 }
 
 std::int64_t WalkInspection::cellNear(const render::Camera& camera, float width, float height,
                                       glm::vec2 cursor, float maxPixels) const {
-  if (!m_active) return -1;
+  if (!active()) return -1;
   std::int64_t best = -1;
   float bestD2 = maxPixels * maxPixels;
-  for (const std::vector<std::uint32_t>* cells : {&m_list.cells, &m_list.leaves, &m_list.opened}) {
+  const sim::cpu::InteractionList& l = m_walk->list();
+  for (const std::vector<std::uint32_t>* cells : {&l.cells, &l.leaves, &l.opened}) {
     for (std::uint32_t c : *cells) {
-      const render::OverlayBox b = cellCube(m_scene.tree, m_scene.particles, c, glm::vec4(1.0f));
+      const render::OverlayBox b = boxOf(m_walk->cell(c).cube, glm::vec4(1.0f));
       const glm::vec3 s = camera.project(b.centre, width, height);
       if (!(s.z > camera.nearPlane())) continue;
       const float d2 = (s.x - cursor.x) * (s.x - cursor.x) + (s.y - cursor.y) * (s.y - cursor.y);
@@ -98,28 +79,35 @@ std::int64_t WalkInspection::cellNear(const render::Camera& camera, float width,
 }
 
 std::string WalkInspection::summary() const {
-  if (!m_active) return "no particle picked";
-  return "walk of particle " + std::to_string(m_id) + " (group " + std::to_string(m_group) +
-         " of " + std::to_string(m_scene.groups.size()) + ", " +
-         std::to_string(m_scene.groups.count[m_group]) +
-         " targets): " + std::to_string(m_list.cells.size()) + " accepted, " +
-         std::to_string(m_list.leaves.size()) + " leaves (P2P), " +
-         std::to_string(m_list.opened.size()) + " opened";
+  if (!active()) return "no particle picked";
+  const sim::cpu::GroupWalk& w = *m_walk;
+  return "walk of particle " + std::to_string(w.particleId()) + " (group " +
+         std::to_string(w.group()) + " of " + std::to_string(w.groupCount()) + ", " +
+         std::to_string(w.groupParticles()) +
+         " targets): " + std::to_string(w.list().cells.size()) + " accepted, " +
+         std::to_string(w.list().leaves.size()) + " leaves (P2P), " +
+         std::to_string(w.list().opened.size()) + " opened";
 }
 
 std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const WalkOverlay& overlay) {
   std::vector<render::OverlayBox> boxes;
   if (!walk.active()) return boxes;
-  const sim::Tree& tree = walk.scene().tree;
-  const sim::Particles& particles = walk.scene().particles;
+  const sim::cpu::GroupWalk& w = walk.walk();
   auto add = [&](std::uint32_t c, glm::vec4 colour) {
-    boxes.push_back(cellCube(tree, particles, c, colour));
+    boxes.push_back(boxOf(w.cell(c).cube, colour));
     boxes.back().halfSize *= kCellShrink;
   };
   switch (overlay.mode) {
-    case WalkOverlay::Mode::Build:
-      boxes = treeCellBoxes(tree, particles, 0, overlay.level);
+    case WalkOverlay::Mode::Build: {
+      // The cells of levels 0 .. level, coloured by level as the tree overlay colours them.
+      const LevelColours colours = levelColours(LevelRange{0, std::min(overlay.level, w.levels() - 1)});
+      const std::uint32_t cells = w.build(overlay.level).cellsSoFar;
+      for (std::uint32_t c = 0; c < cells; ++c) {
+        const sim::cpu::CellFacts f = w.cell(c);
+        boxes.push_back(boxOf(f.cube, colours[static_cast<std::size_t>(f.level)]));
+      }
       break;
+    }
     case WalkOverlay::Mode::List:
       // Opened cells first: they enclose the cells decided inside them.
       for (std::uint32_t c : walk.list().opened) add(c, kOpenedColour);
@@ -143,9 +131,9 @@ std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const Walk
     }
   }
   if (overlay.mode != WalkOverlay::Mode::Build) {
-    boxes.push_back(boxOf(walk.scene().groups.box[walk.group()], kPickedGroupColour));
+    boxes.push_back(boxOf(w.groupBox(), kPickedGroupColour));
   }
-  if (overlay.highlight >= 0 && static_cast<std::size_t>(overlay.highlight) < tree.cellCount()) {
+  if (overlay.highlight >= 0 && static_cast<std::size_t>(overlay.highlight) < w.cellCount()) {
     const auto c = static_cast<std::uint32_t>(overlay.highlight);
     add(c, kHighlightColour);
     render::OverlayBox grown = boxes.back();

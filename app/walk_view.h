@@ -47,27 +47,26 @@ std::optional<std::size_t> pickParticle(const sim::Particles& p, const ViewSetti
                                         const render::Camera& camera, float width, float height,
                                         glm::vec2 cursor, float maxPixels = 25.0f);
 
-/// One picked particle's walk: the inspection tree, its group, the walk's interaction list and
-/// the recorded fronts.
+/// One picked particle's walk (sim::cpu::GroupWalk) and the state's time, with what the
+/// window adds: the cell under the cursor and a summary line.
 class WalkInspection {
  public:
   /// Builds the inspection tree from `state` (any order) and picks the particle with this id.
   /// Throws std::out_of_range naming the id when the state has no such particle.
   void inspect(const sim::Particles& state, const sim::SimParams& params, std::uint32_t id,
                double time);
-  void clear() { m_active = false; }
-  bool active() const { return m_active; }
+  void clear() { m_walk.reset(); }
+  bool active() const { return m_walk.has_value(); }
 
-  const sim::cpu::WalkScene& scene() const { return m_scene; }
-  std::uint32_t particleId() const { return m_id; }
-  std::size_t group() const { return m_group; }
+  /// The walk (only while active()).
+  const sim::cpu::GroupWalk& walk() const { return *m_walk; }
+  const sim::cpu::WalkScene& scene() const { return m_walk->scene(); }
+  std::uint32_t particleId() const { return m_walk->particleId(); }
+  std::size_t group() const { return m_walk->group(); }
   double time() const { return m_time; }  ///< of the state inspected
-  /// The group's interaction list as the walk builds it (buildInteractionList).
-  const sim::cpu::InteractionList& list() const { return m_list; }
-  /// The same walk recorded front by front (traceWalk).
-  const std::vector<sim::cpu::WalkFront>& fronts() const { return m_fronts; }
-  /// The MAC's decision on `cell` for this group, with its numbers.
-  sim::cpu::MacExplanation explain(std::uint32_t cell) const;
+  const sim::cpu::InteractionList& list() const { return m_walk->list(); }
+  const std::vector<sim::cpu::WalkFront>& fronts() const { return m_walk->fronts(); }
+  sim::cpu::MacExplanation explain(std::uint32_t cell) const { return m_walk->explain(cell); }
   /// The cell of the list (accepted, leaf or opened) whose cube centre projects nearest the
   /// cursor, within maxPixels; -1 when none.
   std::int64_t cellNear(const render::Camera& camera, float width, float height, glm::vec2 cursor,
@@ -76,13 +75,8 @@ class WalkInspection {
   std::string summary() const;
 
  private:
-  sim::cpu::WalkScene m_scene;
-  sim::cpu::InteractionList m_list;
-  std::vector<sim::cpu::WalkFront> m_fronts;
-  std::uint32_t m_id = 0;
-  std::size_t m_group = 0;
+  std::optional<sim::cpu::GroupWalk> m_walk;
   double m_time = 0.0;
-  bool m_active = false;
 };
 
 /// What the walk overlay shows.

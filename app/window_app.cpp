@@ -127,10 +127,14 @@ void WindowApp::note(const std::string& line) {
 // The first simulation: N from the backend when --n was not given. Errors here end the run.
 void WindowApp::start() {
   std::size_t n = m_options.n;
-  if (!m_options.nGiven) {
-    const BackendSelection probe = selectBackend(m_options.backend, kWindowParticlesCuda);
-    // CPU: the scenario's own count (m_options.n; 20000 for the first four built-ins).
-    n = probe.backend->name() == "cuda" ? kWindowParticlesCuda : m_options.n;
+  {
+    const BackendSelection probe =
+        selectBackend(m_options.backend, m_options.nGiven ? n : kWindowParticlesProbe);
+    requireWithinLimits(m_options.params, *probe.backend);  // exit 2 before the window works
+    // A backend that steps a large N interactively says so; else the scenario's own count
+    // (m_options.n; 20000 for the first four built-ins).
+    const std::size_t interactive = probe.backend->traits().interactiveParticles;
+    if (!m_options.nGiven) n = interactive > 0 ? interactive : m_options.n;
   }
   m_state = initialState(m_options, n);
   try {
@@ -271,11 +275,9 @@ void WindowApp::applyView() {
 void WindowApp::applyRequests(const FrameRequests& r) {
   if (r.rebuild) m_rebuildPending = true;  // at the top of the next frame
   if (r.paramsChanged && m_session) {
-    try {
-      sim::validate(m_state.params);
-      m_session->setParams(m_state.params);
-    } catch (const sim::InvalidParameter& e) {
-      note(std::string("bhviz: ") + oneLine(e.what()));
+    const std::string refused = m_session->applyParams(m_state.params);
+    if (!refused.empty()) {
+      note(refused);
       m_state.params = m_session->simulation().params();
     }
   }
@@ -385,18 +387,17 @@ void WindowApp::startSweep() {
         sim::sweepThetas(m_state.sweep.from, m_state.sweep.to, m_state.sweep.step);
     if (macs.empty()) throw std::invalid_argument("tick at least one MAC");
     const sim::Simulation& sim = m_session->simulation();
-    const bool cuda = sim.backend().name() == "cuda";
-    BackendSelection scratch =
-        selectBackend(cuda ? BackendChoice::Cuda : BackendChoice::Cpu, sim.backend().size());
-    const sim::ReferenceSum sum = referenceSumFor(*scratch.backend);
+    std::unique_ptr<sim::Backend> scratch = sim.backend().makeScratch(sim.backend().size());
+    const sim::ReferenceSum sum = scratch->referenceSum();
+    const bool onDevice = sim.backend().traits().onDevice;
     if (!m_sweep.running()) m_pausedBeforeSweep = m_state.paused;
     // Paused while it runs, so the points' timings have the machine to themselves.
     // The headless sweep's reference, held to the meter's pair budget at large N (a 2,000
     // particle direct sum against 10⁶ on the CPU would keep Cancel waiting for seconds).
     const std::size_t sample =
-        std::min(kSweepSample, planMeter(kSweepSample, sim.particles().size(), cuda).sample);
+        std::min(kSweepSample, planMeter(kSweepSample, sim.particles().size(), onDevice).sample);
     m_sweep.start(sim.particles(), sim.params(), macs, thetas, m_state.scene.seed,
-                  std::move(scratch.backend), sum, 0, sample);
+                  std::move(scratch), sum, 0, sample);
     m_state.paused = true;
   } catch (const std::exception& e) {
     note("bhviz: cannot start the sweep: " + oneLine(e.what()));
@@ -452,10 +453,9 @@ void WindowApp::updateOverlay() {
     m_overlayBoxes = m_renderer.boxCount();
     return;
   }
-  // A pick: its walk drawn over the tree overlay, both made on the host (on the CUDA backend
-  // the tree overlay is made on the device, into the same buffer: then the walk alone).
-  std::vector<render::OverlayBox> boxes;
-  if (const sim::CpuBackend* cpu = m_session->cpuBackend()) boxes = overlayBoxes(*cpu, request);
+  // A pick: its walk drawn over the tree overlay, both made on the host (a device backend's
+  // boxes copied there).
+  std::vector<render::OverlayBox> boxes = overlayBoxes(sim.backend(), request);
   const WalkPanelState& ws = m_state.walk;
   WalkOverlay overlay;
   overlay.mode = !ws.stepThrough ? WalkOverlay::Mode::List

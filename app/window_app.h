@@ -12,7 +12,9 @@
 namespace bhviz::app {
 
 /// Particles of the default scene when --n is not given, by backend.
-inline constexpr std::size_t kWindowParticlesCuda = 1'000'000;
+/// The N the window's backend is probed for when --n is not given: a device backend must have
+/// room for its interactive N (BackendTraits::interactiveParticles).
+inline constexpr std::size_t kWindowParticlesProbe = 1'000'000;
 inline constexpr std::size_t kWindowParticlesCpu = 20'000;
 
 /// Runs the window until it is closed, Esc, or --quit-after frames; then writes --screenshot.

@@ -124,9 +124,9 @@ class FrameBench {
     params.softening = info.softening;
     params.dtMax = info.dt;
     m_sim = std::make_unique<sim::Simulation>(sim::cuda::makeCudaBackend(n), m_initial, params);
-    const auto device = sim::cuda::deviceView(m_sim->backend());
-    if (!device) throw std::runtime_error("the backend is not the CUDA backend");
-    m_stream = device->stream;
+    const sim::DeviceAccess* device = m_sim->backend().deviceAccess();
+    if (device == nullptr) throw std::runtime_error("the backend does not run on a device");
+    m_stream = static_cast<sim::cuda::Stream>(device->particles().stream);
 
     m_view.calibrate(m_initial);
     const app::Framing framing = app::frameVisible(m_initial, m_view.settings());

@@ -23,11 +23,6 @@ struct AccuracySample {
   double interactionsPerParticle = 0.0;  ///< (M2P + P2P) / targets of that evaluation [1]
 };
 
-/// Exact accelerations of the listed targets (indices into p): directSum, or on a CUDA build
-/// cuda::directSumDevice, passed in so that sim/ stays free of CUDA.
-using ReferenceSum = std::function<std::vector<Accel4d>(
-    const Particles& p, const std::vector<std::uint32_t>& targets, double softening)>;
-
 /// The exact accelerations of a random sample, by particle id: computed once per state and
 /// softening, reused for every point of a sweep (the backends reorder particles; ids do not
 /// change).

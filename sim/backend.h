@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "sim/clock.h"
+#include "sim/common/draw.h"
 #include "sim/diagnostics.h"
+#include "sim/direct_sum.h"
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/profile.h"
@@ -19,10 +21,62 @@ namespace bhviz::sim {
 /// Which particles get new forces.
 enum class ForceTargets { Active, All };
 
+/// The ranges a backend runs, part of its interface: validate(params, limits) checks them, the
+/// command line refuses a value beyond them before any work, and the UI's sliders stop there.
+struct BackendLimits {
+  int maxLeafSize = kMaxLeafSize;    ///< largest N_leaf [particles]
+  int maxGroupSize = kMaxGroupSize;  ///< largest N_group [particles]
+};
+
+/// What a backend is, for the code that drives it: nothing outside sim/ compares names or casts
+/// a backend to find these out.
+struct BackendTraits {
+  std::string_view name;  ///< "cpu" or "cuda": for people (logs, stats, panels), not for branching
+  BackendLimits limits;
+  /// The state lives in device memory: deviceAccess() is not null, and referenceSum() sums there.
+  bool onDevice = false;
+  /// An N that one frame of the window steps at an interactive rate; 0: the scenario's own.
+  std::size_t interactiveParticles = 0;
+};
+
+/// Throws InvalidParameter (as validate(p) does) when `p` is out of sim's ranges or the backend's.
+void validate(const SimParams& p, const BackendLimits& limits, std::string_view backendName);
+
+/// The tree and groups of the last force evaluation in numbers.
+struct TreeCensus {
+  std::size_t cells = 0;   ///< cells of the octree [1]
+  int levels = 0;          ///< levels of the octree (0: no tree built yet) [1]
+  std::size_t groups = 0;  ///< walk groups [1]
+};
+
+/// A backend's particle arrays in device memory, read-only, for a reader on the same device
+/// (the app's CUDA–GL bridge). Key order, as after the last build; valid until the backend's
+/// next step or upload.
+struct DeviceArrays {
+  const Vec4* posMass = nullptr;      ///< x, y, z [length]; w = mass [mass]
+  const Vec4* vel = nullptr;          ///< [length/time]
+  const std::uint8_t* tag = nullptr;  ///< component and galaxy (makeTag)
+  const std::uint8_t* bin = nullptr;  ///< time bin
+  const std::uint32_t* id = nullptr;  ///< particle ids
+  std::size_t n = 0;                  ///< number of particles
+  void* stream = nullptr;  ///< the backend's cudaStream_t: work queued on it follows the step
+};
+
+/// What a backend whose state lives in device memory offers a reader on the same device.
+class DeviceAccess {
+ public:
+  virtual ~DeviceAccess() = default;
+  virtual DeviceArrays particles() const = 0;
+  /// Writes the boxes of `q` (Backend::boxCount(q) of them) into device memory `out`, on the
+  /// particles' stream (no wait; launch errors are thrown).
+  virtual void writeBoxes(const BoxQuery& q, DrawBox* out) const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string_view name() const = 0;
+  virtual BackendTraits traits() const = 0;
+  std::string_view name() const { return traits().name; }
 
   /// Replaces the state (the particles may come in any order).
   virtual void upload(const Particles& p) = 0;
@@ -55,6 +109,26 @@ class Backend {
   /// Timings and interaction counts since the last resetProfile().
   virtual const StepProfile& profile() const = 0;
   virtual void resetProfile() = 0;
+
+  // ---- Exports: what the app may draw and measure, whatever the backend --------------------
+
+  virtual TreeCensus treeCensus() const = 0;
+  /// The number of boxes `q` exports (levels beyond the tree's are left out).
+  virtual std::size_t boxCount(const BoxQuery& q) const = 0;
+  /// The boxes of `q` on the host.
+  virtual std::vector<DrawBox> boxes(const BoxQuery& q) const = 0;
+  /// Not null when the state lives in device memory (traits().onDevice).
+  virtual const DeviceAccess* deviceAccess() const { return nullptr; }
+  /// The state itself, in key order, when it lives in host memory (read without a copy;
+  /// valid until the next step or upload); null otherwise.
+  virtual const Particles* hostParticles() const { return nullptr; }
+
+  /// A new, empty backend of the same kind on the same device, for n particles: the scratch of
+  /// the accuracy meter and the sweeps.
+  virtual std::unique_ptr<Backend> makeScratch(std::size_t n) const = 0;
+  /// Exact direct summation where this backend computes: the accuracy reference. Empty: the
+  /// CPU's directSum.
+  virtual ReferenceSum referenceSum() const { return {}; }
 };
 
 std::unique_ptr<Backend> makeCpuBackend();

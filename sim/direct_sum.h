@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "sim/particles.h"
@@ -19,6 +20,11 @@ std::vector<Accel4d> directSum(const Particles& p, const std::vector<std::uint32
 
 /// Every particle as a target.
 std::vector<Accel4d> directSumAll(const Particles& p, double softening);
+
+/// Exact accelerations of the listed targets, where a backend computes them
+/// (Backend::referenceSum): directSum, or the CUDA backend's sum on its device.
+using ReferenceSum = std::function<std::vector<Accel4d>(
+    const Particles& p, const std::vector<std::uint32_t>& targets, double softening)>;
 
 struct ForceError {
   double median = 0.0;  ///< median of |a − a_ref| / |a_ref|

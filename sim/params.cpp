@@ -1,5 +1,7 @@
 #include "sim/params.h"
 
+#include "sim/backend.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -40,6 +42,15 @@ void validate(const SimParams& p) {
           p.maxBinDepth, "in [0, 20]");
   require(!(p.stepping == TimeStepping::Block && p.softening <= 0.0f), "softening", p.softening,
           "> 0 with block steps (dt_i = eta*sqrt(eps/|a|))");
+}
+
+void validate(const SimParams& p, const BackendLimits& limits, std::string_view backendName) {
+  validate(p);
+  const std::string on = " on the " + std::string(backendName) + " backend";
+  const std::string leafRange = "in [1, " + std::to_string(limits.maxLeafSize) + "]" + on;
+  const std::string groupRange = "in [1, " + std::to_string(limits.maxGroupSize) + "]" + on;
+  require(p.nLeaf <= limits.maxLeafSize, "n-leaf", p.nLeaf, leafRange.c_str());
+  require(p.nGroup <= limits.maxGroupSize, "n-group", p.nGroup, groupRange.c_str());
 }
 
 std::string_view toString(MacKind k) {

@@ -21,7 +21,7 @@ void accumulate(StepProfile& total, const StepProfile& step) {
 Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initial,
                        const SimParams& params, double startTime)
     : m_backend(std::move(backend)), m_params(params) {
-  validate(params);
+  validate(params, m_backend->traits().limits, m_backend->name());
   if (initial.size() == 0) throw InvalidParameter("the simulation needs at least one particle");
   if (!std::isfinite(startTime)) throw InvalidParameter("the start time must be finite");
   initial.validate();
@@ -36,7 +36,7 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
 }
 
 void Simulation::setParams(const SimParams& params) {
-  validate(params);
+  validate(params, m_backend->traits().limits, m_backend->name());
   m_params = params;
 }
 

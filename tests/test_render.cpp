@@ -248,7 +248,11 @@ TEST_F(RenderTest, TreeOverlayAddsLinePixels) {
   bhviz::sim::SimParams params = bhviz::sim::defaultSimParams();
   backend.computeForces(bhviz::sim::Clock{0.0, 0, 0, params.dtMax}, params,
                         bhviz::sim::ForceTargets::All, false);
-  const auto boxes = bhviz::app::treeCellBoxes(backend.tree(), backend.particles(), 1, 4);
+  bhviz::app::OverlayRequest request;
+  request.cells = true;
+  request.minLevel = 1;
+  request.maxLevel = 4;
+  const auto boxes = bhviz::app::overlayBoxes(backend, request);
   ASSERT_GT(boxes.size(), 8u);
 
   SceneRenderer& s = scene(view());

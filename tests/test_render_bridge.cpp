@@ -225,6 +225,17 @@ TEST(ParticleView, FramingCentresOnTheVisibleMass) {
 
 // ---- overlay boxes ------------------------------------------------------------------------
 
+// The overlay's boxes as the backend exports them: cells of levels [lo, hi], or the groups.
+std::vector<bhviz::render::OverlayBox> exportedBoxes(const bhviz::sim::Backend& backend, int lo,
+                                                     int hi, bool groups = false) {
+  bhviz::app::OverlayRequest request;
+  request.cells = !groups;
+  request.groups = groups;
+  request.minLevel = lo;
+  request.maxLevel = hi;
+  return bhviz::app::overlayBoxes(backend, request);
+}
+
 TEST(OverlayView, TreeCellBoxesHoldTheirParticles) {
   const auto in = bhviz::sim::makePlummer(5000, 8);
   bhviz::sim::CpuBackend backend;
@@ -234,7 +245,7 @@ TEST(OverlayView, TreeCellBoxesHoldTheirParticles) {
                         bhviz::sim::ForceTargets::All, false);
   const auto& tree = backend.tree();
   const auto& p = backend.particles();
-  const auto boxes = bhviz::app::treeCellBoxes(tree, p, 2, 4);
+  const auto boxes = exportedBoxes(backend, 2, 4);
   ASSERT_EQ(boxes.size(), std::size_t(tree.levelBegin[5] - tree.levelBegin[2]));
   std::size_t k = 0;
   for (std::uint32_t c = tree.levelBegin[2]; c < tree.levelBegin[5]; ++c, ++k) {
@@ -247,8 +258,8 @@ TEST(OverlayView, TreeCellBoxesHoldTheirParticles) {
       ASSERT_LE(std::max({d.x, d.y, d.z}), half + slack) << "cell " << c << " particle " << i;
     }
   }
-  EXPECT_TRUE(bhviz::app::treeCellBoxes(tree, p, 30, 40).empty());
-  const auto groups = bhviz::app::groupBoxes(backend.groups());
+  EXPECT_TRUE(exportedBoxes(backend, 30, 40).empty());
+  const auto groups = exportedBoxes(backend, 0, 0, true);
   EXPECT_EQ(groups.size(), backend.groups().size());
 }
 

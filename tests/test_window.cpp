@@ -279,6 +279,42 @@ TEST(SimSessionFiles, SaveThenLoadRoundTripsTheParticles) {
   EXPECT_GT(loaded.simulation().time(), sim.time());
 }
 
+// What the Accuracy panel's N_leaf and N_group reach: the running backend's limits are the
+// sliders' ranges, and a value beyond them (typed, or kept from another backend) is refused
+// with one line while the simulation runs on with its parameters: nothing throws out of a frame.
+TEST(SimSessionLimits, AValueBeyondTheBackendsLimitIsRefusedAndTheRunGoesOn) {
+  using namespace session_test;
+  bhviz::app::SimSession session(plummerScene(300), blockParams());
+  const bhviz::sim::BackendLimits limits = session.limits();
+  EXPECT_EQ(limits.maxGroupSize, bhviz::sim::kMaxGroupSize);
+  EXPECT_EQ(limits.maxLeafSize, bhviz::sim::kMaxLeafSize);
+  bhviz::sim::SimParams p = session.simulation().params();
+  p.nGroup = limits.maxGroupSize + 1;
+  const std::string refused = session.applyParams(p);
+  EXPECT_NE(refused.find("n-group"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("[1, " + std::to_string(limits.maxGroupSize) + "]"), std::string::npos)
+      << refused;
+  EXPECT_EQ(refused.find('\n'), std::string::npos);
+  EXPECT_EQ(session.simulation().params().nGroup, blockParams().nGroup);
+  const double t = session.simulation().time();
+  EXPECT_NO_THROW(session.step());
+  EXPECT_GT(session.simulation().time(), t);
+  p.nGroup = limits.maxGroupSize;
+  EXPECT_EQ(session.applyParams(p), "");
+  EXPECT_EQ(session.simulation().params().nGroup, limits.maxGroupSize);
+}
+
+// The window with a group size beyond the limit: refused on the command line before a window
+// opens (exit 2, one line naming the option and the range).
+TEST(WindowExe, GroupSizeBeyondTheBackendIsRefusedBeforeTheWindowOpens) {
+  const Process p = runBhviz("--backend cpu --n 300 --n-group 1025 --quit-after 2",
+                             "env -u DISPLAY -u WAYLAND_DISPLAY");
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_EQ(lineCount(p.err), 1u) << p.err;
+  EXPECT_NE(p.err.find("--n-group"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("[1, 1024]"), std::string::npos) << p.err;
+}
+
 TEST(SimSessionFiles, BadFilesChangeNothing) {
   using namespace session_test;
   namespace io = bhviz::sim::io;

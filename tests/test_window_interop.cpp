@@ -133,20 +133,10 @@ TEST(WindowInterop, DeviceOverlayIsTheCpuOverlay) {
   request.minLevel = 1;
   request.maxLevel = sim::kMaxLevel;  // deeper than the tree: clamped alike
   request.groups = true;
-  std::vector<render::OverlayBox> expected =
-      app::treeCellBoxes(cpuBackend->tree(), cpuBackend->particles(), request.minLevel,
-                         request.maxLevel);
-  const std::vector<render::OverlayBox> groups = app::groupBoxes(cpuBackend->groups());
-  expected.insert(expected.end(), groups.begin(), groups.end());
-
-  const auto particles = sim::cuda::deviceView(gpu.backend());
-  const auto tree = sim::cuda::deviceTreeView(gpu.backend());
-  ASSERT_TRUE(particles && tree);
-  const app::LevelColours colours = app::levelColours(app::overlayLevels(
-      request.minLevel, request.maxLevel, static_cast<int>(tree->levelBegin.size()) - 1));
-  sim::cuda::DeviceBuffer<render::OverlayBox> scratch;
-  const std::vector<render::OverlayBox> device =
-      app::overlayBoxesViaHost(*particles, *tree, request, colours, scratch);
+  // Each backend's export, on the host: the CPU's from its tree, the GPU's written by its
+  // kernels and copied back.
+  const std::vector<render::OverlayBox> expected = app::overlayBoxes(cpu.backend(), request);
+  const std::vector<render::OverlayBox> device = app::overlayBoxes(gpu.backend(), request);
   ASSERT_EQ(device.size(), expected.size());
   // Same arithmetic, but the device may fuse a multiply-add (one rounding less) in
   // origin + side · index: a few ulps of the frame's coordinates.

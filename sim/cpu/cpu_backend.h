@@ -11,7 +11,7 @@ namespace bhviz::sim {
 
 class CpuBackend final : public Backend {
  public:
-  std::string_view name() const override { return "cpu"; }
+  BackendTraits traits() const override { return {"cpu", BackendLimits{}, false, 0}; }
   void upload(const Particles& p) override;
   void download(Particles& p) const override { p = m_particles; }
   std::size_t size() const override { return m_particles.size(); }
@@ -28,6 +28,13 @@ class CpuBackend final : public Backend {
 
   const StepProfile& profile() const override { return m_profile; }
   void resetProfile() override { m_profile = {}; }
+
+  // Exports (sim/cpu/draw.cpp).
+  TreeCensus treeCensus() const override;
+  std::size_t boxCount(const BoxQuery& q) const override;
+  std::vector<DrawBox> boxes(const BoxQuery& q) const override;
+  std::unique_ptr<Backend> makeScratch(std::size_t n) const override;
+  const Particles* hostParticles() const override { return &m_particles; }
 
   /// The tree, groups and particles (key order) of the last force evaluation, for tests and
   /// overlays.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace bhviz::sim::cpu {
 
@@ -151,6 +153,50 @@ MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, f
       break;
   }
   return e;
+}
+
+GroupWalk::GroupWalk(Particles state, const SimParams& params, std::uint32_t id) {
+  const std::size_t n = state.size();
+  m_scene = buildWalkScene(std::move(state), params, true);
+  const std::int64_t index = indexOfId(m_scene.particles, id);
+  const std::int64_t group =
+      index < 0 ? -1 : groupContaining(m_scene.groups, static_cast<std::uint32_t>(index));
+  if (group < 0) {
+    throw std::out_of_range("no particle with id " + std::to_string(id) + " (ids are 0.." +
+                            std::to_string(n == 0 ? 0 : n - 1) + ")");
+  }
+  m_group = static_cast<std::size_t>(group);
+  const Box& box = m_scene.groups.box[m_group];
+  const float accMin = m_scene.groups.accMin[m_group];
+  m_list = buildInteractionList(m_scene.tree, box, accMin, m_scene.mac);
+  m_fronts = traceWalk(m_scene.tree, box, accMin, m_scene.mac);
+  m_id = id;
+}
+
+MacExplanation GroupWalk::explain(std::uint32_t cell) const {
+  return explainMac(m_scene.tree, cell, groupBox(), m_scene.groups.accMin[m_group], m_scene.mac);
+}
+
+CellFacts GroupWalk::cell(std::uint32_t c) const {
+  const Tree& t = m_scene.tree;
+  CellFacts f;
+  f.level = t.level[c];
+  f.particles = t.count[c];
+  f.leaf = t.isLeaf(c);
+  const Vec4& x = m_scene.particles.posMass[t.first[c]];
+  f.cube = cellCube(quantize({x.x, x.y, x.z}, t.frame), f.level, t.frame);
+  return f;
+}
+
+BuildCensus GroupWalk::build(int level) const {
+  const Tree& t = m_scene.tree;
+  BuildCensus b;
+  if (t.depth() <= 0) return b;
+  level = std::clamp(level, 0, t.depth() - 1);
+  b.cellsAtLevel = t.levelBegin[level + 1] - t.levelBegin[level];
+  b.cellsSoFar = t.levelBegin[level + 1];
+  for (std::uint32_t c = 0; c < b.cellsSoFar; ++c) b.leavesSoFar += t.isLeaf(c);
+  return b;
 }
 
 }  // namespace bhviz::sim::cpu

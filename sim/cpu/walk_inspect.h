@@ -65,4 +65,59 @@ MacExplanation explainMac(const Tree& tree, std::uint32_t cell, const Box& group
 /// "accepted", "leaf (P2P)" or "opened".
 const char* toString(CellVerdict v);
 
+/// One cell of a scene as a viewer shows it.
+struct CellFacts {
+  int level = 0;               ///< 0 = the root
+  std::uint32_t particles = 0;
+  bool leaf = false;
+  Box cube;                    ///< the cell's geometric cube (the octree's, not the tight box)
+};
+
+/// The tree build up to one level, as the step-through tells it.
+struct BuildCensus {
+  std::uint32_t cellsAtLevel = 0;  ///< cells of this level
+  std::size_t leavesSoFar = 0;     ///< leaves among the cells of this level and above
+  std::uint32_t cellsSoFar = 0;    ///< cells of this level and above: cells 0 .. cellsSoFar - 1
+};
+
+/// One picked particle's walk, ready to be shown: its scene, its group, the interaction list,
+/// the trace, and answers about cells, so that a viewer needs no knowledge of the tree's layout.
+class GroupWalk {
+ public:
+  /// Builds the scene from `state` (any order) and finds the group of the particle with this
+  /// id. Throws std::out_of_range naming the id when the state has no such particle.
+  GroupWalk(Particles state, const SimParams& params, std::uint32_t id);
+
+  std::uint32_t particleId() const { return m_id; }
+  std::size_t group() const { return m_group; }
+  std::size_t groupCount() const { return m_scene.groups.size(); }
+  std::uint32_t groupParticles() const { return m_scene.groups.count[m_group]; }
+  /// The box of the group's particles.
+  const Box& groupBox() const { return m_scene.groups.box[m_group]; }
+  const MacSetup& mac() const { return m_scene.mac; }
+
+  /// The group's interaction list as the walk builds it (buildInteractionList).
+  const InteractionList& list() const { return m_list; }
+  /// The same walk recorded front by front (traceWalk).
+  const std::vector<WalkFront>& fronts() const { return m_fronts; }
+  /// The MAC's decision on `cell` for this group, with its numbers.
+  MacExplanation explain(std::uint32_t cell) const;
+
+  std::size_t particleCount() const { return m_scene.particles.size(); }
+  std::size_t cellCount() const { return m_scene.tree.cellCount(); }
+  int levels() const { return m_scene.tree.depth(); }
+  CellFacts cell(std::uint32_t cell) const;
+  /// Levels 0 .. level (clamped to the tree's).
+  BuildCensus build(int level) const;
+  /// The scene itself, for tests.
+  const WalkScene& scene() const { return m_scene; }
+
+ private:
+  WalkScene m_scene;
+  InteractionList m_list;
+  std::vector<WalkFront> m_fronts;
+  std::uint32_t m_id = 0;
+  std::size_t m_group = 0;
+};
+
 }  // namespace bhviz::sim::cpu

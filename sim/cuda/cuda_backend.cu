@@ -16,6 +16,7 @@
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/draw.h"
 #include "sim/cuda/walk.h"
 
 namespace bhviz::sim::cuda {
@@ -180,9 +181,14 @@ void timed(StageEvents& events, Stage stage, Stream s, Launch&& launch) {
   events.end(stage, s);
 }
 
-class CudaBackend final : public Backend {
+/// An N that one window frame steps at an interactive rate on a current GPU (~10 ms on an H200).
+constexpr std::size_t kInteractiveParticles = 1'000'000;
+
+class CudaBackend final : public Backend, public DeviceAccess {
  public:
-  std::string_view name() const override { return "cuda"; }
+  BackendTraits traits() const override {
+    return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup}, true, kInteractiveParticles};
+  }
 
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
@@ -297,21 +303,49 @@ class CudaBackend final : public Backend {
   const StepProfile& profile() const override { return m_profile; }
   void resetProfile() override { m_profile = {}; }
 
-  DeviceView view() const {
-    return DeviceView{m_p.posMass.data(), m_p.vel.data(), m_p.tag.data(), m_p.bin.data(),
-                      m_p.id.data(),      m_p.n,          m_stream};
-  }
+  // ---- Exports ------------------------------------------------------------------------------
 
-  std::optional<DeviceTreeView> treeView() const {
-    if (m_tree.levelBegin.empty() || m_groups.capacity == 0) return std::nullopt;
-    DeviceTreeView v;
-    v.levelBegin = m_tree.levelBegin;
-    v.frame = m_ws.frame.data();
-    v.first = m_tree.first.data();
-    v.level = m_tree.level.data();
-    v.groupBox = m_groups.box.data();
-    v.groups = m_groupCount;  // read back with the walk's counters: no wait here
-    return v;
+  TreeCensus treeCensus() const override {
+    const auto& begin = m_tree.levelBegin;
+    if (begin.empty()) return {};
+    return {begin.back(), static_cast<int>(begin.size()) - 1, m_groupCount};
+  }
+  std::size_t boxCount(const BoxQuery& q) const override {
+    return drawBoxCount(drawSource(), q);
+  }
+  std::vector<DrawBox> boxes(const BoxQuery& q) const override {
+    const std::size_t n = boxCount(q);
+    std::vector<DrawBox> out(n);
+    if (n == 0) return out;
+    m_drawScratch.reserve(n);
+    launchDrawBoxes(drawSource(), q, m_drawScratch.data(), m_stream);
+    BHVIZ_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    copyToHost(out.data(), m_drawScratch.data(), n * sizeof(DrawBox));
+    return out;
+  }
+  const DeviceAccess* deviceAccess() const override { return this; }
+  sim::DeviceArrays particles() const override {
+    return sim::DeviceArrays{m_p.posMass.data(), m_p.vel.data(), m_p.tag.data(), m_p.bin.data(),
+                           m_p.id.data(),      m_p.n,          m_stream};
+  }
+  void writeBoxes(const BoxQuery& q, DrawBox* out) const override {
+    if (boxCount(q) > 0) launchDrawBoxes(drawSource(), q, out, m_stream);
+  }
+  std::unique_ptr<Backend> makeScratch(std::size_t n) const override {
+    return makeCudaBackend(n);
+  }
+  ReferenceSum referenceSum() const override { return directSumDevice; }
+
+  DrawSource drawSource() const {
+    DrawSource src;
+    src.levelBegin = &m_tree.levelBegin;
+    src.frame = m_ws.frame.data();
+    src.first = m_tree.first.data();
+    src.level = m_tree.level.data();
+    src.posMass = m_p.posMass.data();
+    src.groupBox = m_groups.box.data();
+    src.groups = m_groups.capacity == 0 ? 0 : m_groupCount;  // read back with the walk's counters
+    return src;
   }
 
  private:
@@ -328,6 +362,7 @@ class CudaBackend final : public Backend {
   mutable DeviceBuffer<ConservedSums> m_sums;              // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
   mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch
+  mutable DeviceBuffer<DrawBox> m_drawScratch;  // boxes() on their way to the host
   StageEvents m_events;
   StepProfile m_profile;
 };
@@ -359,18 +394,6 @@ void checkDeviceCapacity(std::size_t n) {
       << double(freeBytes) / 1073741824.0 << " GiB are free";
     throw CudaUnavailable(s.str());
   }
-}
-
-std::optional<DeviceView> deviceView(const Backend& backend) {
-  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
-  if (cuda == nullptr) return std::nullopt;
-  return cuda->view();
-}
-
-std::optional<DeviceTreeView> deviceTreeView(const Backend& backend) {
-  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
-  if (cuda == nullptr) return std::nullopt;
-  return cuda->treeView();
 }
 
 std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles) {
