@@ -11,69 +11,27 @@
 
 namespace bhviz::app {
 
-namespace {
-constexpr float kFramePadding = 1.3f;  // the framed sphere is this much larger than Framing::radius
-constexpr float kDefaultPitch = 0.55f;  // ~30° above the disk plane [rad]
-constexpr float kDefaultYaw = -0.6f;    // [rad]
-constexpr float kFieldOfView = 0.61f;   // 35°: less perspective stretch than 45° [rad]
-}  // namespace
-
-render::RenderParams sceneRenderParams() {
-  render::RenderParams params;
-  params.tone.exposure = 1.0f;
-  params.tone.bloomStrength = 0.35f;
-  params.tone.bloomThreshold = 0.6f;
-  params.background = glm::vec3(0.0f, 0.0f, 0.01f);
-  return params;
-}
-
-void aimCamera(render::Camera& camera, const Framing& framing, float aspect) {
-  camera.pitch = kDefaultPitch;
-  camera.yaw = kDefaultYaw;
-  camera.fovY = kFieldOfView;
-  camera.autoRotateAngle = 0.0f;
-  camera.frameSphere(framing.centre, kFramePadding * framing.radius, aspect);
-}
-
 SceneRenderer::SceneRenderer(int width, int height, const ViewSettings& view)
-    : m_view(view), m_target(width, height), m_params(sceneRenderParams()) {
-  m_renderer.setPalette(m_view.palette());
-}
+    : m_scene(view), m_target(width, height) {}
 
 void SceneRenderer::frame(const sim::Particles& initial) {
-  m_framing = frameVisible(initial, m_view.settings());
-  m_view.calibrate(initial);
   const render::RenderTarget t = m_target.target();
-  aimCamera(m_camera, m_framing, static_cast<float>(t.width) / static_cast<float>(t.height));
-  m_framedDistance = m_camera.distance;
-  m_params.particles = particleStyleFor(m_framing.visible, m_framing.radius);
-}
-
-void SceneRenderer::setBoxes(const std::vector<render::OverlayBox>& boxes) {
-  m_boxes = boxes;
-  m_renderer.setBoxes(boxes.data(), boxes.size());
-}
-
-std::string SceneRenderer::setOverlay(const sim::Simulation& sim, const OverlayRequest& request) {
-  const std::string line = m_overlay.write(sim, request, m_renderer);
-  m_boxes = m_overlay.hostBoxes();  // empty when made on the device
-  return line;
+  m_scene.frame(initial, static_cast<float>(t.width) / static_cast<float>(t.height));
 }
 
 render::Image SceneRenderer::render(const sim::Particles& p) {
-  m_view.fill(p, m_vertices);
-  m_renderer.setParticles(m_vertices.data(), m_vertices.size());
-  m_renderer.render(m_camera, m_params, m_target.target());
+  m_scene.writeParticles(p);
+  m_scene.render(m_target.target());
   return m_target.read();
 }
 
 render::Image SceneRenderer::render(const sim::Simulation& sim) {
-  const std::string notice = m_writer.write(sim, m_view, m_renderer);
+  const std::string notice = m_scene.writeParticles(sim);
   if (!notice.empty() && !m_writerNoted) {
     std::cerr << notice << '\n';
     m_writerNoted = true;
   }
-  m_renderer.render(m_camera, m_params, m_target.target());
+  m_scene.render(m_target.target());
   return m_target.read();
 }
 
@@ -129,16 +87,13 @@ render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
   camera.autoRotateSpeed = m_script.autoRotate;
   camera.autoRotateAngle = 0.0f;
   camera.advance(kHeadlessFrameSeconds * static_cast<float>(m_written));
-  if (m_options.overlay != OverlayKind::None) {
-    OverlayRequest request;
-    request.cells = m_options.overlay == OverlayKind::Tree;
-    request.groups = m_options.overlay == OverlayKind::Groups;
-    request.minLevel = m_options.overlayMinLevel;
-    request.maxLevel = m_options.overlayMaxLevel;
-    const std::string line = m_scene->setOverlay(sim, request);
-    if (!line.empty()) std::cerr << line << '\n';
-  }
-  if (m_options.pickId >= 0) addWalkBoxes(sim);
+  OverlayRequest request;
+  request.cells = m_options.overlay == OverlayKind::Tree;
+  request.groups = m_options.overlay == OverlayKind::Groups;
+  request.minLevel = m_options.overlayMinLevel;
+  request.maxLevel = m_options.overlayMaxLevel;
+  const std::string line = m_scene->setOverlay(sim, request, walkBoxesOf(sim));
+  if (!line.empty()) std::cerr << line << '\n';
   return m_scene->render(sim);
 }
 
@@ -151,8 +106,10 @@ void FrameRecorder::record(const sim::Simulation& sim) {
   ++m_written;
 }
 
-// --pick: the walk of the picked particle's group on a CPU tree of this state (any backend).
-void FrameRecorder::addWalkBoxes(const sim::Simulation& sim) {
+// --pick: the walk of the picked particle's group on a CPU tree of this state (any backend),
+// drawn over the tree overlay; none without --pick.
+std::vector<render::OverlayBox> FrameRecorder::walkBoxesOf(const sim::Simulation& sim) {
+  if (m_options.pickId < 0) return {};
   WalkInspection walk;
   try {
     walk.inspect(sim.particles(), sim.params(), static_cast<std::uint32_t>(m_options.pickId),
@@ -164,17 +121,7 @@ void FrameRecorder::addWalkBoxes(const sim::Simulation& sim) {
     std::cout << "bhviz: " << walk.summary() << '\n';
     m_walkNoted = true;
   }
-  std::vector<render::OverlayBox> boxes = walkBoxes(walk, WalkOverlay{});
-  if (m_options.overlay != OverlayKind::None) {  // drawn under the walk, when on the host
-    const std::vector<render::OverlayBox>& under = m_scene->boxes();
-    if (under.empty() && !m_overlayNoted) {
-      std::cerr << "bhviz: with --pick the " << toString(m_options.overlay)
-                << " overlay is drawn on the CPU backend only; drawing the walk alone\n";
-      m_overlayNoted = true;
-    }
-    boxes.insert(boxes.begin(), under.begin(), under.end());
-  }
-  m_scene->setBoxes(boxes);
+  return walkBoxes(walk, WalkOverlay{});
 }
 
 void FrameRecorder::start(const sim::Simulation& sim) {

@@ -8,10 +8,8 @@
 #include <vector>
 
 #include "app/gl_context.h"
-#include "app/particle_view.h"
-#include "app/overlay_writer.h"
+#include "app/scene_pipeline.h"
 #include "app/video.h"
-#include "app/vertex_writer.h"
 #include "app/view_options.h"
 #include "render/camera.h"
 #include "render/camera_path.h"
@@ -22,54 +20,43 @@
 
 namespace bhviz::app {
 
-/// The look of every picture, headless or in the window: exposure, bloom, background.
-render::RenderParams sceneRenderParams();
-/// The default view of a scene: 30° above the disk plane, the framed sphere filling the view.
-void aimCamera(render::Camera& camera, const Framing& framing, float aspect);
-
-/// The camera, look and colours of one run, fixed from its initial state so that frames can be
-/// compared. Needs a current GL context (HeadlessGlContext or a window's).
+/// The scene pipeline (scene_pipeline.h) drawing into an offscreen target read back as an
+/// image: headless pictures and the tests. The camera, look and colours are fixed from the
+/// initial state, so that frames can be compared.
 class SceneRenderer {
  public:
   SceneRenderer(int width, int height, const ViewSettings& view);
 
   /// Frames the camera on the visible particles, fixes the speed scale and the sprite style.
   void frame(const sim::Particles& initial);
-  void setBoxes(const std::vector<render::OverlayBox>& boxes);
-  /// The overlay of `sim`'s last force evaluation (on the CUDA backend written on the device).
-  /// Returns a line to show once (interop refused), else empty.
-  std::string setOverlay(const sim::Simulation& sim, const OverlayRequest& request);
+  void setBoxes(const std::vector<render::OverlayBox>& boxes) { m_scene.setBoxes(boxes); }
+  /// The overlay of `sim`'s last force evaluation (written on the device where the backend
+  /// keeps its tree there), with `over` drawn over it. Returns a line to show once, else empty.
+  std::string setOverlay(const sim::Simulation& sim, const OverlayRequest& request,
+                         const std::vector<render::OverlayBox>& over = {}) {
+    return m_scene.writeOverlay(sim, request, over);
+  }
   /// The boxes last set on the host (empty when the overlay was written on the device).
-  const std::vector<render::OverlayBox>& boxes() const { return m_boxes; }
+  const std::vector<render::OverlayBox>& boxes() const { return m_scene.hostBoxes(); }
   /// Relative force errors by id for ColorBy::ForceError (ParticleView::setErrors).
   void setErrors(std::shared_ptr<const std::vector<float>> errorById) {
-    m_view.setErrors(std::move(errorById));
+    m_scene.setErrors(std::move(errorById));
   }
   /// Renders `p` and reads the image back.
   render::Image render(const sim::Particles& p);
-  /// Renders the simulation's current state without copying it: on the CUDA backend a kernel
+  /// Renders the simulation's current state without copying it: on a device backend a kernel
   /// writes the vertex buffer through CUDA–GL interop, as in the window.
   render::Image render(const sim::Simulation& sim);
 
-  render::Camera& camera() { return m_camera; }
-  render::RenderParams& params() { return m_params; }
-  const ParticleView& view() const { return m_view; }
-  const Framing& framing() const { return m_framing; }
-  /// The camera distance frame() chose: a scripted camera's distances are relative to it.
-  float framedDistance() const { return m_framedDistance; }
+  render::Camera& camera() { return m_scene.camera(); }
+  render::RenderParams& params() { return m_scene.look(); }
+  const ParticleView& view() const { return m_scene.view(); }
+  const Framing& framing() const { return m_scene.framing(); }
+  float framedDistance() const { return m_scene.framedDistance(); }
 
  private:
-  ParticleView m_view;
-  render::Renderer m_renderer;
+  ScenePipeline m_scene;
   render::OffscreenTarget m_target;
-  render::Camera m_camera;
-  render::RenderParams m_params;
-  Framing m_framing;
-  float m_framedDistance = 1.0f;
-  std::vector<render::ParticleVertex> m_vertices;
-  std::vector<render::OverlayBox> m_boxes;
-  VertexWriter m_writer;  // after m_renderer: unregisters the buffer before it is deleted
-  OverlayWriter m_overlay;  // the same
   bool m_writerNoted = false;
 };
 
@@ -104,14 +91,13 @@ class FrameRecorder {
  private:
   render::Image renderState(const sim::Simulation& sim);
   void record(const sim::Simulation& sim);
-  void addWalkBoxes(const sim::Simulation& sim);
+  std::vector<render::OverlayBox> walkBoxesOf(const sim::Simulation& sim);
 
   FrameOptions m_options;
   std::unique_ptr<HeadlessGlContext> m_context;  // first member: destroyed last
   std::unique_ptr<SceneRenderer> m_scene;
   std::unique_ptr<VideoWriter> m_video;  // --video: ffmpeg started with the recorder
   int m_written = 0;
-  bool m_overlayNoted = false;
   bool m_walkNoted = false;
   render::CameraScript m_script;
 };

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
-#include <optional>
 #include <ostream>
 #include <sstream>
 #include <utility>
 
 #include "app/backend_select.h"
 #include "app/frames.h"
+#include "app/sim_session.h"
 #include "app/output.h"
 #include "app/scenario_camera.h"
 #include "sim/ic/initial_conditions.h"
@@ -74,15 +74,16 @@ void saveNumbered(const Options& o, const sim::Simulation& sim, int step) {
 
 // Runs the steps; a non-finite state ends the run early and is recorded in the report.
 // `frames` (may be null) renders after every completed step.
-void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ostream& out,
+void stepAll(SimSession& session, const Options& o, RunReport& report, std::ostream& out,
              std::ostream& err, FrameRecorder* frames) {
+  const sim::Simulation& sim = session.simulation();
   const int every = o.steps <= kProgressLines ? 1 : (o.steps + kProgressLines - 1) / kProgressLines;
   double msSincePrint = 0.0;
   int stepsSincePrint = 0;
   for (int step = 1; step <= o.steps; ++step) {
     const Clock::time_point t0 = Clock::now();
     try {
-      sim.advance(1);
+      session.advanceInterval();
     } catch (const sim::NonFiniteState& e) {
       report.wallMs += msSince(t0);
       report.aborted = true;
@@ -107,36 +108,33 @@ void stepAll(sim::Simulation& sim, const Options& o, RunReport& report, std::ost
   }
 }
 
-// The initial force evaluation is part of Simulation's constructor. When it is non-finite (a
-// snapshot with absurd positions, say) the run ends there, and --stats is still written,
-// marked aborted, with what is known; then the error goes on to main's one line.
-sim::Simulation startSimulation(const Options& o, BackendSelection selection,
-                                std::optional<sim::io::Snapshot>& loaded) {
-  const std::string backendName(selection.backend->name());
-  try {
-    return sim::Simulation(
-        std::move(selection.backend),
-        loaded ? std::move(loaded->particles)
-               : sim::buildScenario(sim::resolveScenario(o.scenario), o.n, o.seed),
-        o.params, loaded ? loaded->time : 0.0);
-  } catch (const sim::NonFiniteState& e) {
-    if (!o.statsPath.empty()) {
-      RunReport report;
-      report.scenario = o.scenario;
-      report.n = o.n;
-      report.seed = o.seed;
-      report.backend = backendName;
-      report.threads = omp_get_max_threads();
-      report.params = o.params;
-      report.start = report.end = unknownDiagnostics();
-      report.time = loaded ? loaded->time : 0.0;
-      report.aborted = true;
-      report.abortReason = "initial force evaluation: " + oneLine(e.what());
-      report.nonFiniteIds = e.ids;
-      writeStats(o.statsPath, report);
-    }
-    throw;
-  }
+// The session's first force evaluation was non-finite: --stats is still written, marked
+// aborted, with what is known; then the error goes on to main's one line.
+void writeAbortedAtStart(const Options& o, const StartAborted& e) {
+  if (o.statsPath.empty()) return;
+  RunReport report;
+  report.scenario = o.scenario;
+  report.n = e.n;
+  report.seed = o.seed;
+  report.backend = e.backend;
+  report.threads = omp_get_max_threads();
+  report.params = o.params;
+  report.start = report.end = unknownDiagnostics();
+  report.time = e.time;
+  report.aborted = true;
+  report.abortReason = "initial force evaluation: " + oneLine(e.what());
+  report.nonFiniteIds = e.ids;
+  writeStats(o.statsPath, report);
+}
+
+SceneSettings sceneOf(const Options& o) {
+  SceneSettings scene;
+  scene.scenario = o.scenario;
+  scene.n = o.n;
+  scene.seed = o.seed;
+  scene.backend = o.backend;
+  scene.snapshotPath = o.loadPath;
+  return scene;
 }
 
 }  // namespace
@@ -155,30 +153,32 @@ std::string describe(const sim::NonFiniteState& e) {
 int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   Options o = options;
   if (o.quitAfter > 0) o.steps = std::min(o.steps, o.quitAfter);
-  // --load: the particles come from a snapshot (a corrupt one throws SnapshotError: exit 1),
-  // read before the backend is chosen so that N is known. The run starts at the file's time.
-  std::optional<sim::io::Snapshot> loaded;
-  if (!o.loadPath.empty()) {
-    loaded = sim::io::readSnapshotWithTime(o.loadPath);
-    o.n = loaded->particles.size();
-    o.scenario = "file " + o.loadPath;
-    if (o.frames.pickId >= static_cast<std::int64_t>(o.n)) {
-      throw UsageError("--pick = " + std::to_string(o.frames.pickId) + " is out of range: " +
-                       o.loadPath + " holds " + std::to_string(o.n) + " particles");
-    }
-  }
-  BackendSelection selection = selectBackend(o.backend, o.n);
-  requireWithinLimits(o.params, *selection.backend);
   if (o.threads > 0) omp_set_num_threads(o.threads);
-  if (!o.quiet && !selection.note.empty()) out << selection.note << '\n';
-
   // The GL context before any physics: without one, the run would be for nothing.
   std::unique_ptr<FrameRecorder> frames;
   if (o.frames.wanted()) {
     frames = std::make_unique<FrameRecorder>(o.frames, o.params.maxBinDepth);
     frames->setCameraScript(cameraScript(o.camera));
   }
-  sim::Simulation sim = startSimulation(o, std::move(selection), loaded);
+  // --load: the particles come from a snapshot (a corrupt one throws SnapshotError: exit 1),
+  // read before the backend is chosen so that N is known. The run starts at the file's time.
+  std::unique_ptr<SimSession> session;
+  try {
+    session = std::make_unique<SimSession>(sceneOf(o), o.params);
+  } catch (const StartAborted& e) {
+    writeAbortedAtStart(o, e);
+    throw;
+  }
+  if (!o.loadPath.empty()) {
+    o.n = session->scene().n;
+    o.scenario = "file " + o.loadPath;
+    if (o.frames.pickId >= static_cast<std::int64_t>(o.n)) {
+      throw UsageError("--pick = " + std::to_string(o.frames.pickId) + " is out of range: " +
+                       o.loadPath + " holds " + std::to_string(o.n) + " particles");
+    }
+  }
+  if (!o.quiet && !session->backendNote().empty()) out << session->backendNote() << '\n';
+  const sim::Simulation& sim = session->simulation();
   if (!o.quiet) printHeader(out, o, sim);
   if (frames) {
     if (!o.quiet) out << frames->description() << '\n';
@@ -194,7 +194,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   report.threads = omp_get_max_threads();
   report.params = sim.params();
   report.start = sim.diagnostics();
-  stepAll(sim, o, report, out, err, frames.get());
+  stepAll(*session, o, report, out, err, frames.get());
 
   // Simulation's totals cover its substeps only, not the initial force evaluation.
   report.substeps = sim.substeps();
@@ -211,7 +211,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   if (!o.savePath.empty()) sim::io::writeSnapshot(o.savePath, sim.particles(), sim.time());
 
   if (!o.dumpAccelPath.empty()) {
-    sim.recomputeForces();
+    session->recomputeForces();
     writeAccelCsv(o.dumpAccelPath, sim.particles());
   }
   if (frames) frames->finish(sim);

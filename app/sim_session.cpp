@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/headless.h"
+#include "app/backend_select.h"
+#include "app/cli.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/io/snapshot.h"
 
@@ -40,13 +41,19 @@ SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params)
     m_scene.n = m_initial.size();
   }
   BackendSelection selection = selectBackend(m_scene.backend, m_scene.n);
+  requireWithinLimits(params, *selection.backend);
   m_note = selection.note;
   if (scene.snapshotPath.empty()) {
     m_spec = sim::resolveScenario(scene.scenario);  // a file is read again: R picks up edits
     m_initial = sim::buildScenario(m_spec, scene.n, scene.seed);
   }
-  m_sim = std::make_unique<sim::Simulation>(std::move(selection.backend), m_initial, params,
-                                            startTime);
+  const std::string backendName(selection.backend->name());
+  try {
+    m_sim = std::make_unique<sim::Simulation>(std::move(selection.backend), m_initial, params,
+                                              startTime);
+  } catch (const sim::NonFiniteState& e) {
+    throw StartAborted(e, backendName, m_scene.n, startTime);
+  }
   m_targetTime = m_sim->time();
   sampleDiagnostics(0.0, true);
   m_e0 = m_diagnostics.total();
@@ -94,6 +101,23 @@ SimSession::Advance SimSession::step() {
   m_sim->substep();
   a.substeps = 1;
   a.profile = m_sim->lastProfile();
+  a.wallMs = msSince(t0);
+  m_targetTime = m_sim->time();
+  return a;
+}
+
+SimSession::Advance SimSession::advanceInterval() {
+  Advance a;
+  const Clock::time_point t0 = Clock::now();
+  const std::uint64_t before = m_sim->substeps();
+  const sim::StepProfile totalBefore = m_sim->totalProfile();
+  m_sim->advance(1);
+  a.substeps = static_cast<int>(m_sim->substeps() - before);
+  a.profile = m_sim->totalProfile();
+  for (std::size_t s = 0; s < a.profile.ms.size(); ++s) a.profile.ms[s] -= totalBefore.ms[s];
+  a.profile.interactions.cell -= totalBefore.interactions.cell;
+  a.profile.interactions.particle -= totalBefore.interactions.particle;
+  a.profile.interactions.targets -= totalBefore.interactions.targets;
   a.wallMs = msSince(t0);
   m_targetTime = m_sim->time();
   return a;

@@ -1,6 +1,9 @@
 #pragma once
-// The window's simulation: built from a SceneSettings, advanced by a per-frame budget, sampled
-// for the Diagnostics panel. No GL and no UI here: the window drives it, tests can too.
+// One running simulation for every front end: built from a SceneSettings (a scenario or a
+// snapshot, on the backend the choice picks for N, within the backend's limits), advanced by
+// the window's per-frame budget or by whole dtMax intervals (headless runs, benchmarks), sampled
+// for the Diagnostics panel. No GL and no UI here: the window, the headless run, the
+// benchmarks and the tests drive it.
 
 #include <chrono>
 #include <memory>
@@ -14,11 +17,23 @@
 
 namespace bhviz::app {
 
+/// The first force evaluation of a new session was non-finite (a snapshot with absurd
+/// positions, say): which particles, and what the session knew by then, for the stats.
+struct StartAborted : sim::NonFiniteState {
+  StartAborted(const sim::NonFiniteState& e, std::string backendName, std::size_t particles,
+               double startTime)
+      : sim::NonFiniteState(e), backend(std::move(backendName)), n(particles), time(startTime) {}
+  std::string backend;  ///< the backend's name
+  std::size_t n = 0;    ///< particles [1]
+  double time = 0.0;    ///< the start time [time]
+};
+
 class SimSession {
  public:
   /// Makes the scenario (or reads scene.snapshotPath: its particles, N and time) and the
   /// simulation on the backend `scene.backend` picks for N. Throws BackendUnavailable,
-  /// sim::io::SnapshotError, sim::InvalidParameter, sim::NonFiniteState, std::bad_alloc.
+  /// UsageError (parameters beyond the backend's limits), sim::io::SnapshotError,
+  /// sim::InvalidParameter, StartAborted, std::bad_alloc.
   SimSession(const SceneSettings& scene, const sim::SimParams& params);
 
   /// Writes the state to `path` (format from the extension, written atomically), first
@@ -36,6 +51,10 @@ class SimSession {
   Advance advance(const FrameBudget& budget);
   /// Exactly one substep (the `.` key).
   Advance step();
+  /// One whole dtMax interval: afterwards every particle is synchronised (a headless step).
+  Advance advanceInterval();
+  /// A fresh force evaluation of every particle (synchronised states only: --dump-accel).
+  void recomputeForces() { m_sim->recomputeForces(); }
 
   /// New live parameters, checked against sim's ranges and the backend's limits. Returns ""
   /// when they apply (from the next substep), else one line saying why not; the simulation

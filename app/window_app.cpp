@@ -13,9 +13,9 @@
 #include "app/gl_query.h"
 #include "app/headless.h"
 #include "app/input.h"
-#include "app/overlay_writer.h"
 #include "app/panels.h"
 #include "app/particle_view.h"
+#include "app/scene_pipeline.h"
 #include "app/perf_history.h"
 #include "app/recording.h"
 #include "app/scenario_camera.h"
@@ -23,7 +23,6 @@
 #include "app/sim_session.h"
 #include "app/sweep.h"
 #include "app/sweep_runner.h"
-#include "app/vertex_writer.h"
 #include "app/walk_view.h"
 #include "app/window.h"
 #include "render/renderer.h"
@@ -54,7 +53,7 @@ class WindowApp {
         m_out(out),
         m_err(err),
         m_window(options.frames.width, options.frames.height, "bhviz"),
-        m_view(ViewSettings{}) {}
+        m_scene(ViewSettings{}) {}
 
   int run();
 
@@ -85,14 +84,10 @@ class WindowApp {
   Options m_options;
   std::ostream& m_out;
   std::ostream& m_err;
-  Window m_window;              // first: the GL context outlives everything below
-  render::Renderer m_renderer;  // needs the context
+  Window m_window;      // first: the GL context outlives everything below
+  ScenePipeline m_scene;  // needs the context
   std::unique_ptr<GlTimerRing> m_renderTimer;  // the scene's GPU time; null: no timer queries
-  VertexWriter m_writer;
-  OverlayWriter m_overlay;  // after m_renderer, as m_writer
   AppState m_state;
-  render::Camera m_camera;
-  ParticleView m_view;
   std::unique_ptr<SimSession> m_session;
   PerfHistory m_perf;
   std::string m_notice;
@@ -154,7 +149,7 @@ void WindowApp::start() {
   applyView();
   const render::RenderTarget t = m_window.target();
   const Framing framing = frameVisible(m_session->initial(), m_state.view);
-  aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+  aimCamera(m_scene.camera(), framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
   startCameraScript();
   m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
   if (envFlag("BHVIZ_UI_SWEEP")) startSweep();  // the window tests draw the sweep plot
@@ -212,11 +207,11 @@ void WindowApp::updateWalk(const FrameRequests& r) {
   if (r.refreshWalk && m_walk.active()) inspectParticle(m_walk.particleId());
   if (r.pick && m_session) {
     const sim::Particles p = m_session->simulation().particles();
-    const auto picked = pickParticle(p, m_state.view, m_camera, w, h, {r.pickAtX, r.pickAtY});
+    const auto picked = pickParticle(p, m_state.view, m_scene.camera(), w, h, {r.pickAtX, r.pickAtY});
     if (picked) inspectParticle(p.id[*picked]);
   }
   m_state.walk.sceneHover =
-      r.cursorInScene ? m_walk.cellNear(m_camera, w, h, {r.cursorX, r.cursorY}) : -1;
+      r.cursorInScene ? m_walk.cellNear(m_scene.camera(), w, h, {r.cursorX, r.cursorY}) : -1;
 }
 
 // A rebuild asked for by the UI: on failure the old simulation keeps running.
@@ -239,7 +234,7 @@ void WindowApp::rebuild() {
     // A loaded snapshot, or a scripted scenario starting on its path: aim at what is there.
     if (m_aimAfterRebuild || !m_session->spec().camera.keys.empty()) {
       const render::RenderTarget t = m_window.target();
-      aimCamera(m_camera, framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+      aimCamera(m_scene.camera(), framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
     }
     if (m_aimAfterRebuild) {
       note("bhviz: loaded " + m_state.scene.snapshotPath + ": N = " + std::to_string(m_state.scene.n) +
@@ -261,15 +256,13 @@ void WindowApp::rebuild() {
 void WindowApp::startCameraScript() {
   m_script = cameraScript(m_session->spec().camera);
   m_scripted = !m_script.keys.empty();
-  m_framedDistance = m_camera.distance;
+  m_framedDistance = m_scene.camera().distance;
   if (m_script.autoRotate != 0.0f) m_state.autoRotate = m_script.autoRotate;
 }
 
 void WindowApp::applyView() {
-  m_view = ParticleView(m_state.view);
-  if (m_meter.latest() != nullptr) m_view.setErrors(m_meter.latest()->errorById);
-  if (m_session) m_view.calibrate(m_session->initial());
-  m_renderer.setPalette(m_view.palette());
+  m_scene.setView(m_state.view, m_session ? m_session->initial() : sim::Particles{});
+  m_scene.setErrors(m_meter.latest() != nullptr ? m_meter.latest()->errorById : nullptr);
 }
 
 void WindowApp::applyRequests(const FrameRequests& r) {
@@ -284,7 +277,7 @@ void WindowApp::applyRequests(const FrameRequests& r) {
   if (r.viewChanged) applyView();
   if (r.reframe && m_session) {
     const render::RenderTarget t = m_window.target();
-    aimCamera(m_camera, frameVisible(m_session->simulation().particles(), m_state.view),
+    aimCamera(m_scene.camera(), frameVisible(m_session->simulation().particles(), m_state.view),
               t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
   }
   if (r.screenshot) m_screenshotPending = true;
@@ -352,7 +345,7 @@ void WindowApp::stopRecording() {
 void WindowApp::recordFrame() {
   if (!m_recorder.active()) return;
   try {
-    m_recorder.frame(m_renderer, m_camera, m_state.look);
+    m_recorder.frame(m_scene.renderer(), m_scene.camera(), m_state.look);
   } catch (const std::exception& e) {
     note("bhviz: recording stopped: " + oneLine(e.what()));
   }
@@ -372,7 +365,7 @@ void WindowApp::updateAccuracy() {
   if (!m_session || m_halted || m_sweep.running()) return;
   if (m_meter.update(m_session->simulation(), m_state.meter, m_state.scene.seed,
                      m_perf.smoothed().frameMs)) {
-    m_view.setErrors(m_meter.latest()->errorById);
+    m_scene.setErrors(m_meter.latest()->errorById);
   }
 }
 
@@ -437,7 +430,7 @@ void WindowApp::advance(const FrameRequests& r, FrameRecord& record) {
 
 void WindowApp::updateOverlay() {
   if (!m_session) {
-    m_renderer.setBoxes(nullptr, 0);
+    m_scene.setBoxes({});
     m_overlayBoxes = 0;
     return;
   }
@@ -446,28 +439,21 @@ void WindowApp::updateOverlay() {
   request.minLevel = m_state.overlay.minLevel;
   request.maxLevel = m_state.overlay.maxLevel;
   request.groups = m_state.overlay.groups;
-  const sim::Simulation& sim = m_session->simulation();
-  if (!m_walk.active()) {
-    const std::string line = m_overlay.write(sim, request, m_renderer);
-    if (!line.empty()) note(line);
-    m_overlayBoxes = m_renderer.boxCount();
-    return;
+  std::vector<render::OverlayBox> walk;
+  if (m_walk.active()) {  // a pick: its walk drawn over the tree overlay
+    const WalkPanelState& ws = m_state.walk;
+    WalkOverlay overlay;
+    overlay.mode = !ws.stepThrough ? WalkOverlay::Mode::List
+                   : ws.buildStage ? WalkOverlay::Mode::Build
+                                   : WalkOverlay::Mode::Walk;
+    overlay.level = ws.level;
+    overlay.step = ws.step;
+    overlay.highlight = ws.hovered;
+    walk = walkBoxes(m_walk, overlay);
   }
-  // A pick: its walk drawn over the tree overlay, both made on the host (a device backend's
-  // boxes copied there).
-  std::vector<render::OverlayBox> boxes = overlayBoxes(sim.backend(), request);
-  const WalkPanelState& ws = m_state.walk;
-  WalkOverlay overlay;
-  overlay.mode = !ws.stepThrough ? WalkOverlay::Mode::List
-                 : ws.buildStage ? WalkOverlay::Mode::Build
-                                 : WalkOverlay::Mode::Walk;
-  overlay.level = ws.level;
-  overlay.step = ws.step;
-  overlay.highlight = ws.hovered;
-  const std::vector<render::OverlayBox> walk = walkBoxes(m_walk, overlay);
-  boxes.insert(boxes.end(), walk.begin(), walk.end());
-  m_overlayBoxes = boxes.size();
-  m_renderer.setBoxes(boxes.data(), boxes.size());
+  const std::string line = m_scene.writeOverlay(m_session->simulation(), request, walk);
+  if (!line.empty()) note(line);
+  m_overlayBoxes = m_scene.boxCount();
 }
 
 void WindowApp::checkGl() {
@@ -484,7 +470,7 @@ void WindowApp::checkGl() {
 void WindowApp::screenshot(const std::string& path) {
   const render::RenderTarget t = m_window.target();
   try {
-    saveScreenshot(m_renderer, m_camera, m_state.look, t.width, t.height, path);
+    saveScreenshot(m_scene.renderer(), m_scene.camera(), m_state.look, t.width, t.height, path);
     note("bhviz: screenshot " + path);
   } catch (const std::exception& e) {
     note("bhviz: screenshot failed: " + oneLine(e.what()));
@@ -498,8 +484,8 @@ UiInfo WindowApp::uiInfo() const {
 #if BHVIZ_HAVE_CUDA
   info.cudaBuilt = true;
 #endif
-  info.vertexPath = m_writer.path();
-  info.overlayPath = m_overlay.path();
+  info.vertexPath = m_scene.vertexPath();
+  info.overlayPath = m_scene.overlayPath();
   info.glDescription = m_window.glDescription();
   info.overlayBoxes = m_overlayBoxes;
   info.notice = m_notice;
@@ -519,11 +505,11 @@ void WindowApp::frame(Clock::time_point frameStart) {
   m_window.beginUi();
   FrameRequests requests;
   const render::RenderTarget target = m_window.target();
-  const render::Camera before = m_camera;
-  handleInput(m_camera, m_state, requests, static_cast<float>(std::max(target.height, 1)),
+  const render::Camera before = m_scene.camera();
+  handleInput(m_scene.camera(), m_state, requests, static_cast<float>(std::max(target.height, 1)),
               m_window.keys());
   m_state.walk.hovered = m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
-  if (cameraMoved(before, m_camera)) m_scripted = false;  // the mouse wins until R
+  if (cameraMoved(before, m_scene.camera())) m_scripted = false;  // the mouse wins until R
   if (drawUi(m_state, requests, uiInfo())) m_notice.clear();
   applyRequests(requests);
   updateWalk(requests);
@@ -531,23 +517,24 @@ void WindowApp::frame(Clock::time_point frameStart) {
   FrameRecord record;
   advance(requests, record);
   updateAccuracy();
-  m_camera.autoRotateSpeed = m_state.autoRotate;
+  m_scene.camera().autoRotateSpeed = m_state.autoRotate;
   if (m_scripted && m_session) {
-    render::applyCameraPath(m_camera, m_script, static_cast<float>(m_session->simulation().time()),
+    render::applyCameraPath(m_scene.camera(), m_script, static_cast<float>(m_session->simulation().time()),
                             m_framedDistance);
   }
   updateOverlay();
   Clock::time_point t0 = Clock::now();
   if (m_session) {
-    const std::string line = m_writer.write(m_session->simulation(), m_view, m_renderer);
+    const std::string line = m_scene.writeParticles(m_session->simulation());
     if (!line.empty()) note(line);
   }
   record.writeMs = msSince(t0);
 
   t0 = Clock::now();
   if (target.width > 0 && target.height > 0) {
+    m_scene.look() = m_state.look;  // the View panel edits the look
     if (m_renderTimer) m_renderTimer->begin();
-    m_renderer.render(m_camera, m_state.look, target);
+    m_scene.render(target);
     if (m_renderTimer) m_renderTimer->end();
   }
   m_window.endUi();
@@ -569,7 +556,7 @@ int WindowApp::run() {
   Clock::time_point last = Clock::now();
   for (int frames = 0; !m_quit && !m_window.shouldClose();) {
     const Clock::time_point now = Clock::now();
-    m_camera.advance(static_cast<float>(std::chrono::duration<double>(now - last).count()));
+    m_scene.camera().advance(static_cast<float>(std::chrono::duration<double>(now - last).count()));
     last = now;
     frame(now);
     ++frames;

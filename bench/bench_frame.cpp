@@ -1,5 +1,6 @@
 // The frame-time split of the interactive app at large N, in a headless EGL context (no window):
-// the merger on the CUDA backend, one substep per frame, the vertex buffer written through the
+// the merger in the app's SimSession on the CUDA backend, one substep per frame, drawn by the app's
+// ScenePipeline (as the window draws it): the vertex buffer written through the
 // CUDA–GL interop bridge (app::VertexWriter, as the window does) and the frame drawn by
 // render::Renderer into an offscreen framebuffer. Per frame:
 //   simulation  CUDA events on the backend's stream around Simulation::substep
@@ -35,7 +36,8 @@
 #include "app/gl_context.h"
 #include "app/gl_query.h"
 #include "app/particle_view.h"
-#include "app/vertex_writer.h"
+#include "app/scene_pipeline.h"
+#include "app/sim_session.h"
 #include "render/renderer.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_stages.h"
@@ -113,62 +115,63 @@ struct RenderBreakdown {
 class FrameBench {
  public:
   FrameBench(const Options& o, std::size_t n)
-      : m_initial(sim::makeScenario(o.scenario, n, o.seed)),
-        m_view(viewSettings(o)),
+      : m_scene(viewSettings(o)),
         m_target(o.width, o.height),
-        m_look(app::sceneRenderParams()),
         m_pass(o.pass),
         m_glTimer(&eglGetProcAddress) {
+    // The app's simulation and scene: its session on the CUDA backend, shared steps, θ 0.5,
+    // Bonsai MAC, the scenario's softening and dt.
+    app::SceneSettings scene;
+    scene.scenario = o.scenario;
+    scene.n = n;
+    scene.seed = o.seed;
+    scene.backend = app::BackendChoice::Cuda;
     const sim::ScenarioInfo& info = sim::scenarioInfo(o.scenario);
-    sim::SimParams params = sim::defaultSimParams();  // the app's: shared steps, θ 0.5, Bonsai
+    sim::SimParams params = sim::defaultSimParams();
     params.softening = info.softening;
     params.dtMax = info.dt;
-    m_sim = std::make_unique<sim::Simulation>(sim::cuda::makeCudaBackend(n), m_initial, params);
-    const sim::DeviceAccess* device = m_sim->backend().deviceAccess();
+    m_session = std::make_unique<app::SimSession>(scene, params);
+    const sim::DeviceAccess* device = m_session->simulation().backend().deviceAccess();
     if (device == nullptr) throw std::runtime_error("the backend does not run on a device");
     m_stream = static_cast<sim::cuda::Stream>(device->particles().stream);
 
-    m_view.calibrate(m_initial);
-    const app::Framing framing = app::frameVisible(m_initial, m_view.settings());
-    m_drawn = framing.visible;
-    app::aimCamera(m_camera, framing, float(o.width) / float(o.height));
-    m_look.particles = app::particleStyleFor(framing.visible, framing.radius);
-    m_look.spritePass = o.pass;
-    m_renderer.setPalette(m_view.palette());
-    m_reference.setPalette(m_view.palette());
+    m_scene.frame(m_session->initial(), float(o.width) / float(o.height));
+    m_drawn = m_scene.framing().visible;
+    m_scene.look().spritePass = o.pass;
+    m_reference.setPalette(m_scene.view().palette());
   }
 
   std::size_t drawn() const { return m_drawn; }
-  const sim::StepProfile& lastProfile() const { return m_sim->lastProfile(); }
+  const sim::StepProfile& lastProfile() const { return m_session->simulation().lastProfile(); }
 
   FrameSample frame() {
     FrameSample s;
     const Clock::time_point t0 = Clock::now();
     m_cudaTimer.start(m_stream);
-    m_sim->substep();
+    m_session->step();
     m_cudaTimer.stop(m_stream);
     s.sim = m_cudaTimer.elapsedMs();
-    s.simStages = m_sim->lastProfile().total();
+    s.simStages = m_session->simulation().lastProfile().total();
 
     const Clock::time_point t1 = Clock::now();
     m_cudaTimer.start(m_stream);
-    const std::string note = m_writer.write(*m_sim, m_view, m_renderer);
+    const std::string note = m_scene.writeParticles(m_session->simulation());
     m_cudaTimer.stop(m_stream);
     s.interop = m_cudaTimer.elapsedMs();
     s.interopHost = msSince(t1);
     if (!note.empty()) throw std::runtime_error(note);  // never time the fallback as interop
-    if (std::strcmp(m_writer.path(), "CUDA-GL interop") != 0) {
-      throw std::runtime_error(std::string("the vertex writer used the ") + m_writer.path());
+    if (std::strcmp(m_scene.vertexPath(), "CUDA-GL interop") != 0) {
+      throw std::runtime_error(std::string("the vertex writer used the ") + m_scene.vertexPath());
     }
 
     m_glTimer.begin();
-    m_renderer.render(m_camera, m_look, m_target.target());
+    m_scene.renderer().render(m_scene.camera(), m_scene.look(), m_target.target());
     m_glTimer.end();
     s.render = m_glTimer.elapsedMs();
     s.wall = msSince(t0);
 
     const Clock::time_point t2 = Clock::now();
-    m_view.fill(m_sim->particles(), m_vertices);
+    m_scene.view().fill(m_session->simulation().particles(), m_vertices);
     m_reference.setParticles(m_vertices.data(), m_vertices.size());
     m_glTimer.finish();
     s.upload = msSince(t2);
@@ -177,35 +180,35 @@ class FrameBench {
 
   RenderBreakdown renderBreakdown(int reps) {
     RenderBreakdown b;
-    render::RenderParams noBloom = m_look;
+    render::RenderParams noBloom = m_scene.look();
     noBloom.tone.bloomStrength = 0.0f;
-    render::RenderParams small = m_look;
+    render::RenderParams small = m_scene.look();
     small.particles.spriteSize = 1e-6f;  // clamped up to minSizePx, dimmed: same vertices
-    b.full = timedRender(m_look, reps);
+    b.full = timedRender(m_scene.look(), reps);
     b.noBloom = timedRender(noBloom, reps);
     b.smallSprites = timedRender(small, reps);
-    render::RenderParams other = m_look;
+    render::RenderParams other = m_scene.look();
     other.spritePass = m_pass == render::SpritePass::Compute ? render::SpritePass::Raster
                                                             : render::SpritePass::Compute;
     b.otherPass = timedRender(other, reps);
-    b.passDifference = maxDifference(picture(m_renderer, m_look), picture(m_renderer, other));
+    b.passDifference = maxDifference(picture(m_scene.renderer(), m_scene.look()), picture(m_scene.renderer(), other));
     try {
-      b.fragments = fragments(m_look);
+      b.fragments = fragments(m_scene.look());
     } catch (const render::GlError& e) {
       b.fragmentNote = e.what();
     }
-    const std::size_t count = m_renderer.particleCount();
-    m_renderer.setParticleCount(0);
-    b.postOnly = timedRender(m_look, reps);
-    if (b.fragmentNote.empty()) b.postFragments = fragments(m_look);
-    m_renderer.setParticleCount(count);
+    const std::size_t count = m_scene.renderer().particleCount();
+    m_scene.renderer().setParticleCount(0);
+    b.postOnly = timedRender(m_scene.look(), reps);
+    if (b.fragmentNote.empty()) b.postFragments = fragments(m_scene.look());
+    m_scene.renderer().setParticleCount(count);
     return b;
   }
 
   /// Draws the interop buffer and the uploaded one (both hold the last frame's state).
   PictureCheck checkPicture() {
-    const render::Image interop = picture(m_renderer, m_look);
-    const render::Image uploaded = picture(m_reference, m_look);
+    const render::Image interop = picture(m_scene.renderer(), m_scene.look());
+    const render::Image uploaded = picture(m_reference, m_scene.look());
     PictureCheck c;
     std::size_t lit = 0;
     for (std::size_t i = 0; i + 3 < interop.rgba.size(); i += 4) {
@@ -227,7 +230,7 @@ class FrameBench {
     std::vector<double> ms;
     for (int k = 0; k < reps; ++k) {
       m_glTimer.begin();
-      m_renderer.render(m_camera, look, m_target.target());
+      m_scene.renderer().render(m_scene.camera(), look, m_target.target());
       m_glTimer.end();
       ms.push_back(m_glTimer.elapsedMs());
     }
@@ -235,7 +238,7 @@ class FrameBench {
   }
 
   render::Image picture(render::Renderer& renderer, const render::RenderParams& look) {
-    renderer.render(m_camera, look, m_target.target());
+    renderer.render(m_scene.camera(), look, m_target.target());
     return m_target.read();
   }
 
@@ -253,7 +256,7 @@ class FrameBench {
     look.spritePass = render::SpritePass::Raster;
     app::GlQuery count(&eglGetProcAddress, app::GlQuery::Kind::FragmentShaderInvocations);
     count.begin();
-    m_renderer.render(m_camera, look, m_target.target());
+    m_scene.renderer().render(m_scene.camera(), look, m_target.target());
     count.end();
     return count.result();
   }
@@ -264,17 +267,12 @@ class FrameBench {
     return v;
   }
 
-  sim::Particles m_initial;
-  app::ParticleView m_view;
-  std::unique_ptr<sim::Simulation> m_sim;
+  app::ScenePipeline m_scene;      // its renderer is written through interop, drawn every frame
+  std::unique_ptr<app::SimSession> m_session;
   sim::cuda::Stream m_stream = nullptr;
-  render::Renderer m_renderer;   // written by the interop bridge, drawn every frame
-  render::Renderer m_reference;  // written by the upload path
+  render::Renderer m_reference;    // written by the upload path
   render::OffscreenTarget m_target;
-  render::Camera m_camera;
-  render::RenderParams m_look;
   render::SpritePass m_pass;
-  app::VertexWriter m_writer;  // after the renderers: unregisters before their buffers go
   sim::cuda::EventTimer m_cudaTimer;
   app::GlQuery m_glTimer;
   std::vector<render::ParticleVertex> m_vertices;

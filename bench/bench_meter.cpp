@@ -13,8 +13,7 @@
 
 #include "app/accuracy_meter.h"
 #include "app/cli.h"
-#include "app/headless.h"
-#include "sim/ic/initial_conditions.h"
+#include "app/sim_session.h"
 
 using namespace bhviz;
 
@@ -55,17 +54,22 @@ int main(int argc, char** argv) {
   const auto o = app::parseCommandLine(
       std::vector<std::string>{"--headless", "--scenario", "merger", "--n", std::to_string(n)},
       ignored);
-  app::BackendSelection sel =
-      app::selectBackend(backend == "cuda" ? app::BackendChoice::Cuda : app::BackendChoice::Cpu, n);
-  sim::Simulation sim(std::move(sel.backend), sim::makeScenario("merger", n, 1), o->params);
+  // The window's session: the merger, the command line's parameters, the backend asked for.
+  app::SceneSettings scene;
+  scene.scenario = "merger";
+  scene.n = n;
+  scene.seed = 1;
+  scene.backend = backend == "cuda" ? app::BackendChoice::Cuda : app::BackendChoice::Cpu;
+  app::SimSession session(scene, o->params);
+  const sim::Simulation& sim = session.simulation();
   std::printf("bench_meter: merger, N = %zu, %s backend, %d frames, every %d, sample %d\n", n,
               std::string(sim.backend().name()).c_str(), frames, every, sample);
-  for (int k = 0; k < 5; ++k) sim.substep();  // warm-up
+  for (int k = 0; k < 5; ++k) session.step();  // warm-up
 
   std::vector<double> plain, withMeter, update;
   for (int f = 0; f < frames; ++f) {
     const auto t0 = Clock::now();
-    sim.substep();
+    session.step();
     plain.push_back(msSince(t0));
   }
   app::AccuracyMeter meter;
@@ -76,7 +80,7 @@ int main(int argc, char** argv) {
   double frameMs = quantile(plain, 0.5);
   for (int f = 0; f < frames; ++f) {
     const auto t0 = Clock::now();
-    sim.substep();
+    session.step();
     withMeter.push_back(msSince(t0));
     const auto t1 = Clock::now();
     if (meter.update(sim, s, 1, frameMs)) ++measurements;
