@@ -86,7 +86,6 @@ struct AppState {
   OverlaySettings overlay;
   WalkPanelState walk;
   FrameBudget budget;
-  bool paused = false;
   bool uiVisible = true;      ///< H hides every panel
   PanelsOpen panels;
   FilesSettings files;
@@ -99,7 +98,8 @@ struct FrameRequests {
   bool rebuild = false;       ///< scenario, N, seed or backend changed, or Reset: at the next frame's top
   bool paramsChanged = false; ///< AppState::params edited (validated before it reaches the simulation)
   bool viewChanged = false;   ///< colouring or visibility changed: new palette, recalibrated speeds
-  bool singleStep = false;    ///< one substep while paused
+  bool togglePause = false;   ///< Space, the Play/Pause buttons
+  bool singleStep = false;    ///< one substep (and pause)
   bool reframe = false;       ///< aim the camera at the scene again
   bool screenshot = false;    ///< F12
   bool quit = false;          ///< Esc

@@ -26,7 +26,6 @@ namespace bhviz::app {
 
 namespace {
 
-constexpr std::size_t kIdsNamed = 10;
 /// Long runs print about this many progress lines, not one per step.
 constexpr int kProgressLines = 20;
 
@@ -138,17 +137,6 @@ SceneSettings sceneOf(const Options& o) {
 }
 
 }  // namespace
-
-std::string describe(const sim::NonFiniteState& e) {
-  // Built from the ids rather than what(), so the line has the same shape on every backend.
-  if (e.ids.empty()) return oneLine(e.what());
-  std::ostringstream s;
-  s << "the state became non-finite (NaN or Inf) in particle id" << (e.ids.size() > 1 ? "s" : "");
-  const std::size_t named = std::min(e.ids.size(), kIdsNamed);
-  for (std::size_t i = 0; i < named; ++i) s << (i == 0 ? " " : ", ") << e.ids[i];
-  if (e.ids.size() > named) s << " and " << e.ids.size() - named << " more";
-  return s.str();
-}
 
 int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   Options o = options;

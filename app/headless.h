@@ -9,13 +9,12 @@
 
 #include "app/backend_select.h"
 #include "app/cli.h"
+#include "app/sim_session.h"
 #include "sim/backend.h"
 #include "sim/simulation.h"
 
 namespace bhviz::app {
 
-/// One line naming what went wrong and up to 10 of the particles it happened to.
-std::string describe(const sim::NonFiniteState& e);
 
 /// Runs `opts`: progress lines to `out` (unless quiet), run errors to `err`. Returns the exit
 /// status: 0, or 1 when the state became non-finite (the stats file is still written, marked

@@ -16,13 +16,12 @@ constexpr float kClickSlop = 4.0f;     // a press that moves less than this is a
 // A held key repeats only the single step; every other shortcut acts once per press.
 void applyKey(const KeyPress& press, AppState& state, FrameRequests& requests) {
   if (press.key == GLFW_KEY_PERIOD) {
-    state.paused = true;
     requests.singleStep = true;
     return;
   }
   if (press.repeat) return;
   switch (press.key) {
-    case GLFW_KEY_SPACE: state.paused = !state.paused; break;
+    case GLFW_KEY_SPACE: requests.togglePause = true; break;
     case GLFW_KEY_R: requests.rebuild = true; break;
     case GLFW_KEY_H: state.uiVisible = !state.uiVisible; break;
     case GLFW_KEY_F1: state.panels.help = !state.panels.help; break;

@@ -97,7 +97,8 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     ImGui::Text("%s backend, N = %zu", std::string(sim.backend().name()).c_str(),
                 sim.backend().size());
     ImGui::Text("t = %.4f   %llu substeps%s", sim.time(),
-                static_cast<unsigned long long>(sim.substeps()), s.paused ? "   (paused)" : "");
+                static_cast<unsigned long long>(sim.substeps()),
+                info.session->paused() ? "   (paused)" : "");
   } else {
     ImGui::TextDisabled("no simulation (see the notice)");
   }
@@ -112,12 +113,10 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   }
   if (ImGui::Button("Reset (R)")) r.rebuild = true;
   ImGui::SameLine();
-  if (ImGui::Button(s.paused ? "Play (Space)" : "Pause (Space)")) s.paused = !s.paused;
+  const bool paused = info.session != nullptr && info.session->paused();
+  if (ImGui::Button(paused ? "Play (Space)" : "Pause (Space)")) r.togglePause = true;
   ImGui::SameLine();
-  if (ImGui::Button("Step (.)")) {
-    s.paused = true;
-    r.singleStep = true;
-  }
+  if (ImGui::Button("Step (.)")) r.singleStep = true;
   ImGui::Separator();
   budgetControls(s.budget, s.params.dtMax);
   ImGui::End();

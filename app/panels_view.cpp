@@ -10,7 +10,7 @@
 
 namespace bhviz::app {
 
-void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo&) {
+void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info) {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("Panels")) {
     ImGui::MenuItem("Simulation", nullptr, &s.panels.simulation);
@@ -27,7 +27,8 @@ void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo&) {
     if (ImGui::MenuItem("Hide all", "H")) s.uiVisible = false;
     ImGui::EndMenu();
   }
-  if (ImGui::MenuItem(s.paused ? "Play" : "Pause")) s.paused = !s.paused;
+  const bool paused = info.session != nullptr && info.session->paused();
+  if (ImGui::MenuItem(paused ? "Play" : "Pause")) r.togglePause = true;
   if (ImGui::MenuItem("Screenshot")) r.screenshot = true;
   if (ImGui::MenuItem("Help")) s.panels.help = !s.panels.help;
   ImGui::EndMainMenuBar();

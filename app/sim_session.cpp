@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <stdexcept>
 
 #include "app/backend_select.h"
 #include "app/cli.h"
@@ -29,7 +31,21 @@ double magnitude(const std::array<double, 3>& v) {
   return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
 }
 
+/// Non-finite states name at most this many particles.
+constexpr std::size_t kIdsNamed = 10;
+
 }  // namespace
+
+std::string describe(const sim::NonFiniteState& e) {
+  // Built from the ids rather than what(), so the line has the same shape on every backend.
+  if (e.ids.empty()) return oneLine(e.what());
+  std::ostringstream s;
+  s << "the state became non-finite (NaN or Inf) in particle id" << (e.ids.size() > 1 ? "s" : "");
+  const std::size_t named = std::min(e.ids.size(), kIdsNamed);
+  for (std::size_t i = 0; i < named; ++i) s << (i == 0 ? " " : ", ") << e.ids[i];
+  if (e.ids.size() > named) s << " and " << e.ids.size() - named << " more";
+  return s.str();
+}
 
 SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params) : m_scene(scene) {
   double startTime = 0.0;
@@ -90,7 +106,13 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
 
 void SimSession::save(const std::string& path) {
   sim::io::formatFromExtension(path);  // a bad name costs no substep
-  while (!m_sim->synchronized()) m_sim->substep();
+  if (m_halted) throw std::logic_error("the state is not finite (Reset to start again)");
+  try {
+    while (!m_sim->synchronized()) m_sim->substep();
+  } catch (const sim::NonFiniteState&) {
+    m_halted = m_paused = true;
+    throw;
+  }
   m_targetTime = std::max(m_targetTime, m_sim->time());
   sim::io::writeSnapshot(path, m_sim->particles(), m_sim->time());
 }
@@ -104,6 +126,20 @@ SimSession::Advance SimSession::step() {
   a.wallMs = msSince(t0);
   m_targetTime = m_sim->time();
   return a;
+}
+
+SimSession::Frame SimSession::frame(const FrameBudget& budget, bool singleStep) {
+  Frame f;
+  if (singleStep) m_paused = true;
+  if (m_halted || (m_paused && !singleStep)) return f;
+  try {
+    f.advance = singleStep ? step() : advance(budget);
+    f.stepped = true;
+  } catch (const sim::NonFiniteState& e) {
+    m_halted = m_paused = true;
+    f.notice = "bhviz: paused: " + describe(e) + " (Reset to start again)";
+  }
+  return f;
 }
 
 SimSession::Advance SimSession::advanceInterval() {

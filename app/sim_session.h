@@ -28,6 +28,9 @@ struct StartAborted : sim::NonFiniteState {
   double time = 0.0;    ///< the start time [time]
 };
 
+/// One line naming what went wrong and up to 10 of the particles it happened to.
+std::string describe(const sim::NonFiniteState& e);
+
 class SimSession {
  public:
   /// Makes the scenario (or reads scene.snapshotPath: its particles, N and time) and the
@@ -38,7 +41,8 @@ class SimSession {
 
   /// Writes the state to `path` (format from the extension, written atomically), first
   /// finishing the current block step so that every velocity is at the saved time. Throws
-  /// sim::io::SnapshotError (nothing else changes then) or sim::NonFiniteState.
+  /// sim::io::SnapshotError (nothing else changes then), std::logic_error when halted, or
+  /// sim::NonFiniteState (then the session is halted).
   void save(const std::string& path);
 
   /// Substeps until the budget's sim time (or substep count) is done or its wall time is
@@ -51,6 +55,22 @@ class SimSession {
   Advance advance(const FrameBudget& budget);
   /// Exactly one substep (the `.` key).
   Advance step();
+
+  // ---- Run state: the window's play and pause, and the halt after a non-finite state --------
+
+  bool paused() const { return m_paused; }
+  /// A halted session stays paused until it is rebuilt.
+  void setPaused(bool paused) { m_paused = paused || m_halted; }
+  bool halted() const { return m_halted; }
+  /// One frame of the window: nothing while paused or halted; one substep for a single step
+  /// (which pauses); else the budget. A non-finite state halts and pauses the session, and
+  /// `notice` names the particles; nothing throws.
+  struct Frame {
+    bool stepped = false;  ///< the simulation ran this frame (not paused, not halted)
+    Advance advance;
+    std::string notice;
+  };
+  Frame frame(const FrameBudget& budget, bool singleStep);
   /// One whole dtMax interval: afterwards every particle is synchronised (a headless step).
   Advance advanceInterval();
   /// A fresh force evaluation of every particle (synchronised states only: --dump-accel).
@@ -84,6 +104,8 @@ class SimSession {
   sim::ScenarioSpec m_spec;
   sim::Particles m_initial;
   std::unique_ptr<sim::Simulation> m_sim;
+  bool m_paused = false;
+  bool m_halted = false;
   std::string m_note;
   double m_targetTime = 0.0;  // SimTime budget: the time the frames have asked for so far
   sim::Diagnostics m_diagnostics;

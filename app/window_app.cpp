@@ -92,7 +92,6 @@ class WindowApp {
   PerfHistory m_perf;
   std::string m_notice;
   bool m_rebuildPending = false;
-  bool m_halted = false;  // the state went non-finite: no stepping until a rebuild
   bool m_screenshotPending = false;
   bool m_quit = false;
   int m_glErrors = 0;
@@ -192,7 +191,7 @@ void WindowApp::inspectParticle(std::uint32_t id) {
     note(std::string("bhviz: pick: ") + e.what());
     return;
   }
-  m_state.paused = true;
+  m_session->setPaused(true);
   m_state.panels.walk = true;
   m_state.walk.selected = m_state.walk.hovered = m_state.walk.sceneHover = -1;
   m_state.walk.step = 0;
@@ -223,9 +222,9 @@ void WindowApp::rebuild() {
   m_meter.reset();
   try {
     auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+    if (m_session) session->setPaused(m_session->paused() && !m_session->halted());
     m_session = std::move(session);
     m_state.scene = m_session->scene();  // a snapshot sets N
-    m_halted = false;
     m_perf.clear();
     applyView();
     const Framing framing = frameVisible(m_session->initial(), m_state.view);
@@ -296,14 +295,12 @@ void WindowApp::applyFileRequests(const FrameRequests& r) {
     m_rebuildPending = true;
     m_aimAfterRebuild = true;
   }
-  if (r.saveSnapshot && m_session && !m_halted) {
+  if (r.saveSnapshot && m_session && !m_session->halted()) {
     try {
       m_session->save(m_state.files.snapshotPath);
       note("bhviz: saved " + m_state.files.snapshotPath + " at t = " +
            std::to_string(m_session->simulation().time()));
     } catch (const sim::NonFiniteState& e) {
-      m_state.paused = true;
-      m_halted = true;
       note("bhviz: paused: " + describe(e) + " (Reset to start again)");
     } catch (const std::exception& e) {
       note("bhviz: cannot save: " + oneLine(e.what()));
@@ -360,9 +357,9 @@ void WindowApp::updateAccuracy() {
     } else {
       note("bhviz: sweep done, " + std::to_string(m_sweep.done()) + " points");
     }
-    m_state.paused = m_pausedBeforeSweep;
+    if (m_session) m_session->setPaused(m_pausedBeforeSweep);
   }
-  if (!m_session || m_halted || m_sweep.running()) return;
+  if (!m_session || m_session->halted() || m_sweep.running()) return;
   if (m_meter.update(m_session->simulation(), m_state.meter, m_state.scene.seed,
                      m_perf.smoothed().frameMs)) {
     m_scene.setErrors(m_meter.latest()->errorById);
@@ -383,7 +380,7 @@ void WindowApp::startSweep() {
     std::unique_ptr<sim::Backend> scratch = sim.backend().makeScratch(sim.backend().size());
     const sim::ReferenceSum sum = scratch->referenceSum();
     const bool onDevice = sim.backend().traits().onDevice;
-    if (!m_sweep.running()) m_pausedBeforeSweep = m_state.paused;
+    if (!m_sweep.running()) m_pausedBeforeSweep = m_session->paused();
     // Paused while it runs, so the points' timings have the machine to themselves.
     // The headless sweep's reference, held to the meter's pair budget at large N (a 2,000
     // particle direct sum against 10⁶ on the CPU would keep Cancel waiting for seconds).
@@ -391,7 +388,7 @@ void WindowApp::startSweep() {
         std::min(kSweepSample, planMeter(kSweepSample, sim.particles().size(), onDevice).sample);
     m_sweep.start(sim.particles(), sim.params(), macs, thetas, m_state.scene.seed,
                   std::move(scratch), sum, 0, sample);
-    m_state.paused = true;
+    m_session->setPaused(true);
   } catch (const std::exception& e) {
     note("bhviz: cannot start the sweep: " + oneLine(e.what()));
   }
@@ -400,7 +397,7 @@ void WindowApp::startSweep() {
 void WindowApp::stopSweep() {
   if (!m_sweep.running()) return;
   m_sweep.cancel();
-  m_state.paused = m_pausedBeforeSweep;
+  if (m_session) m_session->setPaused(m_pausedBeforeSweep);
 }
 
 void WindowApp::exportSweep() {
@@ -413,19 +410,15 @@ void WindowApp::exportSweep() {
 }
 
 void WindowApp::advance(const FrameRequests& r, FrameRecord& record) {
-  if (!m_session || m_halted || (m_state.paused && !r.singleStep)) return;
-  try {
-    const SimSession::Advance a =
-        r.singleStep ? m_session->step() : m_session->advance(m_state.budget);
-    record.step = a.profile;
-    record.substeps = a.substeps;
-    record.simMs = a.wallMs;
-    m_session->sampleDiagnostics(diagnosticsInterval(m_state.scene.n), r.singleStep);
-  } catch (const sim::NonFiniteState& e) {
-    m_state.paused = true;
-    m_halted = true;
-    note("bhviz: paused: " + describe(e) + " (Reset to start again)");
-  }
+  if (!m_session) return;
+  if (r.togglePause) m_session->setPaused(!m_session->paused());
+  const SimSession::Frame f = m_session->frame(m_state.budget, r.singleStep);
+  if (!f.notice.empty()) note(f.notice);
+  if (!f.stepped) return;
+  record.step = f.advance.profile;
+  record.substeps = f.advance.substeps;
+  record.simMs = f.advance.wallMs;
+  m_session->sampleDiagnostics(diagnosticsInterval(m_state.scene.n), r.singleStep);
 }
 
 void WindowApp::updateOverlay() {

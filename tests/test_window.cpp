@@ -304,6 +304,45 @@ TEST(SimSessionLimits, AValueBeyondTheBackendsLimitIsRefusedAndTheRunGoesOn) {
   EXPECT_EQ(session.simulation().params().nGroup, limits.maxGroupSize);
 }
 
+// The window's run state lives in the session: pause stops the frames' stepping, a single step
+// runs one substep and pauses, and a state that turns non-finite halts the session (paused
+// until rebuilt) with one line naming the particles, instead of throwing out of the frame.
+TEST(SimSessionRunState, PauseSingleStepAndHaltAfterANonFiniteState) {
+  using namespace session_test;
+  bhviz::app::SimSession session(plummerScene(300), bhviz::sim::defaultSimParams());
+  bhviz::app::FrameBudget budget;
+  budget.mode = bhviz::app::FrameBudget::Mode::Substeps;
+  EXPECT_TRUE(session.frame(budget, false).stepped);
+  session.setPaused(true);
+  const double t = session.simulation().time();
+  EXPECT_FALSE(session.frame(budget, false).stepped);
+  EXPECT_EQ(session.simulation().time(), t);
+  const bhviz::app::SimSession::Frame one = session.frame(budget, true);
+  EXPECT_TRUE(one.stepped);
+  EXPECT_EQ(one.advance.substeps, 1);
+  EXPECT_TRUE(session.paused());
+
+  // Velocities near the float limit: the first drift overflows.
+  TempDir dir;
+  bhviz::sim::Particles p = bhviz::sim::makePlummer(100, 3);
+  for (auto& v : p.vel) v = {3e38f, -3e38f, 3e38f, 0.0f};
+  const std::string path = (dir.path / "fast.tipsy").string();
+  bhviz::sim::io::writeSnapshot(path, p, 0.0);
+  bhviz::app::SceneSettings fromFile = plummerScene(100);
+  fromFile.snapshotPath = path;
+  bhviz::sim::SimParams longSteps = bhviz::sim::defaultSimParams();
+  longSteps.dtMax = 4.0f;  // v·dt beyond the largest float
+  bhviz::app::SimSession fast(fromFile, longSteps);
+  const bhviz::app::SimSession::Frame bad = fast.frame(budget, false);
+  EXPECT_FALSE(bad.stepped);
+  EXPECT_NE(bad.notice.find("non-finite"), std::string::npos) << bad.notice;
+  EXPECT_TRUE(fast.halted());
+  EXPECT_TRUE(fast.paused());
+  fast.setPaused(false);
+  EXPECT_TRUE(fast.paused()) << "a halted session stays paused until rebuilt";
+  EXPECT_FALSE(fast.frame(budget, true).stepped);
+}
+
 // The window with a group size beyond the limit: refused on the command line before a window
 // opens (exit 2, one line naming the option and the range).
 TEST(WindowExe, GroupSizeBeyondTheBackendIsRefusedBeforeTheWindowOpens) {
