@@ -1,10 +1,13 @@
 // Scenario files (sim/ic/scenario_file.h): every shipped file loads and builds with its stated
 // counts, the built-in names reproduce the original generators bit for bit, each class of bad
-// file gets one message naming the file and the key, the models keep their promises (a cold
-// collapse is cold, a minor merger has its mass ratio), the command line takes a file, and the
-// scripted camera interpolates its keys.
+// file gets one message naming the file and the key (hostile ones too: FIFOs and devices, huge
+// or deeply nested files, numbers beyond a double, values that cannot be built; on the command
+// line exit status 2 and no hang), the models keep their promises (a cold collapse is cold, a
+// minor merger has its mass ratio), the command line takes a file, and the scripted camera
+// interpolates its keys.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -254,7 +257,254 @@ TEST(ScenarioErrors, EachClassNamesTheFileAndTheKey) {
   }
 }
 
+/// loadError of `text` with `value` where the text says @.
+std::string loadErrorWith(const TempDir& dir, std::string text, const std::string& value) {
+  return loadError(dir, text.replace(text.find('@'), 1, value));
+}
+
+const std::string kTopAt =
+    R"({"description": "x", "model": "plummer", @, "sphere": {"particles": 9}})";
+const std::string kPlummerAt =
+    R"({"description": "x", "model": "plummer", "softening": 0, "sphere": {"particles": 200, @}})";
+const std::string kGalaxyAt =
+    R"({"description": "x", "model": "galaxy", "galaxies": [{"disk": {"particles": 100}, @}]})";
+const std::string kDiskAt =
+    R"({"description": "x", "model": "galaxy", "galaxies": [{"disk": {"particles": 100, @}}]})";
+const std::string kMergerAt = R"({"description": "x", "model": "merger",
+    "galaxies": [{"disk": {"particles": 100}}, {@}], "orbit": {"pericentre": 2}})";
+
+TEST(ScenarioErrors, OversizedAndDeeplyNestedFilesAreRefusedBeforeParsing) {
+  TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  // Up to 1 MiB is read: a valid file padded with spaces to exactly the limit loads.
+  const std::string valid =
+      R"({"description": "x", "model": "plummer", "sphere": {"particles": 9}})";
+  ASSERT_EQ(loadError(dir, valid + std::string((1u << 20) - valid.size(), ' ')), "");
+  expectMessage(loadError(dir, valid + std::string((1u << 20) + 1 - valid.size(), ' ')),
+                {file + ": is larger than 1048576 bytes (1 MiB)"});
+  expectMessage(loadError(dir, std::string(3u << 20, '[')), {file + ": is larger than 1048576"});
+  // Nesting is refused where it passes 32 levels, whatever the brackets.
+  expectMessage(loadError(dir, std::string(100000, '[')),
+                {file + ": invalid JSON at line 1, column 33: nested deeper than 32 levels"});
+  std::string objects;
+  for (int i = 0; i < 40; ++i) objects += "{\"a\":\n";
+  expectMessage(loadError(dir, objects), {file + ": invalid JSON at line 33, column 1: nested"});
+  // Brackets inside strings are text.
+  expectMessage(loadError(dir, R"({"description": ")" + std::string(100, '[') +
+                                   R"(", "model": "plummer", "sphere": {"particles": 0}})"),
+                {file + ": sphere.particles = 0 is out of range"});
+}
+
+TEST(ScenarioErrors, NumbersBeyondADoubleNameTheKeyAndTheRange) {
+  TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  expectMessage(loadErrorWith(dir, kPlummerAt, R"("mass": 1e400)"),
+                {file + ": sphere.mass is too large for a double: must be in [1e-06, 1e+06]"});
+  expectMessage(loadErrorWith(dir, kPlummerAt, R"("scale_length": -1e400)"),
+                {file + ": sphere.scale_length is too large for a double: must be in [0.001"});
+  expectMessage(
+      loadError(dir, mergerWith(R"({"particles": 50, "toomre_q": 123e999})")),
+      {file + ": galaxies[1].disk.toomre_q is too large for a double: must be in [0.5, 10]"});
+  expectMessage(
+      loadError(dir, R"({"description": "x", "model": "plummer", "sphere": {"particles": 9},
+    "camera": {"orbit": [{"time": 1}, {"time": 1E+400}]}})"),
+      {file + ": camera.orbit[1].time is too large for a double: must be in (1, 1e+09]"});
+  // An integer key, or a string one, says what it wanted.
+  expectMessage(loadErrorWith(dir, kTopAt, R"("seed": 1)" + std::string(400, '0')),
+                {file + ": seed must be an integer in [0, 1.84467e+19], not a number"});
+  expectMessage(loadError(dir, R"({"description": -1e400, "model": "plummer"})"),
+                {file + ": description must be a string, not a number"});
+  // A malformed number around the overflow is a parse error with its place.
+  expectMessage(loadErrorWith(dir, kPlummerAt, R"("mass": 1e400e1)"),
+                {file + ": invalid JSON at line 1, column 95: a number is too large for a double"});
+  for (const std::string& m : {loadErrorWith(dir, kPlummerAt, R"("mass": 1e400)"),
+                               loadErrorWith(dir, kPlummerAt, R"("mass": 1e400e1)")}) {
+    EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+  }
+}
+
+TEST(ScenarioErrors, ParseErrorsGiveTheLineAndColumnInPlainText) {
+  TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  expectMessage(loadError(dir, "{\"description\": \"x\",\n  \"model\": tru}"),
+                {file + ": invalid JSON at line 2, column 15: invalid literal; last read: '"});
+  expectMessage(loadError(dir, ""), {file + ": invalid JSON at line 1, column 1: unexpected end"});
+  // A byte that is not UTF-8 comes back escaped: the message stays printable.
+  const std::string m = loadError(dir, "{\"description\": \"\xff\x1b[2J\"}");
+  expectMessage(
+      m, {file + ": invalid JSON at line 1, column 18: invalid string: ill-formed UTF-8", "\\xFF"});
+  EXPECT_TRUE(std::all_of(m.begin(), m.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) << m;
+  // So does a control character a key spells with an escape.
+  const std::string key = loadErrorWith(dir, kPlummerAt, R"("ma\u001bss": 1)");
+  expectMessage(key, {file + ": sphere.ma\\x1Bss is not a known key"});
+  EXPECT_EQ(key.find('\x1b'), std::string::npos) << key;
+  // nlohmann keeps the last of two equal keys; a file that says two things is refused.
+  expectMessage(loadErrorWith(dir, kPlummerAt, R"("mass": 1, "mass": 2)"),
+                {file + ": the key 'mass' appears twice in one object"});
+  // A byte-order mark is not an error.
+  EXPECT_EQ(loadError(dir, "\xef\xbb\xbf" + std::string(R"({"description": "x",
+    "model": "plummer", "sphere": {"particles": 9}})")),
+            "");
+}
+
+TEST(ScenarioErrors, ValuesThatCannotBeBuiltAreOutOfRange) {
+  TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  expectMessage(
+      loadErrorWith(dir, kMergerAt, R"("mass_ratio": 1e-300)"),
+      {file + ": galaxies[1].mass_ratio = 1e-300 is out of range: must be in [0.001, 1]"});
+  expectMessage(
+      loadErrorWith(dir, kGalaxyAt, R"("halo": {"particles": 9, "mass": 1, "cutoff": 1e-300})"),
+      {file + ": galaxies[0].halo.cutoff = 1e-300 is out of range: must be in [0.001, 100000]"});
+  expectMessage(
+      loadErrorWith(dir, kDiskAt, R"("scale_length": 1e-300)"),
+      {file +
+       ": galaxies[0].disk.scale_length = 1e-300 is out of range: must be in [0.001, 1000]"});
+  expectMessage(
+      loadErrorWith(dir, kPlummerAt, R"("scale_length": 1e-300)"),
+      {file + ": sphere.scale_length = 1e-300 is out of range: must be in [0.001, 10000]"});
+  expectMessage(loadErrorWith(dir, kPlummerAt, R"("mass": 1e-300)"),
+                {file + ": sphere.mass = 1e-300 is out of range: must be in [1e-06, 1e+06]"});
+  expectMessage(
+      loadErrorWith(dir, kGalaxyAt, R"("bulge": {"particles": 9, "mass": 1e-300})"),
+      {file + ": galaxies[0].bulge.mass = 1e-300 is out of range: must be in [1e-06, 1e+06] or 0"});
+  expectMessage(
+      loadErrorWith(dir, kDiskAt, R"("scale_height": 1e-9)"),
+      {file + ": galaxies[0].disk.scale_height = 1e-09 is out of range: must be in [0.001, 1]"});
+  expectMessage(loadError(dir, R"({"description": "x", "model": "merger", "galaxies": [
+    {"disk": {"particles": 100}}, {"mass_ratio": 0.5}], "orbit": {"pericentre": 1e-300}})"),
+                {file + ": orbit.pericentre = 1e-300 is out of range: must be in [0.001, 10000]"});
+  // dt and softening become floats: a value that rounds to 0 is refused, not passed on as 0.
+  expectMessage(loadErrorWith(dir, kTopAt, R"("dt": 1e-300)"),
+                {file + ": dt = 1e-300 is out of range: must be in [1e-06, 1]"});
+  expectMessage(loadErrorWith(dir, kTopAt, R"("softening": 1e-40)"),
+                {file + ": softening = 1e-40 is out of range: must be in [1e-06, 10] or 0"});
+}
+
+TEST(ScenarioErrors, NegativeZeroReadsAsZero) {
+  TempDir dir;
+  const fs::path path = dir.path / "zero.json";
+  std::ofstream(path) << R"({"description": "x", "model": "galaxy", "seed": -0, "softening": -0.0,
+    "galaxies": [{"disk": {"particles": 100}, "bulge": {"particles": -0, "mass": -0.0}}]})";
+  const ScenarioSpec spec = loadScenarioFile(path.string());
+  EXPECT_EQ(spec.seed, 0u);
+  EXPECT_FALSE(std::signbit(spec.softening));
+  EXPECT_EQ(spec.galaxies[0].bulge, 0u);
+  EXPECT_FALSE(std::signbit(spec.galaxies[0].params.bulgeMass));
+}
+
+TEST(ScenarioFiles, BuildRefusesParticlesThatCannotBeSimulatedNamingTheKeys) {
+  // The ranges keep each key sane; a spec made some other way (or a combination no range
+  // foresaw) is caught after building, naming the file and the keys, not "particle 0".
+  ScenarioSpec tiny = parseScenario(
+      R"({"description": "x", "model": "plummer", "sphere": {"particles": 50}})", "net.json");
+  tiny.sphere.mass = 1e-300;
+  ScenarioSpec small = tiny;
+  small.sphere.mass = 1.0;
+  small.sphere.scale = 1e-300;
+  ScenarioSpec merger = parseScenario(R"({"description": "x", "model": "merger",
+    "galaxies": [{"disk": {"particles": 100}}, {"mass_ratio": 0.5}]})",
+                                      "pair.json");
+  merger.galaxies[1].params = scaledGalaxy(merger.galaxies[0].params, 1e-300);
+  const std::vector<std::pair<ScenarioSpec, std::vector<std::string>>> cases = {
+      {tiny,
+       {"net.json: the model cannot be built: particle 0 gets mass 0",
+        "check sphere.mass, sphere.scale_length"}},
+      {small,
+       {"net.json: the model cannot be built: particle 0 gets a non-finite position",
+        "check sphere.mass, sphere.scale_length"}},
+      {merger,
+       {"pair.json: the model cannot be built: particle ",
+        "check galaxies[1].mass_ratio, galaxies[0].disk.mass"}}};
+  for (const auto& [spec, parts] : cases) {
+    try {
+      buildScenario(spec, 0, 1);
+      ADD_FAILURE() << parts[0] << ": built";
+    } catch (const ScenarioError& e) {
+      expectMessage(e.what(), parts);
+    }
+  }
+}
+
 // ---- The command line ---------------------------------------------------------------------------
+
+// A child that hangs is ended after 20 s; one that reads without end stops at 4 GB of address
+// space (not under ASan or TSan, which reserve terabytes and could not start).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+const std::string kGuard = "timeout 20";
+#else
+const std::string kGuard = "ulimit -v 4000000; timeout 20";
+#endif
+
+/// A one-step headless run of `scenario`, guarded.
+test::Process runScenario(const std::string& scenario) {
+  return test::runBhviz("--headless --backend cpu --threads 1 --steps 1 --scenario " + scenario,
+                        kGuard);
+}
+
+/// Exit status 2, nothing on stdout, and one line on stderr holding every part.
+void expectUsageError(const test::Process& p, const std::vector<std::string>& parts) {
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_TRUE(p.out.empty()) << p.out;
+  ASSERT_FALSE(p.err.empty());
+  EXPECT_EQ(p.err.back(), '\n');
+  expectMessage(p.err.substr(0, p.err.size() - 1), parts);
+  EXPECT_EQ(p.err.find("json.exception"), std::string::npos) << p.err;
+}
+
+TEST(ScenarioCli, OnlyRegularFilesAreReadAndNoneHangs) {
+  TempDir dir;
+  const std::string fifo = (dir.path / "fifo.json").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expectUsageError(runScenario(fifo), {fifo + ": is not a regular file"});
+  for (const char* device : {"/dev/zero", "/dev/null"}) {
+    expectUsageError(runScenario(device), {std::string(device) + ": is not a regular file"});
+  }
+  const std::string folder = (dir.path / "folder.json").string();
+  fs::create_directory(folder);
+  expectUsageError(runScenario(folder), {folder + ": is a directory, not a scenario file"});
+  expectUsageError(runScenario(folder + "/"), {folder + "/: is a directory"});
+}
+
+TEST(ScenarioCli, HostileFilesExitTwoInOneLineNamingTheFile) {
+  TempDir dir;
+  auto file = [&](const std::string& name, const std::string& text) {
+    const fs::path path = dir.path / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+  };
+  const std::string big = file("big.json", std::string(8u << 20, '['));
+  expectUsageError(runScenario(big), {big + ": is larger than 1048576 bytes"});
+  const std::string deep = file("deep.json", std::string(1u << 20, '['));
+  expectUsageError(runScenario(deep), {deep + ": invalid JSON at line 1, column 33: nested"});
+  const std::string huge = file("huge.json", R"({"description":"t","model":"plummer",
+    "sphere":{"particles":200,"mass":1e400}})");
+  expectUsageError(runScenario(huge),
+                   {huge + ": sphere.mass is too large for a double: must be in [1e-06, 1e+06]"});
+  const std::string utf = file("utf.json", "{\"description\": \"\xff\"}");
+  expectUsageError(runScenario(utf), {utf + ": invalid JSON at line 1, column 18", "\\xFF"});
+}
+
+TEST(ScenarioCli, ValuesThatCannotBeBuiltExitTwoNamingTheKey) {
+  TempDir dir;
+  auto with = [&](const std::string& name, std::string text, const std::string& value) {
+    const fs::path path = dir.path / name;
+    std::ofstream(path) << text.replace(text.find('@'), 1, value);
+    return path.string();
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {with("ratio.json", kMergerAt, R"("mass_ratio": 1e-300)"), "galaxies[1].mass_ratio = 1e-300"},
+      {with("cutoff.json", kGalaxyAt, R"("halo": {"particles": 9, "mass": 1, "cutoff": 1e-300})"),
+       "galaxies[0].halo.cutoff = 1e-300"},
+      {with("disk.json", kDiskAt, R"("scale_length": 1e-300)"),
+       "galaxies[0].disk.scale_length = 1e-300"},
+      {with("scale.json", kPlummerAt, R"("scale_length": 1e-300)"), "sphere.scale_length = 1e-300"},
+      {with("mass.json", kPlummerAt, R"("mass": 1e-300)"), "sphere.mass = 1e-300"}};
+  for (const auto& [path, key] : cases) {
+    SCOPED_TRACE(path);
+    expectUsageError(runScenario(path), {path + ": " + key + " is out of range: must be in"});
+  }
+}
 
 TEST(ScenarioCli, FileOrNameSetsCountsSeedAndSteps) {
   std::ostringstream out;

@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "sim/ic/ic_detail.h"
+#include "sim/ic/scenario_json.h"
 
 namespace bhviz::sim {
 
@@ -21,6 +22,14 @@ using Json = nlohmann::json;
 
 constexpr double kPlummerHenonScale = 3.0 * detail::kPi / 16.0;
 constexpr double kMaxCount = 1e9;
+// Physical bounds (README "Ranges"): with G = 1, R_d ≈ 3 kpc and M_d ≈ 5·10¹⁰ M☉, a mass of
+// 1e-6 is a globular cluster and a length of 1e-3 is 3 pc; anything smaller is no galaxy, and
+// far smaller values underflow single precision (masses, positions) or overflow velocities.
+constexpr double kMinMass = 1e-6, kMaxMass = 1e6;
+constexpr double kMinLength = 1e-3;
+constexpr double kMinMassRatio = 1e-3;  // below, the secondary is a handful of test particles
+constexpr double kMinStep = 1e-6;       // [time]; 1e6 steps per time unit
+constexpr double kMinSoftening = 1e-6;  // [length]; smaller is 0 in effect (ε² underflows)
 
 std::string format(double v) {
   std::ostringstream s;
@@ -28,19 +37,28 @@ std::string format(double v) {
   return s.str();
 }
 
-/// A closed or open interval, printed as [lo, hi], (lo, hi] …
+/// A closed or open interval, printed as [lo, hi], (lo, hi] …; orZero admits 0 as well.
 struct Range {
   double lo, hi;
   bool loOpen = false, hiOpen = false;
+  bool orZero = false;
   bool contains(double v) const {
-    return (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi);
+    return (orZero && v == 0.0) || ((loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi));
   }
   std::string text() const {
-    return std::string(loOpen ? "(" : "[") + format(lo) + ", " + format(hi) + (hiOpen ? ")" : "]");
+    return std::string(loOpen ? "(" : "[") + format(lo) + ", " + format(hi) + (hiOpen ? ")" : "]") +
+           (orZero ? " or 0" : "");
   }
 };
 Range closed(double lo, double hi) { return {lo, hi, false, false}; }
-Range aboveZero(double hi) { return {0.0, hi, true, false}; }
+Range zeroOr(double lo, double hi) { return {lo, hi, false, false, true}; }
+
+/// An integer ≥ 0 as JSON writes it: unsigned, or the signed -0.
+std::optional<std::uint64_t> nonNegative(const Json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() == 0) return 0;
+  return std::nullopt;
+}
 
 std::string typeName(const Json& j) {
   if (j.is_number_integer()) return "an integer";
@@ -68,7 +86,8 @@ class Reader {
       }
       std::string list;
       for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      fail(keyPath(it.key()), "is not a known key here (known: " + list + ")");
+      fail(keyPath(detail::printable(it.key(), true)),
+           "is not a known key here (known: " + list + ")");
     }
   }
 
@@ -86,9 +105,12 @@ class Reader {
     if (!v.is_number())
       fail(keyPath(key), "must be a number in " + range.text() + ", not " + typeName(v));
     const double x = v.get<double>();
+    // scenario_json.h parses a number beyond a double (1e400) as ±infinity.
+    if (!std::isfinite(x))
+      fail(keyPath(key), "is too large for a double: must be in " + range.text());
     if (!range.contains(x))
       fail(keyPath(key), "= " + format(x) + " is out of range: must be in " + range.text());
-    return x;
+    return x == 0.0 ? 0.0 : x;  // -0 reads as 0: no "softening -0" downstream
   }
 
   std::uint64_t unsignedInteger(const char* key, std::uint64_t fallback, double hi) const {
@@ -98,9 +120,8 @@ class Reader {
     if (!v.is_number_integer()) {
       fail(keyPath(key), "must be an integer in " + range + ", not " + typeName(v));
     }
-    if (v.is_number_unsigned() && static_cast<double>(v.get<std::uint64_t>()) <= hi) {
-      return v.get<std::uint64_t>();
-    }
+    const std::optional<std::uint64_t> x = nonNegative(v);
+    if (x && static_cast<double>(*x) <= hi) return *x;
     fail(keyPath(key), "= " + v.dump() + " is out of range: must be in " + range);
   }
 
@@ -110,11 +131,11 @@ class Reader {
     const Json& v = m_j.at(key);
     if (!v.is_number_integer())
       fail(keyPath(key), "must be an integer in " + range + ", not " + typeName(v));
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() < lo ||
-        static_cast<double>(v.get<std::uint64_t>()) > kMaxCount) {
+    const std::optional<std::uint64_t> x = nonNegative(v);
+    if (!x || *x < lo || static_cast<double>(*x) > kMaxCount) {
       fail(keyPath(key), "= " + v.dump() + " is out of range: must be in " + range);
     }
-    return static_cast<std::size_t>(v.get<std::uint64_t>());
+    return static_cast<std::size_t>(*x);
   }
 
   std::string string(const char* key) const {
@@ -156,9 +177,9 @@ ScenarioModel readModel(const Reader& r) {
   for (const ModelName& m : kModels) {
     if (name == m.name) return m.model;
   }
-  r.fail(
-      "model",
-      "= '" + name + "' is not known: must be plummer, hernquist, cold-collapse, galaxy or merger");
+  r.fail("model",
+         "= '" + detail::printable(name, true) +
+             "' is not known: must be plummer, hernquist, cold-collapse, galaxy or merger");
 }
 
 SphereSpec readSphere(const Reader& top, ScenarioModel model) {
@@ -173,9 +194,9 @@ SphereSpec readSphere(const Reader& top, ScenarioModel model) {
                                         : model == ScenarioModel::ColdCollapse ? coldKeys
                                                                                : keys);
   s.particles = r.count("particles", 1);
-  s.mass = r.number("mass", 1.0, aboveZero(1e6));
+  s.mass = r.number("mass", 1.0, closed(kMinMass, kMaxMass));
   s.scale = r.number("scale_length", model == ScenarioModel::Plummer ? kPlummerHenonScale : 1.0,
-                     aboveZero(1e4));
+                     closed(kMinLength, 1e4));
   s.cutoff = r.number("cutoff", 100.0, closed(2.0, 1e4));
   s.virialRatio = r.number("virial_ratio", 0.0, closed(0.0, 1.0));
   return s;
@@ -192,9 +213,9 @@ void readSpheroid(const Reader& g, const char* key, bool halo, std::size_t& coun
   const Reader r = halo ? g.object(key, {"particles", "mass", "scale_length", "cutoff"})
                         : g.object(key, {"particles", "mass", "scale_length"});
   count = r.count("particles", 0);
-  mass = r.number("mass", mass, closed(0.0, 1e6));
-  scale = r.number("scale_length", scale, aboveZero(1e4));
-  if (cutoff) *cutoff = r.number("cutoff", *cutoff, aboveZero(1e5));
+  mass = r.number("mass", mass, zeroOr(kMinMass, kMaxMass));
+  scale = r.number("scale_length", scale, closed(kMinLength, 1e4));
+  if (cutoff) *cutoff = r.number("cutoff", *cutoff, closed(kMinLength, 1e5));
   if ((count == 0) != (mass == 0.0)) {
     r.fail(r.keyPath("particles"),
            "= " + std::to_string(count) + " does not fit mass = " + format(mass) +
@@ -209,10 +230,10 @@ GalaxySpec readGalaxy(const Reader& g) {
   const Reader d = g.object(
       "disk", {"particles", "mass", "scale_length", "scale_height", "toomre_q", "toomre_radius"});
   s.disk = d.count("particles", 1);
-  p.diskMass = d.number("mass", p.diskMass, aboveZero(1e6));
-  p.diskScaleLength = d.number("scale_length", p.diskScaleLength, aboveZero(1e3));
-  p.diskScaleHeight =
-      d.number("scale_height", 0.1 * p.diskScaleLength, aboveZero(p.diskScaleLength));
+  p.diskMass = d.number("mass", p.diskMass, closed(kMinMass, kMaxMass));
+  p.diskScaleLength = d.number("scale_length", p.diskScaleLength, closed(kMinLength, 1e3));
+  p.diskScaleHeight = d.number("scale_height", 0.1 * p.diskScaleLength,
+                               closed(kMinLength * p.diskScaleLength, p.diskScaleLength));
   p.toomreQ = d.number("toomre_q", p.toomreQ, closed(0.5, 10.0));
   p.toomreRadius = d.number("toomre_radius", p.toomreRadius, closed(0.0, 12.0));
   readSpheroid(g, "bulge", false, s.bulge, p.bulgeMass, p.bulgeScale, nullptr);
@@ -225,9 +246,10 @@ GalaxySpec readGalaxy(const Reader& g) {
 /// galaxies[1] as {mass_ratio, inclination, node}: galaxies[0] scaled (makeMerger's secondary),
 /// its counts scaled by the same ratio so that particle masses match.
 GalaxySpec scaledCopy(const Reader& g, const GalaxySpec& primary) {
-  const double q = g.number("mass_ratio", 1.0, aboveZero(1.0));
+  const double q = g.number("mass_ratio", 1.0, closed(kMinMassRatio, 1.0));
   GalaxySpec s = primary;
   s.params = scaledGalaxy(primary.params, q);
+  s.massRatio = q;
   auto scaled = [&](std::size_t c) {
     return c == 0 ? 0
                   : std::max<std::size_t>(
@@ -270,7 +292,7 @@ OrbitParams readOrbit(const Reader& top) {
   OrbitParams o;
   if (!top.has("orbit")) return o;
   const Reader r = top.object("orbit", {"pericentre", "eccentricity", "separation"});
-  o.pericentre = r.number("pericentre", o.pericentre, aboveZero(1e4));
+  o.pericentre = r.number("pericentre", o.pericentre, closed(kMinLength, 1e4));
   o.eccentricity = r.number("eccentricity", o.eccentricity, closed(0.0, 5.0));
   double hi = 1e5;
   if (o.eccentricity < 1.0)
@@ -323,8 +345,9 @@ ScenarioSpec readSpec(const Json& j, const std::string& source) {
                 {"description", "model", "seed", "softening", "dt", "galaxies", "orbit", "camera"});
   s.description = top.string("description");
   s.seed = top.unsignedInteger("seed", 1, 18446744073709551615.0);
-  s.softening = static_cast<float>(top.number("softening", 0.05, closed(0.0, 10.0)));
-  s.dt = static_cast<float>(top.number("dt", sphere ? 1.0 / 128.0 : 1.0 / 64.0, aboveZero(1.0)));
+  s.softening = static_cast<float>(top.number("softening", 0.05, zeroOr(kMinSoftening, 10.0)));
+  s.dt = static_cast<float>(
+      top.number("dt", sphere ? 1.0 / 128.0 : 1.0 / 64.0, closed(kMinStep, 1.0)));
   if (sphere) {
     s.sphere = readSphere(top, s.model);
   } else {
@@ -365,58 +388,9 @@ void rescale(Particles& p, double mass, double scale) {
   }
 }
 
-}  // namespace
-
-std::size_t ScenarioSpec::particles() const {
-  if (isSphere(model)) return sphere.particles;
-  std::size_t n = 0;
-  for (const GalaxySpec& g : galaxies) n += g.particles();
-  return n;
-}
-
-ScenarioSpec parseScenario(std::string_view text, const std::string& source) {
-  Json j;
-  try {
-    j = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: …": keep the part after "]
-    // ".
-    std::string what = e.what();
-    const std::size_t bracket = what.find("] ");
-    if (bracket != std::string::npos) what = what.substr(bracket + 2);
-    for (char& c : what) {
-      if (c == '\n' || c == '\r') c = ' ';
-    }
-    throw ScenarioError(source + ": invalid JSON: " + what);
-  }
-  ScenarioSpec s = readSpec(j, source);
-  s.name = source;
-  return s;
-}
-
-ScenarioSpec loadScenarioFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path + ": cannot open the scenario file (missing or unreadable)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ScenarioError(path + ": cannot read the scenario file");
-  return parseScenario(text.str(), path);
-}
-
-bool isScenarioPath(std::string_view arg) {
-  const std::string_view ext = ".json";
-  return arg.find('/') != std::string_view::npos ||
-         (arg.size() >= ext.size() && arg.substr(arg.size() - ext.size()) == ext);
-}
-
-ScenarioSpec resolveScenario(std::string_view nameOrPath) {
-  if (isScenarioPath(nameOrPath)) return loadScenarioFile(std::string(nameOrPath));
-  return builtinScenario(nameOrPath);
-}
-
-Particles buildScenario(const ScenarioSpec& spec, std::size_t n, std::uint64_t seed) {
+/// The particles of `spec`, n of them (n ≥ 1).
+Particles buildParticles(const ScenarioSpec& spec, std::size_t n, std::uint64_t seed) {
   const std::size_t total = spec.particles();
-  if (n == 0) n = total;
   Particles p;
   switch (spec.model) {
     case ScenarioModel::Plummer:
@@ -457,6 +431,80 @@ Particles buildScenario(const ScenarioSpec& spec, std::size_t n, std::uint64_t s
     }
   }
   detail::finalise(p);
+  return p;
+}
+
+/// The keys that shape the particles of `tag`: where one that cannot be simulated most likely
+/// comes from.
+std::string suspectKeys(const ScenarioSpec& spec, std::uint8_t tag) {
+  const std::string sphere = "sphere.mass, sphere.scale_length";
+  if (spec.model == ScenarioModel::Plummer) return sphere;
+  if (spec.model == ScenarioModel::Hernquist) return sphere + ", sphere.cutoff";
+  if (spec.model == ScenarioModel::ColdCollapse) return sphere + ", sphere.virial_ratio";
+  const unsigned g = tagGalaxy(tag);
+  const bool scaled = g < spec.galaxies.size() && spec.galaxies[g].massRatio > 0.0;
+  const std::string at = scaled ? "galaxies[0]." : "galaxies[" + std::to_string(g) + "].";
+  const Component c = tagComponent(tag);
+  const std::string block = c == Component::Bulge  ? "bulge"
+                            : c == Component::Halo ? "halo"
+                                                   : "disk";
+  std::string keys = at + block + ".mass, " + at + block + ".scale_length, " + at +
+                     (c == Component::Disk ? "disk.scale_height" : "halo.cutoff");
+  if (scaled) keys = "galaxies[" + std::to_string(g) + "].mass_ratio, " + keys;
+  return spec.model == ScenarioModel::Merger ? keys + ", orbit" : keys;
+}
+
+/// Finite positions and velocities, masses > 0: what Simulation accepts. Each key's range is
+/// sane on its own; this names the keys when a combination of them is not, rather than leaving
+/// Simulation to report "particle 0 has a non-finite position" with no file or key.
+void requireSimulable(const Particles& p, const ScenarioSpec& spec) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Vec4& x = p.posMass[i];
+    const Vec4& v = p.vel[i];
+    const bool finite = std::isfinite(x.x) && std::isfinite(x.y) && std::isfinite(x.z) &&
+                        std::isfinite(x.w) && std::isfinite(v.x) && std::isfinite(v.y) &&
+                        std::isfinite(v.z);
+    if (finite && x.w > 0.0f) continue;
+    throw ScenarioError(spec.name + ": the model cannot be built: particle " + std::to_string(i) +
+                        (finite ? " gets mass 0 (below single precision)"
+                                : " gets a non-finite position or velocity") +
+                        "; check " + suspectKeys(spec, p.tag[i]));
+  }
+}
+
+}  // namespace
+
+std::size_t ScenarioSpec::particles() const {
+  if (isSphere(model)) return sphere.particles;
+  std::size_t n = 0;
+  for (const GalaxySpec& g : galaxies) n += g.particles();
+  return n;
+}
+
+ScenarioSpec parseScenario(std::string_view text, const std::string& source) {
+  ScenarioSpec s = readSpec(detail::parseScenarioJson(text, source), source);
+  s.name = source;
+  return s;
+}
+
+ScenarioSpec loadScenarioFile(const std::string& path) {
+  return parseScenario(detail::readScenarioText(path), path);
+}
+
+bool isScenarioPath(std::string_view arg) {
+  const std::string_view ext = ".json";
+  return arg.find('/') != std::string_view::npos ||
+         (arg.size() >= ext.size() && arg.substr(arg.size() - ext.size()) == ext);
+}
+
+ScenarioSpec resolveScenario(std::string_view nameOrPath) {
+  if (isScenarioPath(nameOrPath)) return loadScenarioFile(std::string(nameOrPath));
+  return builtinScenario(nameOrPath);
+}
+
+Particles buildScenario(const ScenarioSpec& spec, std::size_t n, std::uint64_t seed) {
+  Particles p = buildParticles(spec, n == 0 ? spec.particles() : n, seed);
+  requireSimulable(p, spec);
   return p;
 }
 

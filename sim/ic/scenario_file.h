@@ -54,6 +54,7 @@ struct GalaxySpec {
   std::size_t disk = 0, bulge = 0, halo = 0;  ///< particles per component [1]
   double inclination = 0.0;                   ///< disk tilt [degrees]
   double node = 0.0;                          ///< azimuth of the tilt axis [degrees]
+  double massRatio = 0.0;  ///< > 0: galaxies[1] given as galaxies[0] scaled by it [1]
   std::size_t particles() const { return disk + bulge + halo; }
 };
 
@@ -88,6 +89,8 @@ const ScenarioSpec& builtinScenario(std::string_view name);
 /// Builds the particles. n = 0 keeps the file's counts; otherwise every component's count is
 /// scaled by n / spec.particles() and rounded, the total being exactly n (the halo, or the
 /// secondary galaxy, takes the rounding remainder; a component with mass keeps at least one).
+/// A particle with a non-finite position or velocity, or a mass that rounds to 0, throws
+/// ScenarioError naming spec.name and the keys most likely at fault.
 Particles buildScenario(const ScenarioSpec& spec, std::size_t n, std::uint64_t seed);
 
 /// The embedded asset files, in registry order: {name, JSON text} (generated at build time).
