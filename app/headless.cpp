@@ -166,6 +166,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
     }
   }
   if (!o.quiet && !session->backendNote().empty()) out << session->backendNote() << '\n';
+  for (const std::string& line : session->notes()) err << "bhviz: note: " << line << '\n';
   const sim::Simulation& sim = session->simulation();
   if (!o.quiet) printHeader(out, o, sim);
   if (frames) {

@@ -53,6 +53,7 @@ SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params)
     // Read before the backend is chosen: N is the file's.
     sim::io::Snapshot snapshot = sim::io::readSnapshotWithTime(scene.snapshotPath);
     m_initial = std::move(snapshot.particles);
+    m_notes = std::move(snapshot.notes);
     startTime = snapshot.time;
     m_scene.n = m_initial.size();
   }
@@ -69,6 +70,11 @@ SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params)
                                               startTime);
   } catch (const sim::NonFiniteState& e) {
     throw StartAborted(e, backendName, m_scene.n, startTime);
+  } catch (const sim::InvalidParameter& e) {
+    // The parameters passed the command line's checks: what is left is the snapshot's (its
+    // time too large for the steps to advance it), a file bhviz cannot run (exit status 1).
+    if (scene.snapshotPath.empty()) throw;
+    throw sim::io::SnapshotError(scene.snapshotPath + ": " + e.what());
   }
   m_targetTime = m_sim->time();
   sampleDiagnostics(0.0, true);
@@ -181,9 +187,7 @@ std::string SimSession::applyParams(const sim::SimParams& params) {
   } catch (const sim::InvalidParameter& e) {
     std::string why = e.what();
     for (char& c : why) c = c == '\n' ? ' ' : c;
-    return "bhviz: " + why + "; the simulation keeps " +
-           std::string("N_leaf = ") + std::to_string(m_sim->params().nLeaf) + ", N_group = " +
-           std::to_string(m_sim->params().nGroup);
+    return "bhviz: " + why + "; the simulation keeps its parameters";
   }
 }
 

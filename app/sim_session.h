@@ -98,6 +98,9 @@ class SimSession {
   const sim::ScenarioSpec& spec() const { return m_spec; }
   /// Why the backend was chosen, when it was chosen for the user (else empty).
   const std::string& backendNote() const { return m_note; }
+  /// What the snapshot reader accepted that a file may not mean (one line each, naming the
+  /// file: ids renumbered, the unpadded Tipsy header); empty for a scenario.
+  const std::vector<std::string>& notes() const { return m_notes; }
 
  private:
   SceneSettings m_scene;
@@ -107,6 +110,7 @@ class SimSession {
   bool m_paused = false;
   bool m_halted = false;
   std::string m_note;
+  std::vector<std::string> m_notes;
   double m_targetTime = 0.0;  // SimTime budget: the time the frames have asked for so far
   sim::Diagnostics m_diagnostics;
   double m_e0 = 0.0;

@@ -145,6 +145,7 @@ void WindowApp::start() {
   m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
   m_state.scene = m_session->scene();  // --load: the file's N
   if (!m_session->backendNote().empty()) m_out << m_session->backendNote() << '\n';
+  for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
   applyView();
   const render::RenderTarget t = m_window.target();
   const Framing framing = frameVisible(m_session->initial(), m_state.view);
@@ -238,6 +239,7 @@ void WindowApp::rebuild() {
     if (m_aimAfterRebuild) {
       note("bhviz: loaded " + m_state.scene.snapshotPath + ": N = " + std::to_string(m_state.scene.n) +
            ", t = " + std::to_string(m_session->simulation().time()));
+      for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
     }
     m_walk.clear();  // of the old simulation
     startCameraScript();

@@ -67,6 +67,9 @@ sanitize_filter() {
     test_cuda_stages) echo "${BHVIZ_SANITIZE_FILTER:-*n1000_leaf16_*:*n2_*}" ;;
     test_cuda_walk) echo "*n1000_leaf16_group64_*:*n2_leaf1_*" ;;
     test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.BlockStepsWithOneBin*" ;;
+    # The same kernels as test_cuda_backend, run longer: racecheck takes minutes (0 hazards).
+    test_cuda_determinism) echo "-*" ;;
+    test_cuda_limits) echo "-*" ;;
     *) echo "*" ;;
   esac
 }

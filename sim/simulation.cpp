@@ -9,6 +9,23 @@ namespace {
 
 int clockDepth(const SimParams& p) { return p.stepping == TimeStepping::Shared ? 0 : p.maxBinDepth; }
 
+// The clock's time must resolve its smallest step (one tick) to this fraction of a step.
+constexpr double kTickResolution = 1e-3;
+
+// Far from 0 the doubles are too sparse for a small step: at t = 1e300 (a snapshot's time, say)
+// t + tick == t and the clock would stand still, and well before that every time it reports is
+// rounded by a good part of a step. Refused while the clock is set up, naming both numbers.
+void checkTimeResolvesTick(const char* what, double t, const Clock& c) {
+  const double spacing = std::nextafter(std::abs(t), HUGE_VAL) - std::abs(t);
+  if (spacing <= kTickResolution * c.tickDt()) return;
+  std::ostringstream s;
+  s << what << " t = " << t << " is too large for the smallest step " << c.tickDt() << " (dtMax "
+    << c.dtMax << " / 2^" << c.depth << "): doubles near t are " << spacing
+    << " apart, so t + step is not resolved to " << kTickResolution
+    << " of a step; use a larger dtMax, fewer bins or a time nearer 0";
+  throw InvalidParameter(s.str());
+}
+
 void accumulate(StepProfile& total, const StepProfile& step) {
   for (std::size_t s = 0; s < total.ms.size(); ++s) total.ms[s] += step.ms[s];
   total.interactions.cell += step.interactions.cell;
@@ -26,6 +43,7 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
   if (!std::isfinite(startTime)) throw InvalidParameter("the start time must be finite");
   initial.validate();
   m_clock = Clock{startTime, 0, clockDepth(params), params.dtMax};
+  checkTimeResolvesTick("the start time", startTime, m_clock);
   Particles start = initial;
   std::fill(start.bin.begin(), start.bin.end(), std::uint8_t{0});
   m_backend->upload(start);
@@ -37,6 +55,7 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
 
 void Simulation::setParams(const SimParams& params) {
   validate(params, m_backend->traits().limits, m_backend->name());
+  checkTimeResolvesTick("the time", time(), Clock{time(), 0, clockDepth(params), params.dtMax});
   m_params = params;
 }
 

@@ -22,12 +22,15 @@ struct NonFiniteState : std::runtime_error {
 class Simulation {
  public:
   /// Validates the parameters and the particles, uploads them and evaluates every force. The
-  /// clock starts at `startTime` (a snapshot's time; 0 for a new scenario) [time].
+  /// clock starts at `startTime` (a snapshot's time; 0 for a new scenario) [time]. Throws
+  /// InvalidParameter when that time is so far from 0 that a double cannot resolve the smallest
+  /// step (dtMax, or dtMax / 2^maxBinDepth for block steps) to 0.1 % of a step.
   Simulation(std::unique_ptr<Backend> backend, const Particles& initial, const SimParams& params,
              double startTime = 0.0);
 
-  /// New parameters (validated). Live ones act at the next substep; the clock's (stepping,
-  /// dtMax, maxBinDepth) at the next point where every particle is synchronised.
+  /// New parameters (validated, and their smallest step against the current time as in the
+  /// constructor). Live ones act at the next substep; the clock's (stepping, dtMax,
+  /// maxBinDepth) at the next point where every particle is synchronised.
   void setParams(const SimParams& params);
   const SimParams& params() const { return m_params; }
 

@@ -130,7 +130,10 @@ Particles isotropicSphere(std::size_t n, std::uint64_t seed, double totalMass, R
     Rng rng(seed, particleStream(0, i));
     const double r = radius(rng);
     const Vec3d x = r * randomUnitVector(rng);
-    const Vec3d v = speed(rng, r) * randomUnitVector(rng);
+    // Two draws in one expression would be unsequenced (g++ and clang draw them in opposite
+    // orders): the direction first, in a statement of its own, keeps every compiler's output.
+    const Vec3d direction = randomUnitVector(rng);
+    const Vec3d v = speed(rng, r) * direction;
     setParticle(p, i, x, v, m, tag);
   }
   recentre(p);

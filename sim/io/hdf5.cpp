@@ -3,7 +3,8 @@
 // (or the MassTable entry), ParticleIDs. bhviz writes halo and sphere particles as PartType1,
 // disk as PartType2, bulge as PartType3, plus a BhvizTag dataset (the full tag) that other
 // codes ignore. Read back without BhvizTag: PartType1 → Halo (Sphere when it is the only type),
-// 0, 2 and 4 → Disk, 3 and 5 → Bulge.
+// 0, 2 and 4 → Disk, 3 and 5 → Bulge. ParticleIDs are ranked to 0..N-1 (their order kept);
+// when some repeat, the particles keep the file order and the snapshot carries a note saying so.
 
 #include <hdf5.h>
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "sim/io/isolated.h"
+#include "sim/io/particle_check.h"
 #include "sim/io/snapshot.h"
 
 namespace bhviz::sim::io {
@@ -137,106 +139,150 @@ Component defaultComponent(int type, bool onlyDark) {
   }
 }
 
-// The file's ids ranked to 0..N-1 (their order kept); the file order when they repeat.
-void assignIds(Particles& p, const std::vector<std::uint64_t>& fileIds) {
+// The file's ids ranked to 0..N-1 (their order kept). When some repeat the particles keep the
+// file order, and the returned note says so; otherwise it is empty.
+std::string assignIds(Particles& p, const std::vector<std::uint64_t>& fileIds,
+                      const std::string& path) {
   std::vector<std::size_t> order(fileIds.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return fileIds[a] < fileIds[b]; });
+  std::size_t repeated = 0;
+  std::uint64_t smallest = 0;
   for (std::size_t r = 1; r < order.size(); ++r) {
-    if (fileIds[order[r]] == fileIds[order[r - 1]]) return;  // keep the file order
+    const bool same = fileIds[order[r]] == fileIds[order[r - 1]];
+    const bool first = r < 2 || fileIds[order[r - 1]] != fileIds[order[r - 2]];
+    if (same && first && repeated++ == 0) smallest = fileIds[order[r]];
+  }
+  if (repeated > 0) {
+    return inQuotes(path) + ": " + std::to_string(repeated) + " ParticleID" +
+           (repeated > 1 ? "s appear" : " appears") +
+           " more than once (the smallest: " + std::to_string(smallest) +
+           "); particles numbered 0..N-1 in file order instead";
   }
   for (std::size_t r = 0; r < order.size(); ++r) p.id[order[r]] = static_cast<std::uint32_t>(r);
+  return "";
 }
 
-// The reader proper, for a file opened from disk (read) or from memory (parse).
-Snapshot readOpen(hid_t file, const std::string& path) {
-  if (!exists(file, "Header")) fail(path, "no Header group: not a GADGET/SWIFT snapshot");
-  Handle header(H5Gopen2(file, "Header", H5P_DEFAULT), H5Gclose);
-  if (!header.ok()) fail(path, "cannot open the Header group");
-
+// What the Header group says.
+struct Header {
   std::array<std::uint64_t, kTypes> counts{};
-  if (!readAttribute(header, "NumPart_ThisFile", H5T_NATIVE_UINT64, counts.data(), kTypes, path)) {
+  std::array<double, kTypes> massTable{};
+  double time = 0.0;
+  std::uint64_t total = 0;
+};
+
+Header readHeader(hid_t file, const std::string& path) {
+  if (!exists(file, "Header")) fail(path, "no Header group: not a GADGET/SWIFT snapshot");
+  Handle group(H5Gopen2(file, "Header", H5P_DEFAULT), H5Gclose);
+  if (!group.ok()) fail(path, "cannot open the Header group");
+  Header h;
+  if (!readAttribute(group, "NumPart_ThisFile", H5T_NATIVE_UINT64, h.counts.data(), kTypes, path)) {
     fail(path, "Header/NumPart_ThisFile is missing");
   }
-  std::array<double, kTypes> massTable{};
-  readAttribute(header, "MassTable", H5T_NATIVE_DOUBLE, massTable.data(), kTypes, path);
-  Snapshot s;
-  readAttribute(header, "Time", H5T_NATIVE_DOUBLE, &s.time, 1, path);
-  if (!std::isfinite(s.time)) fail(path, "Header/Time is " + std::to_string(s.time) + ", not finite");
-
-  std::uint64_t total = 0;
-  for (const std::uint64_t c : counts) {
-    if (c > kMaxSnapshotParticles || (total += c) > kMaxSnapshotParticles) {
+  readAttribute(group, "MassTable", H5T_NATIVE_DOUBLE, h.massTable.data(), kTypes, path);
+  readAttribute(group, "Time", H5T_NATIVE_DOUBLE, &h.time, 1, path);
+  if (!std::isfinite(h.time)) {
+    fail(path, "Header/Time is " + std::to_string(h.time) + ", not finite");
+  }
+  for (const std::uint64_t c : h.counts) {
+    if (c > kMaxSnapshotParticles || (h.total += c) > kMaxSnapshotParticles) {
       fail(path, "the header claims more than " + std::to_string(kMaxSnapshotParticles) +
                      " particles");
     }
   }
-  if (total == 0) fail(path, "the header claims no particles");
-  const bool onlyDark = counts[1] == total;
+  if (h.total == 0) fail(path, "the header claims no particles");
+  return h;
+}
 
-  Particles& p = s.particles;
-  std::vector<std::uint64_t> fileIds;
-  bool allIds = true;
-  std::size_t at = 0;
-  // Every dataset is checked against the header's counts before the particles are allocated.
-  std::vector<std::pair<int, std::string>> groups;
+// The types the header counts, each group's datasets checked against its count: only then may
+// the caller allocate the particles.
+std::vector<int> checkGroups(hid_t file, const Header& h, const std::string& path) {
+  std::vector<int> types;
   for (int t = 0; t < kTypes; ++t) {
-    if (counts[static_cast<std::size_t>(t)] == 0) continue;
+    const hsize_t n = h.counts[static_cast<std::size_t>(t)];
+    if (n == 0) continue;
     const std::string name = "PartType" + std::to_string(t);
     if (!exists(file, name.c_str())) fail(path, name + " is missing (the header counts it)");
     Handle g(H5Gopen2(file, name.c_str(), H5P_DEFAULT), H5Gclose);
-    const hsize_t n = counts[static_cast<std::size_t>(t)];
     openDataset(g, name, "Coordinates", n, 3, path);
     openDataset(g, name, "Velocities", n, 3, path);
     if (exists(g, "Masses")) {
       openDataset(g, name, "Masses", n, 0, path);
-    } else if (!(massTable[static_cast<std::size_t>(t)] > 0.0)) {
+    } else if (!(h.massTable[static_cast<std::size_t>(t)] > 0.0)) {
       fail(path, name + " has no Masses and MassTable[" + std::to_string(t) + "] is not > 0");
     }
     if (exists(g, "ParticleIDs")) openDataset(g, name, "ParticleIDs", n, 0, path);
     if (exists(g, "BhvizTag")) openDataset(g, name, "BhvizTag", n, 0, path);
-    groups.emplace_back(t, name);
+    types.push_back(t);
   }
-  p.resize(static_cast<std::size_t>(total));
-  fileIds.reserve(static_cast<std::size_t>(total));
-  for (const auto& group : groups) {
-    // Not a structured binding: lambdas may not capture those in C++17 (clang refuses).
-    const int t = group.first;
-    const std::string& name = group.second;
-    Handle g(H5Gopen2(file, name.c_str(), H5P_DEFAULT), H5Gclose);
-    const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(t)]);
-    auto floats = [&](const char* ds, hsize_t cols) {
-      Handle d = openDataset(g, name, ds, n, cols, path);
-      return readAll<float>(d, H5T_NATIVE_FLOAT, n * (cols ? cols : 1), name + "/" + ds, path);
-    };
-    const std::vector<float> x = floats("Coordinates", 3), v = floats("Velocities", 3);
-    const std::vector<float> m =
-        exists(g, "Masses") ? floats("Masses", 0)
-                            : std::vector<float>(n, static_cast<float>(massTable[static_cast<std::size_t>(t)]));
-    std::vector<std::uint8_t> tags;
-    if (exists(g, "BhvizTag")) {
-      Handle d = openDataset(g, name, "BhvizTag", n, 0, path);
-      tags = readAll<std::uint8_t>(d, H5T_NATIVE_UINT8, n, name + "/BhvizTag", path);
+  return types;
+}
+
+// A particle as the file names it: by its ParticleID when the group has them.
+std::string particleName(const std::string& group, std::size_t row,
+                         const std::vector<std::uint64_t>& ids) {
+  const std::string where = group + " row " + std::to_string(row);
+  return ids.empty() ? where : "ParticleID " + std::to_string(ids[row]) + " (" + where + ")";
+}
+
+// One group's particles, into p from index `at` on; its ParticleIDs (empty when it has none).
+std::vector<std::uint64_t> readGroup(hid_t file, int t, const Header& h, Particles& p,
+                                     std::size_t at, const std::string& path) {
+  const std::string name = "PartType" + std::to_string(t);
+  Handle g(H5Gopen2(file, name.c_str(), H5P_DEFAULT), H5Gclose);
+  const auto n = static_cast<std::size_t>(h.counts[static_cast<std::size_t>(t)]);
+  auto dataset = [&](const char* ds, hsize_t cols, hid_t memType, auto zero) {
+    Handle d = openDataset(g, name, ds, n, cols, path);
+    return readAll<decltype(zero)>(d, memType, n * (cols ? cols : 1), name + "/" + ds, path);
+  };
+  const std::vector<float> x = dataset("Coordinates", 3, H5T_NATIVE_FLOAT, 0.0f);
+  const std::vector<float> v = dataset("Velocities", 3, H5T_NATIVE_FLOAT, 0.0f);
+  const std::vector<float> m =
+      exists(g, "Masses")
+          ? dataset("Masses", 0, H5T_NATIVE_FLOAT, 0.0f)
+          : std::vector<float>(n, static_cast<float>(h.massTable[static_cast<std::size_t>(t)]));
+  const std::vector<std::uint8_t> tags =
+      exists(g, "BhvizTag") ? dataset("BhvizTag", 0, H5T_NATIVE_UINT8, std::uint8_t{0})
+                            : std::vector<std::uint8_t>{};
+  std::vector<std::uint64_t> ids =
+      exists(g, "ParticleIDs") ? dataset("ParticleIDs", 0, H5T_NATIVE_UINT64, std::uint64_t{0})
+                               : std::vector<std::uint64_t>{};
+  const bool onlyDark = h.counts[1] == h.total;
+  const std::uint8_t fallback = makeTag(defaultComponent(t, onlyDark), 0);
+  for (std::size_t k = 0; k < n; ++k, ++at) {
+    p.posMass[at] = {x[3 * k], x[3 * k + 1], x[3 * k + 2], m[k]};
+    p.vel[at] = {v[3 * k], v[3 * k + 1], v[3 * k + 2], 0.0f};
+    if (const char* problem = valueProblem(p.posMass[at], p.vel[at])) {
+      fail(path, particleName(name, k, ids) + " " + problem);
     }
-    if (exists(g, "ParticleIDs")) {
-      Handle d = openDataset(g, name, "ParticleIDs", n, 0, path);
-      const auto ids = readAll<std::uint64_t>(d, H5T_NATIVE_UINT64, n, name + "/ParticleIDs", path);
-      fileIds.insert(fileIds.end(), ids.begin(), ids.end());
-    } else {
-      allIds = false;
-    }
-    const std::uint8_t fallback = makeTag(defaultComponent(t, onlyDark), 0);
-    for (std::size_t k = 0; k < n; ++k, ++at) {
-      p.posMass[at] = {x[3 * k], x[3 * k + 1], x[3 * k + 2], m[k]};
-      p.vel[at] = {v[3 * k], v[3 * k + 1], v[3 * k + 2], 0.0f};
-      p.accPot[at] = {0.0f, 0.0f, 0.0f, 0.0f};
-      p.id[at] = static_cast<std::uint32_t>(at);
-      p.tag[at] = tags.empty() ? fallback : tags[k];
-      p.bin[at] = 0;
-    }
+    p.accPot[at] = {0.0f, 0.0f, 0.0f, 0.0f};
+    p.id[at] = static_cast<std::uint32_t>(at);
+    p.tag[at] = tags.empty() ? fallback : tags[k];
+    p.bin[at] = 0;
   }
-  if (allIds) assignIds(p, fileIds);
+  return ids;
+}
+
+// The reader proper, for a file opened from disk (read) or from memory (parse).
+Snapshot readOpen(hid_t file, const std::string& path) {
+  const Header h = readHeader(file, path);
+  const std::vector<int> types = checkGroups(file, h, path);
+  Snapshot s;
+  s.time = h.time;
+  Particles& p = s.particles;
+  p.resize(static_cast<std::size_t>(h.total));
+  std::vector<std::uint64_t> fileIds;
+  bool allIds = true;
+  std::size_t at = 0;
+  for (const int t : types) {
+    const std::vector<std::uint64_t> ids = readGroup(file, t, h, p, at, path);
+    at += static_cast<std::size_t>(h.counts[static_cast<std::size_t>(t)]);
+    allIds = allIds && !ids.empty();
+    fileIds.insert(fileIds.end(), ids.begin(), ids.end());
+  }
+  std::string note = allIds ? assignIds(p, fileIds, path) : "";
+  if (!note.empty()) s.notes.push_back(std::move(note));
   try {
     p.validate();
   } catch (const std::invalid_argument& e) {

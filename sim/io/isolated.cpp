@@ -56,20 +56,51 @@ bool readArray(int fd, std::vector<T>& v) {
   return readAll(fd, v.data(), v.size() * sizeof(T));
 }
 
+// A string as its length and bytes; the parent takes at most kMaxText bytes.
+constexpr std::uint64_t kMaxText = 1u << 16;
+constexpr std::uint64_t kMaxNotes = 64;
+
+bool writeText(int fd, const std::string& text) {
+  const std::uint64_t length = text.size();
+  return writeAll(fd, &length, sizeof length) && writeAll(fd, text.data(), text.size());
+}
+bool readText(int fd, std::string& text) {
+  std::uint64_t length = 0;
+  if (!readAll(fd, &length, sizeof length) || length > kMaxText) return false;
+  text.resize(length);
+  return readAll(fd, text.data(), length);
+}
+
+bool writeNotes(int fd, const std::vector<std::string>& notes) {
+  const std::uint64_t count = notes.size();
+  if (!writeAll(fd, &count, sizeof count)) return false;
+  for (const std::string& note : notes) {
+    if (!writeText(fd, note)) return false;
+  }
+  return true;
+}
+bool readNotes(int fd, std::vector<std::string>& notes) {
+  std::uint64_t count = 0;
+  if (!readAll(fd, &count, sizeof count) || count > kMaxNotes) return false;
+  notes.resize(count);
+  for (std::string& note : notes) {
+    if (!readText(fd, note)) return false;
+  }
+  return true;
+}
+
 void answer(int fd, const Snapshot& s) {
   const Particles& p = s.particles;
   const std::uint64_t n = p.size();
   const bool ok = writeAll(fd, &kSnapshot, 1) && writeAll(fd, &s.time, sizeof s.time) &&
                   writeAll(fd, &n, sizeof n) && writeArray(fd, p.posMass) &&
                   writeArray(fd, p.vel) && writeArray(fd, p.accPot) && writeArray(fd, p.id) &&
-                  writeArray(fd, p.tag) && writeArray(fd, p.bin);
+                  writeArray(fd, p.tag) && writeArray(fd, p.bin) && writeNotes(fd, s.notes);
   ::_exit(ok ? 0 : 3);
 }
 
 void answerError(int fd, const std::string& message) {
-  const std::uint64_t length = message.size();
-  const bool ok = writeAll(fd, &kError, 1) && writeAll(fd, &length, sizeof length) &&
-                  writeAll(fd, message.data(), message.size());
+  const bool ok = writeAll(fd, &kError, 1) && writeText(fd, message.substr(0, kMaxText));
   ::_exit(ok ? 0 : 3);
 }
 
@@ -77,12 +108,8 @@ void answerError(int fd, const std::string& message) {
 bool receive(int fd, Snapshot& s, std::string& error) {
   char tag = 0;
   if (!readAll(fd, &tag, 1)) return false;
+  if (tag == kError) return readText(fd, error);
   std::uint64_t n = 0;
-  if (tag == kError) {
-    if (!readAll(fd, &n, sizeof n) || n > (1u << 16)) return false;
-    error.resize(n);
-    return readAll(fd, error.data(), n);
-  }
   if (tag != kSnapshot || !readAll(fd, &s.time, sizeof s.time) || !readAll(fd, &n, sizeof n) ||
       n > kMaxSnapshotParticles) {
     return false;
@@ -90,7 +117,8 @@ bool receive(int fd, Snapshot& s, std::string& error) {
   Particles& p = s.particles;
   p.resize(n);
   return readArray(fd, p.posMass) && readArray(fd, p.vel) && readArray(fd, p.accPot) &&
-         readArray(fd, p.id) && readArray(fd, p.tag) && readArray(fd, p.bin);
+         readArray(fd, p.id) && readArray(fd, p.tag) && readArray(fd, p.bin) &&
+         readNotes(fd, s.notes);
 }
 
 /// The child's private data in use now [bytes] (VmData of /proc/self/status), 0 if unknown.

@@ -2,7 +2,8 @@
 // A snapshot read in a child process. Debian's libhdf5 1.10 crashes on some hostile files (the
 // fuzzer found a SEGV inside H5F__accum_read; tests/data/fuzz/hdf5-*): a library we cannot fix
 // must not take bhviz, and the state it holds, down with it. The child reads and sends the
-// particles back through a pipe; a crash there becomes one SnapshotError. POSIX only.
+// snapshot (particles, time, notes) back through a pipe; a crash there becomes one SnapshotError.
+// POSIX only.
 
 #include <cstddef>
 #include <functional>

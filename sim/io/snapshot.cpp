@@ -32,7 +32,7 @@ bool hasHdf5Signature(std::ifstream& f, std::uint64_t size) {
 }
 
 Snapshot readTipsyFile(std::ifstream& f, std::uint64_t size, const std::string& path) {
-  std::array<unsigned char, 32> header{};
+  std::array<unsigned char, tipsy::kHeaderProbeBytes> header{};
   const std::size_t headerSize = static_cast<std::size_t>(std::min<std::uint64_t>(size, header.size()));
   f.clear();
   f.seekg(0);

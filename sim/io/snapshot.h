@@ -10,13 +10,15 @@
 //     and sphere as dark; read back, stars (and gas) are Disk, dark particles are Halo when the
 //     file has stars and Sphere when it has none. The galaxy index is lost (Tipsy has no field
 //     for it).
-//   HDF5: everything but accelerations: ids (ParticleIDs), and the full tag in an extra
-//     dataset BhvizTag that other codes ignore.
+//   HDF5: everything but accelerations: ids (ParticleIDs, ranked to 0..N-1 when read; the file
+//     order, with a note, when some repeat), and the full tag in an extra dataset BhvizTag that
+//     other codes ignore.
 
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/particles.h"
 
@@ -36,6 +38,10 @@ inline constexpr std::uint64_t kMaxSnapshotParticles = (std::uint64_t{1} << 31) 
 struct Snapshot {
   Particles particles;
   double time = 0.0;  ///< simulation time stored in the file [time]
+  /// What the reader assumed or changed in a file it accepted (repeated HDF5 ParticleIDs
+  /// renumbered, Tipsy's unpadded header assumed): one line each, naming the file, for the
+  /// caller to show. Empty for a file read as it is.
+  std::vector<std::string> notes;
 };
 
 /// Reads a Tipsy (either byte order) or HDF5 snapshot, the format told by the content. The
@@ -58,8 +64,12 @@ bool haveHdf5();
 namespace tipsy {
 /// Parses a whole Tipsy file held in memory; `name` is used in messages.
 Snapshot parse(const unsigned char* data, std::size_t size, const std::string& name);
-/// Checks a Tipsy header (the first bytes of a file of `fileSize` bytes) and returns the
-/// number of particles, or throws SnapshotError. Needs at least 28 bytes.
+/// How many of a file's first bytes checkHeader wants: the header, and the first record's
+/// mass, position and velocity as the 28-byte header variant would read them.
+inline constexpr std::size_t kHeaderProbeBytes = 56;
+/// Checks a Tipsy header (the first bytes of a file of `fileSize` bytes: kHeaderProbeBytes, or
+/// the whole file when shorter) and returns the number of particles, or throws SnapshotError.
+/// Needs at least 28 bytes.
 std::uint64_t checkHeader(const unsigned char* header, std::size_t headerSize,
                           std::uint64_t fileSize, const std::string& name);
 void write(const std::string& path, const Particles& p, double time);

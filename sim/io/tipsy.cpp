@@ -2,7 +2,10 @@
 // gas, dark and star records, all 4-byte floats. "Standard" files are big-endian (XDR), native
 // ones little-endian; there is no magic number, so the byte order is the one under which the
 // header is consistent: ndim 3, non-negative counts summing to nbodies, and the file exactly as
-// long as those counts say. Some writers omit the pad (28-byte header); both are accepted.
+// long as those counts say. Some writers omit the pad (28-byte header); both are accepted, the
+// padded one first. A padded file 4 bytes short has the size of an unpadded one: it is told
+// apart by the first record of the unpadded reading (its mass would be the pad word, 0), and an
+// unpadded read says so (a note, and in any message about a particle).
 
 #include <algorithm>
 #include <array>
@@ -13,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/io/particle_check.h"
 #include "sim/io/snapshot.h"
 
 namespace bhviz::sim::io::tipsy {
@@ -86,10 +90,10 @@ struct Candidate {
   bool countsConsistent = false;  // ndim 3, counts >= 0 summing to nbodies >= 1
 };
 
-Candidate decode(const unsigned char* h, bool big, std::size_t headerBytes) {
+// The counts and time of the 32-byte reading; the 28-byte variant has the same fields.
+Candidate decode(const unsigned char* h, bool big) {
   Candidate c;
   c.layout.bigEndian = big;
-  c.layout.headerBytes = headerBytes;
   c.layout.time = loadDouble(h, big);
   const std::int32_t nbodies = loadInt(h + 8, big), ndim = loadInt(h + 12, big);
   const std::int32_t nsph = loadInt(h + 16, big), ndark = loadInt(h + 20, big),
@@ -102,34 +106,92 @@ Candidate decode(const unsigned char* h, bool big, std::size_t headerBytes) {
   return c;
 }
 
+// A record's mass, position and velocity: the first 7 floats of every kind of record.
+void loadRecord(const unsigned char* at, bool big, Vec4& posMass, Vec4& vel) {
+  posMass = {loadFloat(at + 4, big), loadFloat(at + 8, big), loadFloat(at + 12, big),
+             loadFloat(at, big)};
+  vel = {loadFloat(at + 16, big), loadFloat(at + 20, big), loadFloat(at + 24, big), 0.0f};
+}
+
+// A 32-byte-header file 4 bytes short has exactly the size of the 28-byte variant with the same
+// counts. Only the bytes tell them apart: under the 28-byte reading the pad word (0 from every
+// writer we know) is the first particle's mass. What that reading's first particle lacks, or
+// nullptr when it is a particle (or the probe is too short to judge).
+const char* shortHeaderProblem(const unsigned char* h, std::size_t headerSize, bool big) {
+  if (headerSize < kHeaderProbeBytes) {
+    if (headerSize < kHeaderBytes) return nullptr;
+    return loadFloat(h + kShortHeaderBytes, big) > 0.0f ? nullptr : "has mass <= 0";
+  }
+  Vec4 posMass, vel;
+  loadRecord(h + kShortHeaderBytes, big, posMass, vel);
+  return valueProblem(posMass, vel);
+}
+
+std::string sizeMismatch(const Layout& l, std::uint64_t fileSize, const std::string& name,
+                         const std::string& detail) {
+  const std::uint64_t expected = expectedBytes(l);
+  return "'" + name + "': the Tipsy header (" + (l.bigEndian ? "big" : "little") +
+         "-endian) claims " + std::to_string(l.total()) + " particles (" + std::to_string(l.nGas) +
+         " gas, " + std::to_string(l.nDark) + " dark, " + std::to_string(l.nStar) + " star) in " +
+         std::to_string(expected) + " bytes, but the file has " + std::to_string(fileSize) +
+         " bytes (" + (fileSize < expected ? "truncated" : "trailing data") + detail + ")";
+}
+
 Layout detect(const unsigned char* header, std::size_t headerSize, std::uint64_t fileSize,
               const std::string& name) {
   if (headerSize < kShortHeaderBytes || fileSize < kShortHeaderBytes) {
     throw SnapshotError("'" + name + "': not a Tipsy or HDF5 snapshot (only " +
                         std::to_string(fileSize) + " bytes)");
   }
-  std::optional<Candidate> plausible;
+  std::optional<Layout> plausible;
   for (const bool big : {true, false}) {
-    for (const std::size_t hb : {kHeaderBytes, kShortHeaderBytes}) {
-      const Candidate c = decode(header, big, hb);
-      if (!c.countsConsistent) continue;
-      if (expectedBytes(c.layout) == fileSize) return c.layout;
-      if (!plausible) plausible = c;
+    const Candidate c = decode(header, big);
+    if (!c.countsConsistent) continue;
+    // The padded variant first: it is the standard one.
+    if (expectedBytes(c.layout) == fileSize) return c.layout;
+    Layout unpadded = c.layout;
+    unpadded.headerBytes = kShortHeaderBytes;
+    if (expectedBytes(unpadded) == fileSize) {
+      const char* problem = shortHeaderProblem(header, headerSize, big);
+      if (problem == nullptr) return unpadded;
+      const std::string why = ": not the 28-byte header variant either, whose first particle ";
+      throw SnapshotError(sizeMismatch(c.layout, fileSize, name, why + problem));
     }
+    if (!plausible) plausible = c.layout;
   }
-  if (plausible) {
-    const Layout& l = plausible->layout;
-    const std::uint64_t expected = expectedBytes(l);
-    throw SnapshotError(
-        "'" + name + "': the Tipsy header (" + (l.bigEndian ? "big" : "little") +
-        "-endian) claims " + std::to_string(l.total()) + " particles (" + std::to_string(l.nGas) +
-        " gas, " + std::to_string(l.nDark) + " dark, " + std::to_string(l.nStar) + " star) in " +
-        std::to_string(expected) + " bytes, but the file has " + std::to_string(fileSize) +
-        " bytes (" + (fileSize < expected ? "truncated" : "trailing data") + ")");
-  }
+  if (plausible) throw SnapshotError(sizeMismatch(*plausible, fileSize, name, ""));
   throw SnapshotError("'" + name +
                       "': not a Tipsy or HDF5 snapshot (no byte order gives a Tipsy header with "
                       "ndim 3 and counts that sum to nbodies)");
+}
+
+// Where the records are read from and into, through the three sections.
+struct Reader {
+  const unsigned char* at;
+  Particles& p;
+  std::size_t i = 0;
+};
+
+// Tipsy has no ids: a particle's id is its place in the file, which the message names.
+void readSection(Reader& r, const Layout& l, std::uint64_t count, std::size_t floats,
+                 std::uint8_t tag, const char* section, const std::string& name) {
+  for (std::uint64_t k = 0; k < count; ++k, ++r.i, r.at += 4 * floats) {
+    loadRecord(r.at, l.bigEndian, r.p.posMass[r.i], r.p.vel[r.i]);
+    if (const char* problem = valueProblem(r.p.posMass[r.i], r.p.vel[r.i])) {
+      // Read unpadded, a padded file 4 bytes short would fail here (every record shifted by a
+      // word), so the message names both readings.
+      const bool unpadded = l.headerBytes == kShortHeaderBytes;
+      throw SnapshotError("'" + name + "': particle " + std::to_string(r.i) + " (" + section +
+                          " record " + std::to_string(k) + ") " + problem +
+                          (unpadded ? " (read with the 28-byte Tipsy header, no pad word; with "
+                                      "the 32-byte header the file would be 4 bytes short)"
+                                    : ""));
+    }
+    r.p.accPot[r.i] = {0.0f, 0.0f, 0.0f, 0.0f};
+    r.p.id[r.i] = static_cast<std::uint32_t>(r.i);
+    r.p.tag[r.i] = tag;
+    r.p.bin[r.i] = 0;
+  }
 }
 
 }  // namespace
@@ -149,30 +211,21 @@ Snapshot parse(const unsigned char* data, std::size_t size, const std::string& n
   }
   Snapshot s;
   s.time = l.time;
-  Particles& p = s.particles;
-  p.resize(static_cast<std::size_t>(l.total()));
-  const bool big = l.bigEndian;
-  const bool hasStars = l.nStar > 0;
-  const unsigned char* at = data + l.headerBytes;
-  std::size_t i = 0;
-  auto readSection = [&](std::uint64_t count, std::size_t floats, std::uint8_t tag) {
-    for (std::uint64_t k = 0; k < count; ++k, ++i, at += 4 * floats) {
-      p.posMass[i] = {loadFloat(at + 4, big), loadFloat(at + 8, big), loadFloat(at + 12, big),
-                      loadFloat(at, big)};
-      p.vel[i] = {loadFloat(at + 16, big), loadFloat(at + 20, big), loadFloat(at + 24, big), 0.0f};
-      p.accPot[i] = {0.0f, 0.0f, 0.0f, 0.0f};
-      p.id[i] = static_cast<std::uint32_t>(i);
-      p.tag[i] = tag;
-      p.bin[i] = 0;
-    }
-  };
-  readSection(l.nGas, kGasFloats, makeTag(Component::Disk, 0));
-  readSection(l.nDark, kDarkFloats, makeTag(hasStars ? Component::Halo : Component::Sphere, 0));
-  readSection(l.nStar, kStarFloats, makeTag(Component::Disk, 0));
+  s.particles.resize(static_cast<std::size_t>(l.total()));
+  Reader r{data + l.headerBytes, s.particles};
+  readSection(r, l, l.nGas, kGasFloats, makeTag(Component::Disk, 0), "gas", name);
+  const Component dark = l.nStar > 0 ? Component::Halo : Component::Sphere;
+  readSection(r, l, l.nDark, kDarkFloats, makeTag(dark, 0), "dark", name);
+  readSection(r, l, l.nStar, kStarFloats, makeTag(Component::Disk, 0), "star", name);
   try {
-    p.validate();
+    s.particles.validate();
   } catch (const std::invalid_argument& e) {
     throw SnapshotError("'" + name + "': " + e.what());
+  }
+  // A 32-byte-header file 4 bytes short would have read the same way up to here (unlikely: every
+  // record shifted by a word and still sane), so the assumption is said.
+  if (l.headerBytes == kShortHeaderBytes) {
+    s.notes.push_back("'" + name + "': read with the 28-byte Tipsy header (no pad word)");
   }
   return s;
 }
