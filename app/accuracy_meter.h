@@ -18,18 +18,12 @@
 #include <vector>
 
 #include "app/perf_history.h"
+#include "app/settings.h"
 #include "sim/accuracy.h"
 #include "sim/simulation.h"
 
 namespace bhviz::app {
 
-/// The meter's knobs (the Accuracy meter panel edits them).
-struct MeterSettings {
-  bool enabled = true;
-  int everyFrames = 30;    ///< frames between the starts of two measurements [1]
-  int sample = 2000;       ///< particles compared with direct summation [1]
-  bool autoInterval = true;  ///< stretch everyFrames so measuring costs ≤ kMeterShare of the frames
-};
 
 inline constexpr int kMeterMinSample = 16;
 inline constexpr int kMeterMaxSample = 100000;

@@ -8,32 +8,13 @@
 #include <cstdint>
 #include <string>
 
-#include "app/accuracy_meter.h"
-#include "app/cli.h"
-#include "app/particle_view.h"
-#include "app/sweep_runner.h"
+#include "app/options.h"
+#include "app/settings.h"
+#include "app/view_options.h"
 #include "render/renderer.h"
 #include "sim/params.h"
 
 namespace bhviz::app {
-
-/// What a simulation is built from: changing any of these rebuilds it.
-struct SceneSettings {
-  std::string scenario = "merger";              ///< a name from sim::scenarios(), or a scenario file's path
-  std::size_t n = 20000;                        ///< particles [1]
-  std::uint64_t seed = 1;                       ///< initial-condition seed
-  BackendChoice backend = BackendChoice::Auto;  ///< cpu, cuda or auto
-  std::string snapshotPath;  ///< built from this snapshot (its N and time) instead of the scenario; empty = the scenario
-};
-
-/// How far the simulation moves per displayed frame.
-struct FrameBudget {
-  enum class Mode { SimTime, Substeps };
-  Mode mode = Mode::SimTime;
-  float simTimePerFrame = 1.0f / 64.0f;  ///< [time]; SimTime mode
-  int substepsPerFrame = 1;              ///< Substeps mode [1]
-  float maxWallMs = 60.0f;  ///< stop substepping once a frame has spent this long on it [ms]
-};
 
 /// The tree overlay: the octree and groups of the last force evaluation (either backend).
 struct OverlaySettings {

@@ -8,11 +8,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "app/settings.h"
 #include "sim/backend.h"
 
 namespace bhviz::app {
-
-enum class BackendChoice { Cpu, Cuda, Auto };
 
 /// The backend asked for is not in this build. what() is the whole line; exit status 2.
 struct BackendUnavailable : std::runtime_error {

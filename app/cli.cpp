@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "app/output.h"
+#include "app/sweep.h"
 #include "app/video.h"
 #include "sim/accuracy.h"
 #include "sim/common/keys.h"

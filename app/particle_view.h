@@ -19,14 +19,6 @@
 
 namespace bhviz::app {
 
-struct ViewSettings {
-  ColorBy colorBy = ColorBy::Component;
-  /// Per sim::Component (Sphere, Disk, Bulge, Halo): drawn or hidden. Dark matter is hidden by
-  /// default.
-  std::array<bool, 4> visible{true, true, true, false};
-  int maxBinDepth = 8;  ///< colour by bin: bins 0..maxBinDepth span the palette
-};
-
 /// Colour by force error: relative errors from kErrorLow to kErrorHigh run on a log scale over the
 /// palette values [kErrorFloor, 1]; values below kErrorFloor are the grey of unmeasured particles.
 inline constexpr float kErrorLow = 1e-6f;

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "app/cli.h"
-#include "app/headless.h"
+#include "app/backend_select.h"
 #include "app/output.h"
 #include "sim/accuracy.h"
 #include "sim/ic/initial_conditions.h"

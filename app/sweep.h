@@ -7,19 +7,13 @@
 #include <vector>
 
 #include "sim/accuracy.h"
+#include "app/settings.h"
 #include "sim/params.h"
 
 namespace bhviz::app {
 
 struct Options;
 
-/// --sweep theta=FROM:TO:STEP with --mac NAME|all and --out FILE.csv.
-struct SweepOptions {
-  bool wanted = false;              ///< --sweep was given
-  std::vector<float> thetas;        ///< the θ values, ascending [1]
-  std::vector<sim::MacKind> macs;   ///< the MACs swept, in CSV order (--mac all: every MAC)
-  std::string outPath;              ///< --out FILE.csv
-};
 
 /// The CSV header, exactly as written.
 inline constexpr const char* kSweepCsvHeader =

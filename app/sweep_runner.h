@@ -14,19 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "app/settings.h"
 #include "app/sweep.h"
 #include "sim/accuracy.h"
 
 namespace bhviz::app {
 
-/// What the sweep section of the Accuracy meter panel edits.
-struct SweepSettings {
-  float from = 0.3f;  ///< first θ [1]
-  float to = 0.9f;    ///< last θ [1]
-  float step = 0.1f;  ///< [1]
-  std::array<bool, 4> macs{true, true, true, true};  ///< per sim::MacKind, in enum order
-  std::string csvPath = "sweep.csv";                 ///< Export CSV writes here
-};
 
 class SweepRunner {
  public:

@@ -2,6 +2,7 @@
 // What the pictures show, as the command line (and later the UI) chooses it. No GL here: the
 // CLI includes this without pulling in the renderer.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,15 @@ std::optional<ColorBy> parseColorBy(const std::string& text);
 std::string toString(ColorBy c);
 std::optional<OverlayKind> parseOverlayKind(const std::string& text);
 std::string toString(OverlayKind k);
+
+/// What the particles look like: their colouring and which components are drawn.
+struct ViewSettings {
+  ColorBy colorBy = ColorBy::Component;
+  /// Per sim::Component (Sphere, Disk, Bulge, Halo): drawn or hidden. Dark matter is hidden by
+  /// default.
+  std::array<bool, 4> visible{true, true, true, false};
+  int maxBinDepth = 8;  ///< colour by bin: bins 0..maxBinDepth span the palette
+};
 
 /// Headless pictures: PNG frames during the run and/or a screenshot at its end.
 struct FrameOptions {
