@@ -1,25 +1,18 @@
 #include "app/cli.h"
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
-#include <climits>
-#include <cstdint>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <ostream>
-#include <sstream>
 #include <tuple>
 #include <utility>
 
-#include <fcntl.h>
-#include <unistd.h>
-
+#include "app/cli_values.h"
 #include "app/output.h"
+#include "app/output_paths.h"
 #include "app/sweep.h"
 #include "app/video.h"
 #include "sim/accuracy.h"
@@ -65,71 +58,6 @@ struct RawArgs {
   std::string video;       // --video
 };
 
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-// strtoll, strtoull and strtod skip leading white space, and strtoull negates "-1": a number
-// must start as one, so that " -1" is not taken for 18446744073709551615.
-bool startsLikeNumber(const std::string& text, bool signAllowed) {
-  if (text.empty()) return false;
-  const char c = text[0];
-  return (c >= '0' && c <= '9') || c == '.' || (signAllowed && (c == '-' || c == '+'));
-}
-
-long long toInteger(const std::string& option, const std::string& text, long long lo,
-                    long long hi) {
-  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (!startsLikeNumber(text, true) || *end != '\0') {
-    throw UsageError(option + " = " + quoted(text) + " is not an integer: must be in " + range);
-  }
-  if (errno == ERANGE || v < lo || v > hi) {
-    throw UsageError(option + " = " + text + " is out of range: must be in " + range);
-  }
-  return v;
-}
-
-std::uint64_t toUnsigned(const std::string& option, const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (!startsLikeNumber(text, false) || *end != '\0' || errno == ERANGE) {
-    throw UsageError(option + " = " + quoted(text) +
-                     " is not an unsigned integer: must be in [0, 18446744073709551615]");
-  }
-  return v;
-}
-
-// Only the syntax is checked here; the ranges are sim::validate's, so they live in one place.
-// The parameters are single precision: a number that is not zero but rounds to 0 or to
-// infinity as a float is refused here, with the text as typed.
-float toFloat(const std::string& option, const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  const bool overflow = errno == ERANGE && std::abs(v) > 1.0;
-  if (!startsLikeNumber(text, true) || *end != '\0' || std::isnan(v)) {
-    throw UsageError(option + " = " + quoted(text) + " is not a number");
-  }
-  const auto f = static_cast<float>(v);
-  if (overflow || (std::isfinite(v) && std::isinf(f))) {
-    throw UsageError(option + " = " + text + " is out of range: too large for single precision " +
-                     "(at most 3.4e38)");
-  }
-  if (v != 0.0 && std::abs(f) < std::numeric_limits<float>::min()) {
-    throw UsageError(option + " = " + text + " is out of range: too small for single precision " +
-                     "(nonzero values at least 1.2e-38)");
-  }
-  return f;
-}
-
-bool toOnOff(const std::string& option, const std::string& text) {
-  if (text == "on") return true;
-  if (text == "off") return false;
-  throw UsageError(option + " = " + quoted(text) + " is not known: must be on or off");
-}
-
 BackendChoice toBackend(const std::string& text) {
   if (text == "cpu") return BackendChoice::Cpu;
   if (text == "cuda") return BackendChoice::Cuda;
@@ -154,161 +82,6 @@ sim::ScenarioSpec toScenario(const std::string& name) {
   throw UsageError("--scenario = " + quoted(name) + " is not known: must be one of " + known +
                    ", or a scenario file (a path containing '/' or ending in .json)");
 }
-
-// Why a file cannot be written, in the user's terms. The atomic write makes FILE.tmp, whose
-// name is 4 bytes longer than FILE's.
-std::string writeFailure(int error, bool viaTemporary = true) {
-  if (error == ENAMETOOLONG) {
-    return viaTemporary ? "the name is too long (at most " + std::to_string(NAME_MAX - 4) +
-                              " bytes per file name, as FILE.tmp is written first)"
-                        : "a name in it is too long (at most " + std::to_string(NAME_MAX) +
-                              " bytes per directory name)";
-  }
-  return std::strerror(error);
-}
-
-// Checked before the run, so that a typo in a path does not throw away a long run's results.
-// The probe writes the very temporary file the atomic write will use, so permissions count.
-void requireWritable(const std::string& option, const std::string& file) {
-  namespace fs = std::filesystem;
-  if (file.empty()) throw UsageError(option + ": the file name is empty");
-  const fs::path path(file);
-  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec)) {
-    throw UsageError(option + " = " + quoted(file) + ": the directory " + quoted(parent.string()) +
-                     " does not exist");
-  }
-  if (fs::is_directory(path, ec)) {
-    throw UsageError(option + " = " + quoted(file) + " is a directory, not a file");
-  }
-  const fs::path probe = temporaryPathFor(path);
-  const bool existed = fs::exists(probe, ec);
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  const int error = errno;
-  if (fd >= 0) ::close(fd);
-  if (!existed) fs::remove(probe, ec);
-  if (fd < 0) {
-    throw UsageError(option + " = " + quoted(file) + ": cannot write it: " + writeFailure(error));
-  }
-}
-
-// A directory an option will write into: an existing one we can write in, or one that can be
-// made (its nearest existing ancestor is a directory we can write in). Nothing is created
-// here: OutputSet::createDirectories does that once the whole command line is valid.
-void requireDirectoryUsable(const std::string& option, const std::string& dir,
-                            const char* sampleFile) {
-  namespace fs = std::filesystem;
-  if (dir.empty()) throw UsageError(option + ": the directory name is empty");
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw UsageError(option + " = " + quoted(dir) + " is not a directory");
-    requireWritable(option, (fs::path(dir) / sampleFile).string());
-    return;
-  }
-  for (const fs::path& part : fs::path(dir)) {
-    if (part.native().size() > NAME_MAX) {
-      throw UsageError(option + " = " + quoted(dir) + ": cannot create the directory: " +
-                       writeFailure(ENAMETOOLONG, false));
-    }
-  }
-  fs::path ancestor = fs::absolute(dir, ec).parent_path();
-  while (!ancestor.empty() && !fs::exists(ancestor, ec) && ancestor != ancestor.root_path()) {
-    ancestor = ancestor.parent_path();
-  }
-  if (!fs::is_directory(ancestor, ec)) {
-    throw UsageError(option + " = " + quoted(dir) + ": cannot create the directory: " +
-                     quoted(ancestor.string()) + " is not a directory");
-  }
-  if (::access(ancestor.c_str(), W_OK | X_OK) != 0) {
-    throw UsageError(option + " = " + quoted(dir) + ": cannot create the directory in " +
-                     quoted(ancestor.string()) + ": " + std::strerror(errno));
-  }
-}
-
-// Every output of a run, checked as a set: two options writing one path would leave only the
-// last one's content, and an output over the --load file would replace the user's snapshot,
-// so those are refused; directories are created only after every option has been checked, so
-// that a mistake later on the line leaves nothing behind.
-class OutputSet {
- public:
-  /// --save may write the state back over the snapshot it was loaded from; nothing else may.
-  enum class MayReplaceInput { No, Yes };
-
-  void addInput(const std::string& option, const std::string& path) {
-    add({option, path, normal(path), Kind::Input});
-  }
-  void addFile(const std::string& option, const std::string& path,
-               MayReplaceInput replace = MayReplaceInput::No) {
-    add({option, path, normal(path),
-         replace == MayReplaceInput::Yes ? Kind::FileOverInput : Kind::File});
-  }
-  /// A directory of numbered files whose names start with `prefix` ("frame_").
-  void addDirectory(const std::string& option, const std::string& dir, const char* prefix) {
-    add({option, dir, normal(dir), Kind::Directory, prefix});
-  }
-
-  void createDirectories() const {
-    for (const Entry& e : m_entries) {
-      if (e.kind != Kind::Directory) continue;
-      std::error_code ec;
-      std::filesystem::create_directories(e.path, ec);
-      if (ec) {
-        throw UsageError(e.option + " = " + quoted(e.typed) + ": cannot create the directory (" +
-                         ec.message() + ")");
-      }
-    }
-  }
-
- private:
-  enum class Kind { Input, File, FileOverInput, Directory };
-  struct Entry {
-    std::string option, typed;
-    std::filesystem::path path;  // absolute, symbolic links of existing parts resolved
-    Kind kind;
-    const char* prefix = "";     // a directory's numbered files start with this
-  };
-
-  static std::filesystem::path normal(const std::string& p) {
-    std::error_code ec;
-    std::filesystem::path n = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
-    return ec ? std::filesystem::absolute(p).lexically_normal() : n;
-  }
-
-  // Whether `file` is one of `dir`'s numbered files (or could be).
-  static bool among(const Entry& file, const Entry& dir) {
-    return file.kind != Kind::Directory && dir.kind == Kind::Directory &&
-           file.path.parent_path() == dir.path &&
-           file.path.filename().string().rfind(dir.prefix, 0) == 0;
-  }
-
-  static bool clash(const Entry& a, const Entry& b) {
-    if (a.kind == Kind::Input || b.kind == Kind::Input) {
-      const Entry& other = a.kind == Kind::Input ? b : a;
-      return other.kind != Kind::FileOverInput && a.path == b.path;
-    }
-    // Two directories may hold each other's numbered files (frame_*, snapshot_*).
-    if (a.kind == Kind::Directory && b.kind == Kind::Directory) return false;
-    return a.path == b.path || among(a, b) || among(b, a);
-  }
-
-  void add(const Entry& entry) {
-    for (const Entry& e : m_entries) {
-      if (!clash(entry, e)) continue;
-      if (entry.kind == Kind::Input || e.kind == Kind::Input) {
-        const Entry& input = entry.kind == Kind::Input ? entry : e;
-        const Entry& output = entry.kind == Kind::Input ? e : entry;
-        throw UsageError(output.option + " = " + quoted(output.typed) +
-                         " would overwrite the snapshot read by " + input.option);
-      }
-      throw UsageError(entry.option + " = " + quoted(entry.typed) + " is also written by " +
-                       e.option + ": every output needs a path of its own");
-    }
-    m_entries.push_back(entry);
-  }
-
-  std::vector<Entry> m_entries;
-};
 
 // Pictures: offscreen OpenGL through a headless EGL context (app/frames.h).
 void defineFrameOptions(CLI::App& app, RawArgs& r) {
@@ -520,45 +293,6 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
     throw UsageError(optionMessage(app, echoTyped(e.what(), typedValues(app, r))));
   }
   return p;
-}
-
-// "1280x720" → {1280, 720}.
-std::pair<int, int> toSize(const std::string& text) {
-  const std::string range = "each side in [" + std::to_string(kMinImageSide) + ", " +
-                            std::to_string(kMaxImageSide) + "]";
-  const std::size_t x = text.find('x');
-  if (x == std::string::npos) {
-    throw UsageError("--size = " + quoted(text) + " is not WxH (e.g. 1280x720): " + range);
-  }
-  auto side = [&](const std::string& part) {
-    for (char c : part) {
-      if (c < '0' || c > '9') {
-        throw UsageError("--size = " + quoted(text) + " is not WxH (e.g. 1280x720): " + range);
-      }
-    }
-    errno = 0;
-    const long long v = part.empty() ? -1 : std::strtoll(part.c_str(), nullptr, 10);
-    if (part.empty() || errno == ERANGE || v < kMinImageSide || v > kMaxImageSide) {
-      throw UsageError("--size = " + text + " is out of range: " + range);
-    }
-    return static_cast<int>(v);
-  };
-  return {side(text.substr(0, x)), side(text.substr(x + 1))};
-}
-
-// "2:6" → {2, 6}.
-std::pair<int, int> toLevels(const std::string& text) {
-  const std::string rule = "must be A:B with 0 <= A <= B <= " + std::to_string(sim::kMaxLevel);
-  const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) {
-    throw UsageError("--overlay-levels = " + quoted(text) + " is not A:B: " + rule);
-  }
-  const std::string a = text.substr(0, colon);
-  const std::string b = text.substr(colon + 1);
-  const long long lo = toInteger("--overlay-levels", a, 0, sim::kMaxLevel);
-  const long long hi = toInteger("--overlay-levels", b, 0, sim::kMaxLevel);
-  if (lo > hi) throw UsageError("--overlay-levels = " + text + " is out of range: " + rule);
-  return {static_cast<int>(lo), static_cast<int>(hi)};
 }
 
 FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
