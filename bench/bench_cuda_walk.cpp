@@ -76,13 +76,14 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
   const cuda::ActiveRule all{0, 0, true};
   const cuda::WalkSettings s{mac, envInt("BHVIZ_BENCH_QUAD", 1) != 0, kSoftening};
   cuda::EventTimer tGroups, tWalk;
+  const cuda::DeviceProperties device = cuda::queryDeviceProperties();
   std::vector<double> groupMs, walkMs;
   for (int rep = -3; rep < reps; ++rep) {
     tGroups.start(nullptr);
-    cuda::launchGroups(tree, d, ws, all, kGroup, groups, nullptr);
+    cuda::launchGroups(tree, d, ws, all, kGroup, groups, device, nullptr);
     tGroups.stop(nullptr);
     tWalk.start(nullptr);
-    cuda::launchWalk(tree, groups, d, all, s, counters, nullptr);
+    cuda::launchWalk(tree, groups, d, all, s, counters, device, nullptr);
     tWalk.stop(nullptr);
     const double g = tGroups.elapsedMs(), w = tWalk.elapsedMs();
     if (rep >= 0) {

@@ -15,8 +15,6 @@ namespace {
 
 using cpu::StageTimer;
 
-float accMagnitude(const Vec4& a) { return std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z); }
-
 bool finite(const Vec4& v) {
   return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
 }
@@ -32,29 +30,12 @@ void CpuBackend::upload(const Particles& p) {
 
 int CpuBackend::openKicks(const Clock& clock, const SimParams& p) {
   StageTimer timer(m_profile, Stage::Predict);
-  Particles& s = m_particles;
-  int deepest = 0;
-#pragma omp parallel for reduction(max : deepest)
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    // Bins from a deeper clock (before a change of maxBinDepth) are clamped to this one's.
-    int bin = s.bin[i] < clock.depth ? s.bin[i] : clock.depth;
-    if (isActive(bin, clock.tick, clock.depth)) {
-      const int wanted = wantedBin(accMagnitude(s.accPot[i]), p.softening, p.eta,
-                                   static_cast<float>(clock.dtMax), clock.depth);
-      bin = nextBin(wanted, clock.tick, clock.depth);
-      s.bin[i] = static_cast<std::uint8_t>(bin);
-      kick(s.vel[i], s.accPot[i], 0.5f * clock.binDt(bin));
-    }
-    deepest = bin > deepest ? bin : deepest;
-  }
-  return deepest;
+  return cpu::openKicks(m_particles, clock, p);
 }
 
 void CpuBackend::drift(float dt) {
   StageTimer timer(m_profile, Stage::Predict);
-  Particles& s = m_particles;
-#pragma omp parallel for
-  for (std::size_t i = 0; i < s.size(); ++i) sim::drift(s.posMass[i], s.vel[i], dt);
+  cpu::drift(m_particles, dt);
 }
 
 void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
@@ -85,12 +66,7 @@ void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTarg
 
 void CpuBackend::closeKicks(const Clock& clock) {
   StageTimer timer(m_profile, Stage::Integrate);
-  Particles& s = m_particles;
-#pragma omp parallel for
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const int bin = s.bin[i];
-    if (isActive(bin, clock.tick, clock.depth)) kick(s.vel[i], s.accPot[i], 0.5f * clock.binDt(bin));
-  }
+  cpu::closeKicks(m_particles, clock);
 }
 
 std::vector<std::uint32_t> CpuBackend::nonFiniteIds(std::size_t max) const {

@@ -1,17 +1,34 @@
 #pragma once
 // The stages of the CPU reference backend as free functions, so tests can check each one on
-// its own and the CUDA backend's twins can be compared with them stage by stage.
+// its own and the CUDA backend's twins can be compared with them stage by stage. Each stage is
+// defined in the file of its name (sim/profile.h's names), as its twin in sim/cuda/ is.
 
 #include <cstdint>
 #include <vector>
 
+#include "sim/clock.h"
 #include "sim/common/keys.h"
 #include "sim/common/mac.h"
+#include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/profile.h"
 #include "sim/tree.h"
 
 namespace bhviz::sim::cpu {
+
+// ---- predict and integrate (integrate.cpp) ------------------------------------------------------
+
+/// The particles at a step boundary (bins deeper than the clock's are clamped to it) choose
+/// their new bin and get their opening half-kick; returns the deepest bin of any particle.
+int openKicks(Particles& s, const Clock& clock, const SimParams& p);
+
+/// Every particle drifts by dt [time].
+void drift(Particles& s, float dt);
+
+/// The closing half-kicks of the particles whose step ends at the clock's tick.
+void closeKicks(Particles& s, const Clock& clock);
+
+// ---- bbox (bbox.cpp), keys (keys.cpp), sort (sort.cpp) ------------------------------------------
 
 Box boundingBox(const std::vector<Vec4>& posMass);
 
@@ -25,6 +42,8 @@ std::vector<std::uint32_t> sortOrder(const std::vector<std::uint64_t>& keys);
 /// Applies `order` (new position k takes old element order[k]) to every particle array.
 void reorder(Particles& p, const std::vector<std::uint32_t>& order);
 
+// ---- tree (tree_build.cpp), moments (moments.cpp) -----------------------------------------------
+
 /// Octree topology from sorted keys: a cell is split while it holds more than nLeaf particles
 /// (and is above the deepest level). Fills frame, levelBegin, first, count, child, childCount,
 /// level; the moment arrays are sized but not filled.
@@ -32,6 +51,13 @@ Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& fra
 
 /// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
 void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
+
+/// The build stages of a force evaluation: bbox → keys → sort (reorders p) → tree → moments.
+/// With a profile, each stage's wall time is added to it (tree_build.cpp).
+Tree buildSortedTree(Particles& p, Curve curve, int nLeaf, const MacSetup& mac,
+                     StepProfile* profile = nullptr);
+
+// ---- groups (groups.cpp) ------------------------------------------------------------------------
 
 /// Groups of ≤ nGroup consecutive particles that hold an active particle, in key order; boxes
 /// and |a_old| minima over the active particles only. Below each cell holding more than nGroup,
@@ -42,6 +68,11 @@ void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup
 Groups buildGroups(const Tree& tree, const std::vector<Vec4>& posMass,
                    const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active,
                    int nGroup);
+
+/// The index into `groups` of the group holding particle `index` (key order), or -1.
+std::int64_t groupContaining(const Groups& groups, std::uint32_t index);
+
+// ---- walk (walk.cpp) ----------------------------------------------------------------------------
 
 struct WalkSettings {
   MacSetup mac;
@@ -84,14 +115,6 @@ inline CellVerdict classifyCell(const Tree& tree, std::uint32_t cell, const Box&
 
 InteractionList buildInteractionList(const Tree& tree, const Box& groupBox, float accMin,
                                      const MacSetup& mac);
-
-/// The index into `groups` of the group holding particle `index` (key order), or -1.
-std::int64_t groupContaining(const Groups& groups, std::uint32_t index);
-
-/// The build stages of a force evaluation: bbox → keys → sort (reorders p) → tree → moments.
-/// With a profile, each stage's wall time is added to it.
-Tree buildSortedTree(Particles& p, Curve curve, int nLeaf, const MacSetup& mac,
-                     StepProfile* profile = nullptr);
 
 /// Walks every group and writes accPot of its active particles.
 InteractionCounts walkGroups(const Tree& tree, const Groups& groups, const std::vector<Vec4>& posMass,

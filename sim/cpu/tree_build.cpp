@@ -1,60 +1,9 @@
 #include <algorithm>
-#include <numeric>
 
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cpu/stage_timer.h"
 
 namespace bhviz::sim::cpu {
-
-Box boundingBox(const std::vector<Vec4>& posMass) {
-  Box total;
-#pragma omp parallel
-  {
-    Box local;
-#pragma omp for nowait
-    for (std::size_t i = 0; i < posMass.size(); ++i) grow(local, xyz(posMass[i]));
-#pragma omp critical
-    grow(total, local);
-  }
-  return total;
-}
-
-std::vector<std::uint64_t> computeKeys(const std::vector<Vec4>& posMass, const KeyFrame& frame,
-                                       Curve curve) {
-  std::vector<std::uint64_t> keys(posMass.size());
-#pragma omp parallel for
-  for (std::size_t i = 0; i < posMass.size(); ++i) {
-    keys[i] = encodeKey(curve, quantize(xyz(posMass[i]), frame));
-  }
-  return keys;
-}
-
-std::vector<std::uint32_t> sortOrder(const std::vector<std::uint64_t>& keys) {
-  std::vector<std::uint32_t> order(keys.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
-  return order;
-}
-
-namespace {
-template <typename T>
-void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order) {
-  std::vector<T> out(v.size());
-#pragma omp parallel for
-  for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
-  v.swap(out);
-}
-}  // namespace
-
-void reorder(Particles& p, const std::vector<std::uint32_t>& order) {
-  permute(p.posMass, order);
-  permute(p.vel, order);
-  permute(p.accPot, order);
-  permute(p.id, order);
-  permute(p.tag, order);
-  permute(p.bin, order);
-}
 
 Tree buildTree(const std::vector<std::uint64_t>& keys, const KeyFrame& frame, int nLeaf) {
   Tree t;

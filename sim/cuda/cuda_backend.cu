@@ -9,8 +9,6 @@
 #include <cmath>
 #include <sstream>
 
-#include <cub/block/block_reduce.cuh>
-
 #include "sim/common/conserved.h"
 #include "sim/common/timestep.h"
 #include "sim/cuda/cuda_backend.h"
@@ -22,63 +20,6 @@
 namespace bhviz::sim::cuda {
 
 namespace {
-
-/// Half steps of every bin, computed on the host exactly as the CPU backend does
-/// (Clock::binDt), so both backends kick by the same floats.
-struct HalfSteps {
-  float dt[kMaxBinDepthLimit + 1];
-};
-
-HalfSteps halfSteps(const Clock& clock) {
-  HalfSteps h{};
-  for (int b = 0; b <= clock.depth; ++b) h.dt[b] = 0.5f * clock.binDt(b);
-  return h;
-}
-
-__device__ float magnitude(const Vec4& a) { return sqrtf(a.x * a.x + a.y * a.y + a.z * a.z); }
-
-__global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, float eps,
-                                float eta, float dtMax, HalfSteps half, Vec4* __restrict__ vel,
-                                const Vec4* __restrict__ accPot, std::uint8_t* __restrict__ bin,
-                                int* __restrict__ deepest) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  int b = 0;
-  if (i < n) {
-    b = min(static_cast<int>(bin[i]), depth);
-    if (isActive(b, tick, depth)) {
-      const Vec4 a = accPot[i];
-      b = nextBin(wantedBin(magnitude(a), eps, eta, dtMax, depth), tick, depth);
-      bin[i] = static_cast<std::uint8_t>(b);
-      Vec4 v = vel[i];
-      kick(v, a, half.dt[b]);
-      vel[i] = v;
-    }
-  }
-  // One atomic per warp: the deepest bin of the warp's particles.
-  for (int offset = 16; offset > 0; offset >>= 1) b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
-  if ((threadIdx.x & 31) == 0 && b > 0) atomicMax(deepest, b);
-}
-
-__global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
-                            const Vec4* __restrict__ vel) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  Vec4 x = posMass[i];
-  drift(x, vel[i], dt);
-  posMass[i] = x;
-}
-
-__global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
-                                 Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
-                                 const std::uint8_t* __restrict__ bin) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int b = min(static_cast<int>(bin[i]), depth);
-  if (!isActive(b, tick, depth)) return;
-  Vec4 v = vel[i];
-  kick(v, accPot[i], half.dt[b]);
-  vel[i] = v;
-}
 
 __device__ bool finite4(const Vec4& v) {
   return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
@@ -95,44 +36,6 @@ __global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMas
   if (tier < 0) return;
   const std::uint32_t slot = atomicAdd(&counts[tier], 1u);
   if (slot < max) ids[tier * max + slot] = id[i];
-}
-
-/// The conserved sums of all particles (block reduction in double, then one atomic add per value
-/// and block) and the bin census: what computeDiagnostics sums on the host, without the copy.
-struct SumOp {
-  __device__ ConservedSums operator()(ConservedSums a, const ConservedSums& b) const {
-    add(a, b);
-    return a;
-  }
-};
-
-__global__ void conservedKernel(std::uint32_t n, std::uint64_t tick, int depth, double tickDt,
-                                const Vec4* __restrict__ posMass, const Vec4* __restrict__ vel,
-                                const Vec4* __restrict__ accPot, const std::uint8_t* __restrict__ bin,
-                                ConservedSums* __restrict__ sums,
-                                unsigned long long* __restrict__ histogram) {
-  using Reduce = cub::BlockReduce<ConservedSums, kBlock>;
-  __shared__ typename Reduce::TempStorage temp;
-  __shared__ unsigned int blockHistogram[kMaxBinDepthLimit + 1];
-  if (threadIdx.x <= static_cast<unsigned>(depth)) blockHistogram[threadIdx.x] = 0;
-  __syncthreads();
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  ConservedSums mine;
-  if (i < n) {
-    const int b = min(static_cast<int>(bin[i]), depth);
-    atomicAdd(&blockHistogram[b], 1u);
-    mine = conservedTerms(posMass[i], vel[i], accPot[i], b, tick, depth, tickDt);
-  }
-  const ConservedSums total = Reduce(temp).Reduce(mine, SumOp());
-  __syncthreads();
-  if (threadIdx.x <= static_cast<unsigned>(depth) && blockHistogram[threadIdx.x] > 0) {
-    atomicAdd(&histogram[threadIdx.x], static_cast<unsigned long long>(blockHistogram[threadIdx.x]));
-  }
-  if (threadIdx.x == 0) {
-    double* out = &sums->mass;  // ConservedSums is nine doubles in a row
-    const double* in = &total.mass;
-    for (int k = 0; k < 9; ++k) atomicAdd(out + k, in[k]);
-  }
 }
 
 /// A pair of CUDA events per stage; stage times are read when the step waits anyway.
@@ -199,13 +102,8 @@ class CudaBackend final : public Backend, public DeviceAccess {
 
   int openKicks(const Clock& clock, const SimParams& p) override {
     m_deepest.reserve(1);
-    timed(m_events, Stage::Predict, m_stream, [&] {
-      BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_deepest.data(), 0, sizeof(int), m_stream));
-      openKicksKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
-          count(), clock.tick, clock.depth, p.softening, p.eta, static_cast<float>(clock.dtMax),
-          halfSteps(clock), m_p.vel.data(), m_p.accPot.data(), m_p.bin.data(), m_deepest.data());
-      BHVIZ_CUDA_CHECK_LAUNCH();
-    });
+    timed(m_events, Stage::Predict, m_stream,
+          [&] { launchOpenKicks(m_p, clock, p, m_deepest.data(), m_stream); });
     m_events.collect(m_profile);
     int deepest = 0;
     copyToHost(&deepest, m_deepest.data(), sizeof(int));
@@ -213,11 +111,7 @@ class CudaBackend final : public Backend, public DeviceAccess {
   }
 
   void drift(float dt) override {
-    timed(m_events, Stage::Predict, m_stream, [&] {
-      driftKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(count(), dt, m_p.posMass.data(),
-                                                              m_p.vel.data());
-      BHVIZ_CUDA_CHECK_LAUNCH();
-    });
+    timed(m_events, Stage::Predict, m_stream, [&] { launchDrift(m_p, dt, m_stream); });
   }
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
@@ -231,11 +125,11 @@ class CudaBackend final : public Backend, public DeviceAccess {
     timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, mac, s); });
     const ActiveRule rule{clock.tick, clock.depth, targets == ForceTargets::All};
     timed(m_events, Stage::Groups, s,
-          [&] { launchGroups(m_tree, m_p, m_ws, rule, p.nGroup, m_groups, s); });
+          [&] { launchGroups(m_tree, m_p, m_ws, rule, p.nGroup, m_groups, m_device, s); });
     m_counters.reserve(1);
     timed(m_events, Stage::Walk, s, [&] {
       launchWalk(m_tree, m_groups, m_p, rule, WalkSettings{mac, p.quadrupole, p.softening},
-                 m_counters.data(), s);
+                 m_counters.data(), m_device, s);
     });
     const InteractionCounts c = downloadCounters(m_counters.data(), &m_groupCount);
     m_profile.interactions.cell += c.cell;
@@ -245,33 +139,13 @@ class CudaBackend final : public Backend, public DeviceAccess {
   }
 
   void closeKicks(const Clock& clock) override {
-    timed(m_events, Stage::Integrate, m_stream, [&] {
-      closeKicksKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
-          count(), clock.tick, clock.depth, halfSteps(clock), m_p.vel.data(), m_p.accPot.data(),
-          m_p.bin.data());
-      BHVIZ_CUDA_CHECK_LAUNCH();
-    });
+    timed(m_events, Stage::Integrate, m_stream,
+          [&] { launchCloseKicks(m_p, clock, m_stream); });
     m_events.collect(m_profile);
   }
 
   Diagnostics diagnostics(const Clock& clock) const override {
-    static_assert(sizeof(ConservedSums) == 9 * sizeof(double), "nine doubles in a row");
-    const int bins = clock.depth + 1;
-    m_sums.reserve(1);
-    m_histogram.reserve(static_cast<std::size_t>(bins));
-    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_sums.data(), 0, sizeof(ConservedSums), m_stream));
-    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_histogram.data(), 0, bins * sizeof(unsigned long long), m_stream));
-    if (m_p.n > 0) {
-      conservedKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
-          count(), clock.tick, clock.depth, clock.tickDt(), m_p.posMass.data(), m_p.vel.data(),
-          m_p.accPot.data(), m_p.bin.data(), m_sums.data(), m_histogram.data());
-      BHVIZ_CUDA_CHECK_LAUNCH();
-    }
-    ConservedSums sums;
-    std::vector<unsigned long long> h(static_cast<std::size_t>(bins));
-    copyToHost(&sums, m_sums.data(), sizeof(sums));
-    copyToHost(h.data(), m_histogram.data(), h.size() * sizeof(unsigned long long));
-    return diagnosticsFromSums(sums, std::vector<std::uint64_t>(h.begin(), h.end()), clock);
+    return computeDiagnostics(m_p, clock, m_sums, m_histogram, m_stream);
   }
 
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override {
@@ -352,6 +226,8 @@ class CudaBackend final : public Backend, public DeviceAccess {
   std::uint32_t count() const { return static_cast<std::uint32_t>(m_p.n); }
 
   Stream m_stream = nullptr;
+  /// Of the device current when the backend was made, which runs all its work.
+  const DeviceProperties m_device = queryDeviceProperties();
   DeviceParticles m_p;
   BuildWorkspace m_ws;
   DeviceTree m_tree;

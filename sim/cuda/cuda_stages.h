@@ -1,21 +1,28 @@
 #pragma once
-// The CUDA twins of the tree-construction stages (bounding box, keys, sort, tree, moments).
-// Each takes the same inputs and fills the same layout as its CPU twin in sim/cpu/cpu_stages.h,
-// so tests compare them stage by stage. Plain C++: compiles under g++ and nvcc; the CUDA
-// runtime stays inside the .cu files.
+// The CUDA twins of the stages of a step: predict and integrate (kicks, drift), the tree build
+// (bounding box, keys, sort, tree, moments) and the diagnostics; groups and walk are in
+// groups.h and walk.h. Each takes the same inputs and fills the same layout as its CPU twin in
+// sim/cpu/cpu_stages.h, so tests compare them stage by stage, and each is defined in the file of
+// its stage's name, as the CPU twin is (bbox.cu ↔ bbox.cpp, …). Plain C++: compiles under g++
+// and nvcc; the CUDA runtime stays inside the .cu files.
 //
 // A build is: launchBoundingBox → launchKeys → launchSort → launchTree → launchMoments, all on
-// one stream. Only launchTree waits for the device, once, to read back the level table.
+// one stream (launchBuild). Only launchTree waits for the device, once, to read back the level
+// table.
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "sim/clock.h"
+#include "sim/common/conserved.h"
 #include "sim/common/keys.h"
 #include "sim/common/mac.h"
 #include "sim/common/vec.h"
 #include "sim/cuda/device_buffer.h"
+#include "sim/diagnostics.h"
+#include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/tree.h"
 
@@ -94,6 +101,23 @@ struct DeviceTree {
   int depth() const { return static_cast<int>(levelBegin.size()) - 1; }
 };
 
+// ---- predict and integrate (integrate.cu) -------------------------------------------------------
+
+/// The twin of cpu::openKicks: the particles at a step boundary choose their new bin and get
+/// their opening half-kick. Resets *d_deepest (device memory), then makes it the deepest bin of
+/// any particle.
+void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& params,
+                     int* d_deepest, Stream stream);
+
+/// The twin of cpu::drift: every particle drifts by dt [time].
+void launchDrift(DeviceParticles& p, float dt, Stream stream);
+
+/// The twin of cpu::closeKicks: the closing half-kicks of the particles whose step ends at the
+/// clock's tick.
+void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream);
+
+// ---- bbox (bbox.cu), keys (keys.cu), sort (sort.cu) ---------------------------------------------
+
 /// Bounding box of the positions (cub::DeviceReduce) and its key frame, into ws.box, ws.frame.
 void launchBoundingBox(const DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 
@@ -106,6 +130,8 @@ void launchKeys(const DeviceParticles& p, Curve curve, BuildWorkspace& ws, Strea
 /// keys and ws.orderData() the permutation (new position k holds old particle order[k]).
 void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 
+// ---- tree (tree_build.cu), moments (moments.cu) -------------------------------------------------
+
 /// Octree topology from ws's sorted keys, identical to cpu::buildTree: level by level on the
 /// device with no per-level host round trip. Waits for the stream once at the end to read
 /// the level table (and rebuilds with larger buffers in the rare case they overflowed).
@@ -116,9 +142,20 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
 void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
                    const MacSetup& mac, Stream stream);
 
-/// Runs the five stages in order.
+/// Runs the five stages in order (tree_build.cu), the twin of cpu::buildSortedTree.
 void launchBuild(DeviceParticles& p, Curve curve, int nLeaf, const MacSetup& mac,
                  BuildWorkspace& ws, DeviceTree& tree, Stream stream);
+
+// ---- diagnostics (diagnostics.cu) ---------------------------------------------------------------
+
+/// The twin of sim::computeDiagnostics: the conserved sums and the bin census reduced on the
+/// device (the sums' double atomics add in no fixed order), then read back (blocking). The two
+/// buffers are scratch kept by the caller, so that the call allocates nothing once sized.
+Diagnostics computeDiagnostics(const DeviceParticles& p, const Clock& clock,
+                               DeviceBuffer<ConservedSums>& d_sums,
+                               DeviceBuffer<unsigned long long>& d_histogram, Stream stream);
+
+// ---- host copies and timing (device_memory.cu) --------------------------------------------------
 
 // Host copies (blocking), for tests and the CPU fallback.
 void uploadParticles(const Particles& h, DeviceParticles& d);

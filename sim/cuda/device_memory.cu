@@ -211,15 +211,6 @@ void downloadTree(const DeviceTree& d, const BuildWorkspace& ws, Tree& h, bool w
   }
 }
 
-void launchBuild(DeviceParticles& p, Curve curve, int nLeaf, const MacSetup& mac,
-                 BuildWorkspace& ws, DeviceTree& tree, Stream stream) {
-  launchBoundingBox(p, ws, stream);
-  launchKeys(p, curve, ws, stream);
-  launchSort(p, ws, stream);
-  launchTree(ws, p.n, nLeaf, tree, stream);
-  launchMoments(tree, p, ws, mac, stream);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 EventTimer::EventTimer() {

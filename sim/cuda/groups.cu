@@ -21,7 +21,7 @@
 #include <string>
 
 #include "sim/cuda/cuda_check.cuh"
-#include "sim/cuda/walk.h"
+#include "sim/cuda/groups.h"
 
 namespace bhviz::sim::cuda {
 
@@ -148,13 +148,8 @@ __global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ 
 }
 
 /// Blocks for a grid-stride kernel: enough to fill the device, no more than the work needs.
-unsigned residentBlocks(std::size_t work, int block) {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    BHVIZ_CUDA_CHECK(cudaGetDevice(&dev));
-    BHVIZ_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    return n;
-  }();
+unsigned residentBlocks(std::size_t work, int block, const DeviceProperties& device) {
+  const int sms = device.multiProcessors;
   return std::max(1u, std::min(blocksFor(work, block), static_cast<unsigned>(sms * 8)));
 }
 
@@ -181,7 +176,12 @@ void DeviceGroups::poison() {
 }
 
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace&,
-                  ActiveRule rule, int nGroup, DeviceGroups& g, Stream stream) {
+                  ActiveRule rule, int nGroup, DeviceGroups& g, const DeviceProperties& device,
+                  Stream stream) {
+  if (device.ordinal < 0) {
+    throw std::invalid_argument(
+        "launchGroups: device properties not queried (queryDeviceProperties)");
+  }
   if (nGroup < 1 || nGroup > kMaxWalkGroup) {
     throw std::invalid_argument("launchGroups: nGroup must be in [1, " +
                                 std::to_string(kMaxWalkGroup) + "], got " + std::to_string(nGroup));
@@ -216,7 +216,7 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   const std::size_t bound = std::min(n, tree.cells + n / std::size_t(nGroup));
   const GroupArrays arrays{g.first.data(), g.count.data(), g.box.data(), g.accMin.data(),
                            g.size.data()};
-  groupBoxKernel<<<residentBlocks(bound * 32, kBlock), kBlock, 0, stream>>>(
+  groupBoxKernel<<<residentBlocks(bound * 32, kBlock, device), kBlock, 0, stream>>>(
       arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
   BHVIZ_CUDA_CHECK_LAUNCH();
 }

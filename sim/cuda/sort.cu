@@ -1,8 +1,6 @@
-// Bounding box, keys and sort: the first three stages of a tree build on the device.
-#include <thrust/iterator/transform_iterator.h>
-
+// Sort on the device, the twin of cpu::sortOrder and cpu::reorder: the keys with their indices,
+// then every particle array gathered into key order.
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
 
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
@@ -10,31 +8,6 @@
 namespace bhviz::sim::cuda {
 
 namespace {
-
-struct PointBox {
-  __host__ __device__ Box operator()(const Vec4& p) const {
-    const Vec3 x = xyz(p);
-    return {x, x};
-  }
-};
-
-struct BoxUnion {
-  __host__ __device__ Box operator()(Box a, const Box& b) const {
-    grow(a, b);
-    return a;
-  }
-};
-
-__global__ void keyFrameKernel(const Box* box, KeyFrame* frame) { *frame = keyFrameFor(*box); }
-
-__global__ void keysKernel(const Vec4* __restrict__ posMass, const KeyFrame* __restrict__ frame,
-                           Curve curve, std::uint32_t n, std::uint64_t* __restrict__ keys,
-                           std::uint32_t* __restrict__ order) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  keys[i] = encodeKey(curve, quantize(xyz(posMass[i]), *frame));
-  order[i] = i;
-}
 
 __global__ void gatherKernel(const std::uint32_t* __restrict__ order, std::uint32_t n,
                              const Vec4* __restrict__ posMass, const Vec4* __restrict__ vel,
@@ -57,30 +30,6 @@ __global__ void gatherKernel(const std::uint32_t* __restrict__ order, std::uint3
 }
 
 }  // namespace
-
-void launchBoundingBox(const DeviceParticles& p, BuildWorkspace& ws, Stream stream) {
-  ws.reserve(p.n);
-  const auto points = thrust::make_transform_iterator(p.posMass.data(), PointBox{});
-  const int n = static_cast<int>(p.n);
-  std::size_t bytes = 0;
-  BHVIZ_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, points, ws.box.data(), n, BoxUnion{},
-                                             Box{}, stream));
-  ws.temp.reserve(bytes);
-  BHVIZ_CUDA_CHECK(cub::DeviceReduce::Reduce(ws.temp.data(), bytes, points, ws.box.data(), n,
-                                             BoxUnion{}, Box{}, stream));
-  keyFrameKernel<<<1, 1, 0, stream>>>(ws.box.data(), ws.frame.data());
-  BHVIZ_CUDA_CHECK_LAUNCH();
-}
-
-void launchKeys(const DeviceParticles& p, Curve curve, BuildWorkspace& ws, Stream stream) {
-  ws.reserve(p.n);
-  ws.current = 0;
-  if (p.n == 0) return;
-  keysKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(p.posMass.data(), ws.frame.data(), curve,
-                                                    static_cast<std::uint32_t>(p.n),
-                                                    ws.keys[0].data(), ws.order[0].data());
-  BHVIZ_CUDA_CHECK_LAUNCH();
-}
 
 void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream) {
   ws.reserve(p.n);

@@ -310,4 +310,13 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
   }
 }
 
+void launchBuild(DeviceParticles& p, Curve curve, int nLeaf, const MacSetup& mac,
+                 BuildWorkspace& ws, DeviceTree& tree, Stream stream) {
+  launchBoundingBox(p, ws, stream);
+  launchKeys(p, curve, ws, stream);
+  launchSort(p, ws, stream);
+  launchTree(ws, p.n, nLeaf, tree, stream);
+  launchMoments(tree, p, ws, mac, stream);
+}
+
 }  // namespace bhviz::sim::cuda

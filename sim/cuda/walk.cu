@@ -541,19 +541,24 @@ const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream) {
   return w.order[1].data();
 }
 
-/// Resident blocks of a kernel on this device (the persistent grid's size).
+/// Resident blocks of a kernel on the current device, which has `sms` SMs (the persistent
+/// grid's size).
 template <typename Kernel>
-unsigned persistentBlocks(Kernel kernel) {
-  int dev = 0, sms = 0, perSm = 0;
-  BHVIZ_CUDA_CHECK(cudaGetDevice(&dev));
-  BHVIZ_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+unsigned persistentBlocks(Kernel kernel, int sms) {
+  int perSm = 0;
   BHVIZ_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kWalkBlock, 0));
   return static_cast<unsigned>(std::max(1, sms * perSm));
 }
 
+/// Where walkKernel<kTargets, kQuad>'s grid is in DeviceProperties::walkBlocks.
+constexpr int walkKernelIndex(int targets, bool quad) {
+  return (targets == 1 ? 0 : targets == 2 ? 1 : 2) * 2 + (quad ? 1 : 0);
+}
+
 template <int kTargets, bool kQuad>
-void launchFor(const WalkArgs& args, const DeviceGroups& g, Stream stream) {
-  static const unsigned blocks = persistentBlocks(walkKernel<kTargets, kQuad>);
+void launchFor(const WalkArgs& args, const DeviceGroups& g, const DeviceProperties& device,
+               Stream stream) {
+  const unsigned blocks = device.walkBlocks[walkKernelIndex(kTargets, kQuad)];
   g.walkStack.reserve(std::size_t(blocks) * kWalkWarps * kStackCapacity);
   WalkArgs a = args;
   a.stack = g.walkStack.data();
@@ -563,8 +568,24 @@ void launchFor(const WalkArgs& args, const DeviceGroups& g, Stream stream) {
 
 }  // namespace
 
+void queryWalkBlocks(DeviceProperties& device) {
+  const int sms = device.multiProcessors;
+  unsigned* blocks = device.walkBlocks;
+  blocks[walkKernelIndex(1, false)] = persistentBlocks(walkKernel<1, false>, sms);
+  blocks[walkKernelIndex(1, true)] = persistentBlocks(walkKernel<1, true>, sms);
+  blocks[walkKernelIndex(2, false)] = persistentBlocks(walkKernel<2, false>, sms);
+  blocks[walkKernelIndex(2, true)] = persistentBlocks(walkKernel<2, true>, sms);
+  blocks[walkKernelIndex(4, false)] = persistentBlocks(walkKernel<4, false>, sms);
+  blocks[walkKernelIndex(4, true)] = persistentBlocks(walkKernel<4, true>, sms);
+}
+
 void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p, ActiveRule rule,
-                const WalkSettings& s, WalkCounters* d_counters, Stream stream) {
+                const WalkSettings& s, WalkCounters* d_counters, const DeviceProperties& device,
+                Stream stream) {
+  if (device.ordinal < 0) {
+    throw std::invalid_argument(
+        "launchWalk: device properties not queried (queryDeviceProperties)");
+  }
   BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_counters, 0, sizeof(WalkCounters), stream));
   if (p.n == 0 || tree.cells == 0) return;
   BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&d_counters->groups, g.size.data(), sizeof(unsigned int),
@@ -598,11 +619,14 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& 
                    d_counters};
   const int targets = (g.nGroup + 31) / 32;
   if (targets <= 1) {
-    s.quadrupole ? launchFor<1, true>(a, g, stream) : launchFor<1, false>(a, g, stream);
+    s.quadrupole ? launchFor<1, true>(a, g, device, stream)
+                 : launchFor<1, false>(a, g, device, stream);
   } else if (targets <= 2) {
-    s.quadrupole ? launchFor<2, true>(a, g, stream) : launchFor<2, false>(a, g, stream);
+    s.quadrupole ? launchFor<2, true>(a, g, device, stream)
+                 : launchFor<2, false>(a, g, device, stream);
   } else {
-    s.quadrupole ? launchFor<4, true>(a, g, stream) : launchFor<4, false>(a, g, stream);
+    s.quadrupole ? launchFor<4, true>(a, g, device, stream)
+                 : launchFor<4, false>(a, g, device, stream);
   }
 }
 

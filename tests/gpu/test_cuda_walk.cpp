@@ -176,6 +176,7 @@ struct Scene {
   cuda::DeviceTree tree;
   cuda::DeviceGroups groups;
   cuda::DeviceBuffer<cuda::WalkCounters> counters;
+  cuda::DeviceProperties device = cuda::queryDeviceProperties();
 
   Scene() { counters.reserve(1); }
   void build(const Particles& h, int nLeaf, const MacSetup& mac) {
@@ -183,8 +184,8 @@ struct Scene {
     cuda::launchBuild(d, Curve::Hilbert, nLeaf, mac, ws, tree, nullptr);
   }
   InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s) {
-    cuda::launchGroups(tree, d, ws, rule, nGroup, groups, nullptr);
-    cuda::launchWalk(tree, groups, d, rule, s, counters.data(), nullptr);
+    cuda::launchGroups(tree, d, ws, rule, nGroup, groups, device, nullptr);
+    cuda::launchWalk(tree, groups, d, rule, s, counters.data(), device, nullptr);
     return cuda::downloadCounters(counters.data());
   }
 };
@@ -225,13 +226,15 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   const Groups cpuGroups = cpu::buildGroups(tree, sorted.posMass, sorted.accPot, active, tc.nGroup);
   scene.groups.reserve(tc.n);
   scene.groups.poison();
-  cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, tc.nGroup, scene.groups, nullptr);
+  cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, tc.nGroup, scene.groups, scene.device,
+                     nullptr);
   expectSameGroups(cuda::downloadGroups(scene.groups), cpuGroups);
   if (HasFailure()) return;
 
   // (b) forces of the targets; every accPot poisoned first (groups already read the old ones).
   scene.d.accPot.poison();
-  cuda::launchWalk(scene.tree, scene.groups, scene.d, rule, s, scene.counters.data(), nullptr);
+  cuda::launchWalk(scene.tree, scene.groups, scene.d, rule, s, scene.counters.data(), scene.device,
+                   nullptr);
   const InteractionCounts gpuCounts = cuda::downloadCounters(scene.counters.data());
   Particles gpu;
   cuda::downloadParticles(scene.d, gpu);
@@ -273,9 +276,10 @@ TEST(CudaWalk, RejectsUnsupportedGroupSizes) {
   Scene scene;
   scene.build(makePlummer(100, baseSeed()), 16, {});
   EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, cuda::kMaxWalkGroup + 1,
-                                  scene.groups, nullptr),
+                                  scene.groups, scene.device, nullptr),
                std::invalid_argument);
-  EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, 0, scene.groups, nullptr),
+  EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, 0, scene.groups,
+                                  scene.device, nullptr),
                std::invalid_argument);
 }
 

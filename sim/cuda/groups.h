@@ -1,0 +1,80 @@
+#pragma once
+// The CUDA twin of the groups stage (cpu::buildGroups). Plain C++: compiles under g++ and nvcc;
+// the CUDA runtime stays inside groups.cu.
+//
+// A force evaluation is: launchGroups → launchWalk (walk.h), on one stream, after launchBuild
+// (or launchMoments when only θ or the MAC changed). Neither waits for the device: the number of
+// groups and the interaction counters stay in device memory until the caller reads them.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/common/hd.h"
+#include "sim/common/timestep.h"
+#include "sim/common/vec.h"
+#include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/device_properties.h"
+
+namespace bhviz::sim::cuda {
+
+/// Which particles get forces: particle i is a target when `all || isActive(min(bin[i], depth),
+/// tick, depth)` (timestep.h), as in the CPU backend.
+struct ActiveRule {
+  std::uint64_t tick = 0;  ///< current tick of the integer clock
+  int depth = 0;           ///< deepest time bin D
+  bool all = true;         ///< every particle is a target (first force evaluation, shared steps)
+};
+
+/// Whether a particle in time bin `bin` gets a force under `r` (bins deeper than the clock's
+/// depth, left from a deeper clock, count as the deepest bin).
+BHVIZ_HD inline bool isTarget(const ActiveRule& r, std::uint8_t bin) {
+  const int b = bin < r.depth ? int(bin) : r.depth;
+  return r.all || isActive(b, r.tick, r.depth);
+}
+
+/// The walk's order of the groups: the fullest first (a stable sort, so key order within equal
+/// sizes). The persistent grid then ends on small, short groups rather than on long ones while
+/// most warps idle. Only the order of the work depends on it, never a result.
+struct WalkSchedule {
+  DeviceBuffer<std::uint8_t> key[2];     ///< sort keys: 254 − count (unused slots 255)
+  DeviceBuffer<std::uint32_t> order[2];  ///< group indices, then in walk order
+  DeviceBuffer<unsigned char> temp;      ///< CUB temporary storage
+};
+
+/// The groups on the device, in the layout of sim::Groups, plus their scratch.
+struct DeviceGroups {
+  DeviceBuffer<std::uint32_t> first;  ///< first particle of each group (key order)
+  DeviceBuffer<std::uint32_t> count;  ///< particles in the run (active or not)
+  DeviceBuffer<Box> box;              ///< box of the group's active particles
+  DeviceBuffer<float> accMin;         ///< smallest |a_old| of its active particles
+  DeviceBuffer<std::uint32_t> size;   ///< 1 element: the number of groups
+  std::size_t capacity = 0;           ///< groups the buffers hold (an upper bound, n)
+  int nGroup = 0;                     ///< N_group of the last launchGroups (host copy)
+
+  // scratch
+  DeviceBuffer<std::uint32_t>
+      runLength;                     ///< per particle: length of the run starting there, else 0
+  DeviceBuffer<unsigned char> temp;  ///< CUB temporary storage
+  mutable DeviceBuffer<std::uint32_t> walkStack;  ///< the walk's per-warp cell stacks
+  mutable WalkSchedule schedule;                  ///< the walk's order of the groups
+
+  void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
+  void poison();
+};
+
+/// The largest N_group launchGroups and launchWalk support (a lane holds up to 4 targets).
+inline constexpr int kMaxWalkGroup = 128;
+
+/// Groups exactly as cpu::buildGroups makes them, with no host round trip: runs of particles in
+/// key order; below each cell holding more than nGroup, its children holding ≤ nGroup merged
+/// greedily while the run stays ≤ nGroup and its box overlaps no larger sibling (a larger leaf
+/// cut into runs of nGroup), only those with an active particle; box and accMin over the
+/// active particles. Reads the tree's tight boxes, p.accPot (old accelerations) and p.bin.
+void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
+                  ActiveRule rule, int nGroup, DeviceGroups& groups, const DeviceProperties& device,
+                  Stream stream);
+
+// Host copies (blocking), for tests and diagnostics.
+Groups downloadGroups(const DeviceGroups& d);
+
+}  // namespace bhviz::sim::cuda

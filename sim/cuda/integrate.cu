@@ -1,0 +1,94 @@
+// The predict and integrate stages on the device, the twins of cpu::openKicks, cpu::drift and
+// cpu::closeKicks: time bins, kicks and the drift (sim/common/timestep.h), one thread per
+// particle.
+#include "sim/common/timestep.h"
+#include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/cuda_stages.h"
+
+namespace bhviz::sim::cuda {
+
+namespace {
+
+/// Half steps of every bin, computed on the host exactly as the CPU backend does
+/// (Clock::binDt), so both backends kick by the same floats.
+struct HalfSteps {
+  float dt[kMaxBinDepthLimit + 1];
+};
+
+HalfSteps halfSteps(const Clock& clock) {
+  HalfSteps h{};
+  for (int b = 0; b <= clock.depth; ++b) h.dt[b] = 0.5f * clock.binDt(b);
+  return h;
+}
+
+__device__ float magnitude(const Vec4& a) { return sqrtf(a.x * a.x + a.y * a.y + a.z * a.z); }
+
+__global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, float eps,
+                                float eta, float dtMax, HalfSteps half, Vec4* __restrict__ vel,
+                                const Vec4* __restrict__ accPot, std::uint8_t* __restrict__ bin,
+                                int* __restrict__ deepest) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  int b = 0;
+  if (i < n) {
+    b = min(static_cast<int>(bin[i]), depth);
+    if (isActive(b, tick, depth)) {
+      const Vec4 a = accPot[i];
+      b = nextBin(wantedBin(magnitude(a), eps, eta, dtMax, depth), tick, depth);
+      bin[i] = static_cast<std::uint8_t>(b);
+      Vec4 v = vel[i];
+      kick(v, a, half.dt[b]);
+      vel[i] = v;
+    }
+  }
+  // One atomic per warp: the deepest bin of the warp's particles.
+  for (int offset = 16; offset > 0; offset >>= 1) b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
+  if ((threadIdx.x & 31) == 0 && b > 0) atomicMax(deepest, b);
+}
+
+__global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
+                            const Vec4* __restrict__ vel) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Vec4 x = posMass[i];
+  drift(x, vel[i], dt);
+  posMass[i] = x;
+}
+
+__global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
+                                 Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
+                                 const std::uint8_t* __restrict__ bin) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int b = min(static_cast<int>(bin[i]), depth);
+  if (!isActive(b, tick, depth)) return;
+  Vec4 v = vel[i];
+  kick(v, accPot[i], half.dt[b]);
+  vel[i] = v;
+}
+
+}  // namespace
+
+void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& params,
+                     int* d_deepest, Stream stream) {
+  BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_deepest, 0, sizeof(int), stream));
+  openKicksKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
+      static_cast<std::uint32_t>(p.n), clock.tick, clock.depth, params.softening, params.eta,
+      static_cast<float>(clock.dtMax), halfSteps(clock), p.vel.data(), p.accPot.data(),
+      p.bin.data(), d_deepest);
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+void launchDrift(DeviceParticles& p, float dt, Stream stream) {
+  driftKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(static_cast<std::uint32_t>(p.n), dt,
+                                                     p.posMass.data(), p.vel.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream) {
+  closeKicksKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
+      static_cast<std::uint32_t>(p.n), clock.tick, clock.depth, halfSteps(clock), p.vel.data(),
+      p.accPot.data(), p.bin.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace bhviz::sim::cuda
