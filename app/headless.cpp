@@ -13,11 +13,11 @@
 #include <sstream>
 #include <utility>
 
-#include "app/backend_select.h"
-#include "app/frames.h"
-#include "app/sim_session.h"
-#include "app/output.h"
-#include "app/scenario_camera.h"
+#include "app/core/backend_select.h"
+#include "app/scene/frames.h"
+#include "app/core/sim_session.h"
+#include "app/core/output.h"
+#include "app/scene/scenario_camera.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/ic/scenario_file.h"
 #include "sim/io/snapshot.h"

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "app/backend_select.h"
-#include "app/cli.h"
-#include "app/sim_session.h"
+#include "app/core/backend_select.h"
+#include "app/core/cli.h"
+#include "app/core/sim_session.h"
 #include "sim/backend.h"
 #include "sim/simulation.h"
 

@@ -5,12 +5,12 @@
 #include <new>
 #include <iostream>
 
-#include "app/cli.h"
-#include "app/gl_context.h"
+#include "app/core/cli.h"
+#include "app/scene/gl_context.h"
 #include "app/headless.h"
-#include "app/sweep.h"
-#include "app/window.h"
-#include "app/window_app.h"
+#include "app/core/sweep.h"
+#include "app/window/window.h"
+#include "app/window/window_app.h"
 #include "sim/params.h"
 #include "sim/simulation.h"
 

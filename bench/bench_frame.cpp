@@ -32,12 +32,12 @@
 #include <string>
 #include <vector>
 
-#include "app/frames.h"
-#include "app/gl_context.h"
-#include "app/gl_query.h"
-#include "app/particle_view.h"
-#include "app/scene_pipeline.h"
-#include "app/sim_session.h"
+#include "app/scene/frames.h"
+#include "app/scene/gl_context.h"
+#include "app/scene/gl_query.h"
+#include "app/scene/particle_view.h"
+#include "app/scene/scene_pipeline.h"
+#include "app/core/sim_session.h"
 #include "render/renderer.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_stages.h"

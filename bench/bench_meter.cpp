@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "app/accuracy_meter.h"
-#include "app/cli.h"
-#include "app/sim_session.h"
+#include "app/core/accuracy_meter.h"
+#include "app/core/cli.h"
+#include "app/core/sim_session.h"
 
 using namespace bhviz;
 

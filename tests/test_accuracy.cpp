@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "app/cli.h"
-#include "app/sweep.h"
+#include "app/core/cli.h"
+#include "app/core/sweep.h"
 #include "process_support.h"
 #include "sim/accuracy.h"
 #include "sim/common/gravity.h"

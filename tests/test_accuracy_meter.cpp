@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "app/accuracy_meter.h"
-#include "app/cli.h"
-#include "app/sweep_runner.h"
+#include "app/core/accuracy_meter.h"
+#include "app/core/cli.h"
+#include "app/core/sweep_runner.h"
 #include "process_support.h"
 #include "sim/accuracy.h"
 #include "sim/cpu/cpu_backend.h"

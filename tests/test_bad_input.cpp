@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli.h"
+#include "app/core/cli.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/io/snapshot.h"
 #include "process_support.h"

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "app/cli.h"
+#include "app/core/cli.h"
 #include "app/headless.h"
-#include "app/output.h"
+#include "app/core/output.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 #include "process_support.h"

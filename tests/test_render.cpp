@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "app/accuracy_meter.h"
+#include "app/core/accuracy_meter.h"
 #include <EGL/egl.h>
 
-#include "app/frames.h"
-#include "app/gl_query.h"
-#include "app/gl_context.h"
-#include "app/overlay_view.h"
-#include "app/particle_view.h"
+#include "app/scene/frames.h"
+#include "app/scene/gl_query.h"
+#include "app/scene/gl_context.h"
+#include "app/scene/overlay_view.h"
+#include "app/scene/particle_view.h"
 #include "render/renderer.h"
 #include "sim/cpu/cpu_backend.h"
 #include "sim/ic/initial_conditions.h"

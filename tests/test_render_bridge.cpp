@@ -8,9 +8,9 @@
 #include <glm/geometric.hpp>
 #include <sstream>
 
-#include "app/cli.h"
-#include "app/overlay_view.h"
-#include "app/particle_view.h"
+#include "app/core/cli.h"
+#include "app/scene/overlay_view.h"
+#include "app/scene/particle_view.h"
 #include "render/camera.h"
 #include "render/palette.h"
 #include "sim/cpu/cpu_backend.h"

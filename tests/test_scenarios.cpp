@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli.h"
+#include "app/core/cli.h"
 #include "process_support.h"
 #include "render/camera_path.h"
 #include "sim/direct_sum.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "app/video.h"
+#include "app/core/video.h"
 #include "process_support.h"
 #include "render/image.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli.h"
-#include "app/walk_view.h"
+#include "app/core/cli.h"
+#include "app/scene/walk_view.h"
 #include "sim/ic/initial_conditions.h"
 #include "test_render_support.h"
 #include "walk_pixels.h"

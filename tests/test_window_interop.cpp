@@ -12,13 +12,13 @@
 #include <memory>
 #include <vector>
 
-#include "app/cuda_gl_bridge.h"
-#include "app/frames.h"
-#include "app/gl_context.h"
-#include "app/particle_view.h"
-#include "app/overlay_view.h"
-#include "app/overlay_writer.h"
-#include "app/vertex_writer.h"
+#include "app/bridge/cuda_gl_bridge.h"
+#include "app/scene/frames.h"
+#include "app/scene/gl_context.h"
+#include "app/scene/particle_view.h"
+#include "app/scene/overlay_view.h"
+#include "app/scene/overlay_writer.h"
+#include "app/scene/vertex_writer.h"
 #include "render/renderer.h"
 #include "sim/cpu/cpu_backend.h"
 #include "sim/cuda/cuda_backend.h"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "app/sim_session.h"
+#include "app/core/sim_session.h"
 #include "process_support.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_stages.h"

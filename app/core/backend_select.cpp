@@ -1,0 +1,87 @@
+#include "app/core/backend_select.h"
+
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "app/core/cli.h"
+#if BHVIZ_HAVE_CUDA
+#include "sim/cuda/cuda_backend.h"
+#endif
+
+namespace bhviz::app {
+
+namespace {
+
+/// MemAvailable from /proc/meminfo [bytes]; 0 when it cannot be read (then nothing is checked).
+double availableHostBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0.0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return 0.0;
+}
+
+/// Refuses a particle count that cannot fit, before any of it is allocated.
+void checkHostMemory(std::size_t n) {
+  const double need = static_cast<double>(n) * sim::kCpuPeakBytesPerParticle;
+  const double available = availableHostBytes();
+  if (available > 0.0 && need > available) {
+    std::ostringstream s;
+    s << std::setprecision(3) << "--n = " << n << " needs about " << need / 1073741824.0
+      << " GiB of memory on the CPU backend, but only " << available / 1073741824.0
+      << " GiB are available";
+    throw UsageError(s.str());
+  }
+}
+
+// The CPU backend, once the host has room for n particles on it.
+std::unique_ptr<sim::Backend> makeCpu(std::size_t n) {
+  checkHostMemory(n);
+  return sim::makeCpuBackend();
+}
+
+}  // namespace
+
+BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
+  if (choice == BackendChoice::Cpu) return {makeCpu(n), ""};
+#if BHVIZ_HAVE_CUDA
+  try {
+    auto backend = sim::cuda::makeCudaBackend(n);
+    std::string note;
+    if (choice == BackendChoice::Auto) {
+      note = "bhviz: --backend auto: using the CUDA backend on " + sim::cuda::deviceDescription();
+    }
+    return {std::move(backend), note};
+  } catch (const sim::cuda::CudaUnavailable& e) {
+    if (choice == BackendChoice::Cuda) {
+      throw BackendUnavailable(std::string("the CUDA backend cannot run: ") + e.what() +
+                               "; use --backend cpu or auto");
+    }
+    return {makeCpu(n),
+            std::string("bhviz: --backend auto: ") + e.what() + "; using the CPU backend"};
+  }
+#else
+  (void)n;
+  if (choice == BackendChoice::Cuda) {
+    throw BackendUnavailable(
+        "the CUDA backend is not available in this build; use --backend cpu or auto");
+  }
+  return {makeCpu(n), "bhviz: --backend auto: using the CPU backend"};
+#endif
+}
+
+void requireWithinLimits(const sim::SimParams& p, const sim::Backend& backend) {
+  try {
+    sim::validate(p, backend.traits().limits, backend.name());
+  } catch (const sim::InvalidParameter& e) {
+    throw UsageError(std::string("--") + e.what());  // sim names parameters as the options
+  }
+}
+
+}  // namespace bhviz::app

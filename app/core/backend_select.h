@@ -1,0 +1,35 @@
+#pragma once
+// The one place that turns --backend into a sim::Backend: the CPU backend where the host has
+// room, the CUDA backend where it is built and a device has room, and what auto falls back to.
+// Everything after this reaches the backend only through sim::Backend.
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "app/core/settings.h"
+#include "sim/backend.h"
+
+namespace bhviz::app {
+
+/// The backend asked for is not in this build. what() is the whole line; exit status 2.
+struct BackendUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct BackendSelection {
+  std::unique_ptr<sim::Backend> backend;
+  std::string note;  ///< one line for the user when the choice was made for them, else empty
+};
+
+/// The one place that maps --backend onto a backend for n particles: auto takes CUDA when it
+/// is built, a device exists and n fits in its memory, else the CPU (and says why). Throws
+/// BackendUnavailable when `cuda` was asked for and cannot run.
+BackendSelection selectBackend(BackendChoice choice, std::size_t n);
+
+/// Throws UsageError (exit status 2) naming the option and the backend's range when `p` asks
+/// for more than `backend` runs (sim::BackendLimits), before any work.
+void requireWithinLimits(const sim::SimParams& p, const sim::Backend& backend);
+
+}  // namespace bhviz::app

@@ -1,0 +1,175 @@
+#include "app/core/output.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+
+#ifndef BHVIZ_VERSION
+#define BHVIZ_VERSION "unknown"
+#endif
+
+namespace bhviz::app {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// JSON numbers are doubles: a float parameter goes out as its shortest decimal (0.05, the
+// value the user typed, rather than 0.05000000074505806).
+double decimal(float f) {
+  char buf[32];
+  const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf - 1, f);
+  *r.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+
+Json paramsJson(const sim::SimParams& p) {
+  // Field names as in SimParams, so a stats file maps back onto the struct one to one.
+  return Json{
+      {"mac", std::string(sim::toString(p.mac))},
+      {"theta", decimal(p.theta)},
+      {"macParam", decimal(p.macParam)},
+      {"effectiveMacParam", decimal(sim::effectiveMacParam(p))},
+      {"quadrupole", p.quadrupole},
+      {"nLeaf", p.nLeaf},
+      {"nGroup", p.nGroup},
+      {"softening", decimal(p.softening)},
+      {"curve", std::string(sim::toString(p.curve))},
+      {"stepping", std::string(sim::toString(p.stepping))},
+      {"dtMax", decimal(p.dtMax)},
+      {"eta", decimal(p.eta)},
+      {"maxBinDepth", p.maxBinDepth},
+  };
+}
+
+Json energyJson(const sim::Diagnostics& d) {
+  return Json{{"kinetic", d.kinetic}, {"potential", d.potential}, {"total", d.total()}};
+}
+
+// A ratio that is null in the JSON (NaN dumps as null) rather than a division by zero.
+double ratio(double num, double den) { return den != 0.0 ? num / den : std::nan(""); }
+
+Json interactionsJson(const sim::InteractionCounts& c) {
+  const double targets = static_cast<double>(c.targets);
+  const double cell = static_cast<double>(c.cell), particle = static_cast<double>(c.particle);
+  return Json{
+      {"cell", c.cell},
+      {"particle", c.particle},
+      {"targets", c.targets},
+      {"per_particle", ratio(cell + particle, targets)},
+      {"cell_per_particle", ratio(cell, targets)},
+      {"particle_per_particle", ratio(particle, targets)},
+  };
+}
+
+Json stagesJson(const sim::StepProfile& profile, double divisor) {
+  Json j = Json::object();
+  for (int s = 0; s < static_cast<int>(sim::Stage::Count); ++s) {
+    j[std::string(sim::kStageNames[s])] = profile.ms[s] / divisor;
+  }
+  return j;
+}
+
+}  // namespace
+
+// Keys: bhviz_version, scenario, n, seed, backend, threads, params{…}, steps, substeps, time,
+// stage_ms{stage: ms}, stage_ms_per_substep{…}, total_ms (sum of the stages), wall_ms,
+// interactions{…}, energy{start, end}, energy_drift, momentum{start, end},
+// angular_momentum{start, end}, bin_histogram (at the end), aborted (+ abort_reason,
+// nonfinite_ids when it is true).
+Json statsJson(const RunReport& r) {
+  const double substeps = static_cast<double>(r.substeps);
+  Json j;
+  j["bhviz_version"] = BHVIZ_VERSION;
+  j["scenario"] = r.scenario;
+  j["n"] = r.n;
+  j["seed"] = r.seed;
+  j["backend"] = r.backend;
+  j["threads"] = r.threads;
+  j["params"] = paramsJson(r.params);
+  j["steps"] = r.steps;
+  j["substeps"] = r.substeps;
+  j["time"] = r.time;
+  j["stage_ms"] = stagesJson(r.profile, 1.0);
+  j["stage_ms_per_substep"] = stagesJson(r.profile, substeps > 0.0 ? substeps : std::nan(""));
+  j["total_ms"] = r.profile.total();
+  j["wall_ms"] = r.wallMs;
+  j["interactions"] = interactionsJson(r.profile.interactions);
+  j["energy"] = Json{{"start", energyJson(r.start)}, {"end", energyJson(r.end)}};
+  j["energy_drift"] = ratio(r.end.total() - r.start.total(), std::abs(r.start.total()));
+  j["momentum"] = Json{{"start", r.start.momentum}, {"end", r.end.momentum}};
+  j["angular_momentum"] = Json{{"start", r.start.angularMomentum}, {"end", r.end.angularMomentum}};
+  j["bin_histogram"] = r.end.binHistogram;
+  j["aborted"] = r.aborted;
+  if (r.aborted) {
+    j["abort_reason"] = r.abortReason;
+    j["nonfinite_ids"] = r.nonFiniteIds;
+  }
+  return j;
+}
+
+std::filesystem::path temporaryPathFor(const std::filesystem::path& path) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  return tmp;
+}
+
+void writeFileAtomically(const std::filesystem::path& path,
+                         const std::function<void(std::ostream&)>& write) {
+  const std::filesystem::path tmp = temporaryPathFor(path);
+  std::error_code ec;
+  try {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error("cannot open '" + tmp.string() + "' for writing");
+    write(f);
+    f.close();
+    if (!f) throw std::runtime_error("writing '" + tmp.string() + "' failed");
+  } catch (...) {
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error("cannot rename '" + tmp.string() + "' to '" + path.string() +
+                             "': " + ec.message());
+  }
+}
+
+void writeStats(const std::filesystem::path& path, const RunReport& r) {
+  writeFileAtomically(path, [&](std::ostream& out) { out << statsJson(r).dump(2) << '\n'; });
+}
+
+void writeAccelCsv(std::ostream& out, const sim::Particles& p) {
+  // Backends keep particles in key order; sorting by id makes files from different runs,
+  // backends and thread counts comparable line by line.
+  std::vector<std::size_t> order(p.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
+
+  out << "id,mass,x,y,z,vx,vy,vz,ax,ay,az,pot\n";
+  char line[320];
+  for (std::size_t i : order) {
+    const sim::Vec4& x = p.posMass[i];
+    const sim::Vec4& v = p.vel[i];
+    const sim::Vec4& a = p.accPot[i];
+    // %.9g: nine significant digits round-trip every float exactly.
+    const int len = std::snprintf(
+        line, sizeof line, "%u,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+        static_cast<unsigned>(p.id[i]), double(x.w), double(x.x), double(x.y), double(x.z),
+        double(v.x), double(v.y), double(v.z), double(a.x), double(a.y), double(a.z), double(a.w));
+    out.write(line, std::min<int>(len, static_cast<int>(sizeof line) - 1));
+  }
+}
+
+void writeAccelCsv(const std::filesystem::path& path, const sim::Particles& p) {
+  writeFileAtomically(path, [&](std::ostream& out) { writeAccelCsv(out, p); });
+}
+
+}  // namespace bhviz::app

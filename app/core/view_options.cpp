@@ -1,0 +1,38 @@
+#include "app/core/view_options.h"
+
+namespace bhviz::app {
+
+std::optional<ColorBy> parseColorBy(const std::string& text) {
+  if (text == "component") return ColorBy::Component;
+  if (text == "speed") return ColorBy::Speed;
+  if (text == "bin") return ColorBy::Bin;
+  return std::nullopt;
+}
+
+std::string toString(ColorBy c) {
+  switch (c) {
+    case ColorBy::Component: return "component";
+    case ColorBy::Speed: return "speed";
+    case ColorBy::Bin: return "bin";
+    case ColorBy::ForceError: return "force error";
+  }
+  return "?";
+}
+
+std::optional<OverlayKind> parseOverlayKind(const std::string& text) {
+  if (text == "none") return OverlayKind::None;
+  if (text == "tree") return OverlayKind::Tree;
+  if (text == "groups") return OverlayKind::Groups;
+  return std::nullopt;
+}
+
+std::string toString(OverlayKind k) {
+  switch (k) {
+    case OverlayKind::None: return "none";
+    case OverlayKind::Tree: return "tree";
+    case OverlayKind::Groups: return "groups";
+  }
+  return "?";
+}
+
+}  // namespace bhviz::app

@@ -1,0 +1,105 @@
+#pragma once
+// Everything the window's user can change, in one place. The panels and the input edit an
+// AppState and report what they changed in a FrameRequests; the main loop applies the requests
+// (live parameters by value into the next step, structural ones by rebuilding the simulation at
+// the top of the next frame). The simulation holds no pointer into this state.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "app/core/options.h"
+#include "app/core/settings.h"
+#include "app/core/view_options.h"
+#include "render/renderer.h"
+#include "sim/params.h"
+
+namespace bhviz::app {
+
+/// The tree overlay: the octree and groups of the last force evaluation (either backend).
+struct OverlaySettings {
+  bool cells = false;   ///< octree cells of levels [minLevel, maxLevel], coloured by level
+  int minLevel = 2;
+  int maxLevel = 6;
+  bool groups = false;  ///< the walk groups of the last force evaluation
+};
+
+/// The Walk panel (app/walk_view.h): which view of the picked particle's walk is shown.
+struct WalkPanelState {
+  bool stepThrough = false;      ///< step through the build, then the walk (N ≤ kStepThroughMaxN)
+  bool buildStage = true;        ///< stepping the tree build (else the walk)
+  int level = 0;                 ///< build: cells of levels 0..level shown
+  int step = 0;                  ///< walk: fronts 0..step shown
+  std::int64_t selected = -1;    ///< a cell chosen in the panel's list; -1 = none
+  std::int64_t hovered = -1;     ///< the cell under the cursor (list or scene) this frame
+  std::int64_t sceneHover = -1;  ///< the listed cell nearest the cursor in the scene
+};
+
+struct PanelsOpen {
+  bool simulation = true;
+  bool accuracy = true;
+  bool timeSteps = false;
+  bool performance = true;
+  bool tree = false;
+  bool diagnostics = false;
+  bool view = false;
+  bool help = false;
+  bool files = false;  ///< snapshots and recording (panels_files.cpp)
+  bool walk = false;   ///< the picked particle's walk (panels_walk.cpp)
+  bool meter = true;   ///< Accuracy meter (live error, θ sweep)
+};
+
+/// The Files panel: snapshot load/save and recording of frames or a video.
+struct FilesSettings {
+  std::string snapshotPath = "bhviz-snapshot.tipsy";  ///< Load reads it (format from the content), Save writes it (format from the extension)
+  bool recordVideo = false;      ///< record a video (needs ffmpeg) instead of PNG frames
+  std::string framesDir = "bhviz-frames";  ///< PNG frames: DIR/frame_000000.png, …
+  std::string videoPath = "bhviz.mp4";     ///< the video (.mp4, .mkv or .mov)
+  int every = 1;                 ///< record every K-th displayed frame [frames]
+};
+
+struct AppState {
+  SceneSettings scene;        ///< of the running simulation; panels edit it and ask to rebuild
+  sim::SimParams params;      ///< the physics; the live ones act at the next substep
+  ViewSettings view;          ///< colouring and hidden components
+  render::RenderParams look;  ///< sprites, exposure, bloom (sprites sized at each rebuild)
+  float autoRotate = 0.0f;    ///< camera auto-rotation [rad/s]
+  OverlaySettings overlay;
+  WalkPanelState walk;
+  FrameBudget budget;
+  bool uiVisible = true;      ///< H hides every panel
+  PanelsOpen panels;
+  FilesSettings files;
+  MeterSettings meter;  ///< the live accuracy meter
+  SweepSettings sweep;  ///< the window's θ sweep
+};
+
+/// What one frame's input and panels asked for; applied by the main loop.
+struct FrameRequests {
+  bool rebuild = false;       ///< scenario, N, seed or backend changed, or Reset: at the next frame's top
+  bool paramsChanged = false; ///< AppState::params edited (validated before it reaches the simulation)
+  bool viewChanged = false;   ///< colouring or visibility changed: new palette, recalibrated speeds
+  bool togglePause = false;   ///< Space, the Play/Pause buttons
+  bool singleStep = false;    ///< one substep (and pause)
+  bool reframe = false;       ///< aim the camera at the scene again
+  bool screenshot = false;    ///< F12
+  bool quit = false;          ///< Esc
+  bool loadSnapshot = false;  ///< Files: replace the simulation by AppState::files.snapshotPath
+  bool saveSnapshot = false;  ///< Files: write the current state to AppState::files.snapshotPath
+  bool toggleRecording = false;  ///< Files: start recording (as AppState::files says) or stop
+  bool pick = false;          ///< a left click without a drag in the scene: pick at pickAt
+  float pickAtX = 0.0f, pickAtY = 0.0f;  ///< [framebuffer pixels from the top-left]
+  bool cursorInScene = false; ///< the cursor is over the scene, at cursorX, cursorY
+  float cursorX = 0.0f, cursorY = 0.0f;  ///< [framebuffer pixels from the top-left]
+  bool refreshWalk = false;   ///< the Walk panel's Refresh: the same particle, current state
+  bool clearWalk = false;     ///< the Walk panel's Clear
+  bool startSweep = false;    ///< run AppState::sweep on the current state (pauses the simulation)
+  bool cancelSweep = false;
+  bool exportSweep = false;   ///< write the sweep's points to AppState::sweep.csvPath
+};
+
+/// The state a window starts from: the command line's scene, parameters and picture options.
+/// `n` is the particle count already chosen for the backend.
+AppState initialState(const Options& options, std::size_t n);
+
+}  // namespace bhviz::app

@@ -1,0 +1,165 @@
+// Panels that edit the simulation: Simulation (scene, play, budget) and Time steps
+// (the Accuracy panel: panels_accuracy.cpp).
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+
+#include "app/window/panels.h"
+#include "sim/ic/initial_conditions.h"
+
+namespace bhviz::app {
+
+namespace {
+
+constexpr float kPanelWidth = 330.0f;
+
+void placeNext(float x, float y, float height = 0.0f) {
+  ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(kPanelWidth, height), ImGuiCond_FirstUseEver);
+}
+
+bool sceneControls(SceneSettings& scene, bool cudaBuilt) {
+  bool changed = false;
+  const auto& list = sim::scenarios();
+  if (ImGui::BeginCombo("scenario", scene.scenario.c_str())) {
+    for (const sim::ScenarioInfo& info : list) {
+      if (ImGui::Selectable(info.name.c_str(), info.name == scene.scenario) &&
+          info.name != scene.scenario) {
+        scene.scenario = info.name;
+        changed = true;
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", info.description.c_str());
+    }
+    ImGui::EndCombo();
+  }
+  // N and the seed act on Enter, not on every keystroke.
+  std::uint64_t n = scene.n;
+  const std::uint64_t step = 1000, stepFast = 100000;
+  if (ImGui::InputScalar("N", ImGuiDataType_U64, &n, &step, &stepFast, "%llu",
+                         ImGuiInputTextFlags_EnterReturnsTrue)) {
+    n = std::clamp<std::uint64_t>(n, 1, kMaxParticles);
+    if (n != scene.n) {
+      scene.n = static_cast<std::size_t>(n);
+      changed = true;
+    }
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("particles; Enter rebuilds the scenario");
+  std::uint64_t seed = scene.seed;
+  if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed, nullptr, nullptr, "%llu",
+                         ImGuiInputTextFlags_EnterReturnsTrue) &&
+      seed != scene.seed) {
+    scene.seed = seed;
+    changed = true;
+  }
+  const char* backends[] = {"cpu", "cuda", "auto"};
+  int backend = static_cast<int>(scene.backend);
+  if (ImGui::Combo("backend", &backend, backends, IM_ARRAYSIZE(backends))) {
+    scene.backend = static_cast<BackendChoice>(backend);
+    changed = true;
+  }
+  if (!cudaBuilt && ImGui::IsItemHovered()) ImGui::SetTooltip("this build has no CUDA backend");
+  return changed;
+}
+
+void budgetControls(FrameBudget& b, float dtMax) {
+  int mode = static_cast<int>(b.mode);
+  ImGui::TextUnformatted("per frame:");
+  ImGui::SameLine();
+  ImGui::RadioButton("sim time", &mode, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("substeps", &mode, 1);
+  b.mode = static_cast<FrameBudget::Mode>(mode);
+  if (b.mode == FrameBudget::Mode::SimTime) {
+    ImGui::SliderFloat("time / frame", &b.simTimePerFrame, dtMax / 64.0f, dtMax * 16.0f, "%.5f",
+                       ImGuiSliderFlags_Logarithmic);
+    b.simTimePerFrame = std::max(b.simTimePerFrame, 1e-9f);
+  } else {
+    ImGui::SliderInt("substeps / frame", &b.substepsPerFrame, 1, 64);
+  }
+  ImGui::SliderFloat("wall limit", &b.maxWallMs, 5.0f, 1000.0f, "%.0f ms",
+                     ImGuiSliderFlags_Logarithmic);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("a frame stops substepping after this long, so the window stays responsive");
+  }
+}
+
+}  // namespace
+
+void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
+  placeNext(10.0f, 30.0f);
+  if (!ImGui::Begin("Simulation", &s.panels.simulation)) {
+    ImGui::End();
+    return;
+  }
+  if (info.session != nullptr) {
+    const sim::Simulation& sim = info.session->simulation();
+    ImGui::Text("%s backend, N = %zu", std::string(sim.backend().name()).c_str(),
+                sim.backend().size());
+    ImGui::Text("t = %.4f   %llu substeps%s", sim.time(),
+                static_cast<unsigned long long>(sim.substeps()),
+                info.session->paused() ? "   (paused)" : "");
+  } else {
+    ImGui::TextDisabled("no simulation (see the notice)");
+  }
+  if (sceneControls(s.scene, info.cudaBuilt)) {
+    r.rebuild = true;
+    // A scenario, N or seed picked here replaces a loaded snapshot (a backend change keeps it).
+    if (info.session != nullptr && (s.scene.scenario != info.session->scene().scenario ||
+                                    s.scene.n != info.session->scene().n ||
+                                    s.scene.seed != info.session->scene().seed)) {
+      s.scene.snapshotPath.clear();
+    }
+  }
+  if (ImGui::Button("Reset (R)")) r.rebuild = true;
+  ImGui::SameLine();
+  const bool paused = info.session != nullptr && info.session->paused();
+  if (ImGui::Button(paused ? "Play (Space)" : "Pause (Space)")) r.togglePause = true;
+  ImGui::SameLine();
+  if (ImGui::Button("Step (.)")) r.singleStep = true;
+  ImGui::Separator();
+  budgetControls(s.budget, s.params.dtMax);
+  ImGui::End();
+}
+
+void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
+  placeNext(10.0f, 520.0f);
+  if (!ImGui::Begin("Time steps", &s.panels.timeSteps)) {
+    ImGui::End();
+    return;
+  }
+  sim::SimParams& p = s.params;
+  bool changed = false;
+  int mode = p.stepping == sim::TimeStepping::Shared ? 0 : 1;
+  changed |= ImGui::RadioButton("shared", &mode, 0);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("block", &mode, 1);
+  p.stepping = mode == 0 ? sim::TimeStepping::Shared : sim::TimeStepping::Block;
+  changed |= ImGui::SliderFloat("dt_max", &p.dtMax, 1e-5f, 1.0f, "%.5f", ImGuiSliderFlags_Logarithmic);
+  if (p.stepping == sim::TimeStepping::Block) {
+    changed |= ImGui::SliderFloat("eta", &p.eta, 0.005f, 2.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
+    if (ImGui::SliderInt("max bin depth", &p.maxBinDepth, 0, sim::kMaxBinDepthLimit)) {
+      changed = true;
+      s.view.maxBinDepth = std::max(p.maxBinDepth, 1);
+      r.viewChanged = true;
+    }
+  }
+  ImGui::TextDisabled("mode, dt_max and depth change where all particles are synchronised");
+  if (info.session != nullptr) {
+    const sim::Clock& clock = info.session->simulation().clock();
+    ImGui::Text("clock: depth %d, finest step %.3g", clock.depth, clock.tickDt());
+    const std::vector<std::uint64_t>& bins = info.session->diagnostics().binHistogram;
+    if (!bins.empty()) {
+      std::vector<float> counts(bins.begin(), bins.end());
+      const float top = *std::max_element(counts.begin(), counts.end());
+      ImGui::PlotHistogram("##bins", counts.data(), static_cast<int>(counts.size()), 0,
+                           "particles per bin (0 = dt_max)", 0.0f, top * 1.1f,
+                           ImVec2(ImGui::GetContentRegionAvail().x, 80.0f));
+    }
+  }
+  if (changed) r.paramsChanged = true;
+  ImGui::End();
+}
+
+}  // namespace bhviz::app

@@ -1,0 +1,121 @@
+// Panels that show measurements: Performance (stage table and plots) and Diagnostics.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "app/window/panels.h"
+
+namespace bhviz::app {
+
+namespace {
+
+constexpr float kPanelWidth = 420.0f;
+
+void placeNext(float y, float height = 0.0f) {
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  ImGui::SetNextWindowPos(ImVec2(display.x - kPanelWidth - 10.0f, y), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(kPanelWidth, height), ImGuiCond_FirstUseEver);
+}
+
+void plot(const char* label, const std::vector<float>& values, const char* overlay, float height) {
+  if (values.empty()) return;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  const float pad = 0.05f * (*hi - *lo) + 1e-12f;
+  ImGui::PlotLines(label, values.data(), static_cast<int>(values.size()), 0, overlay, *lo - pad,
+                   *hi + pad, ImVec2(ImGui::GetContentRegionAvail().x, height));
+}
+
+void stageTable(const PerfHistory& perf) {
+  const sim::StepProfile& p = perf.smoothed().step;
+  const double total = p.total();
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("stages", 3, flags)) return;
+  ImGui::TableSetupColumn("stage");
+  ImGui::TableSetupColumn("ms / frame");
+  ImGui::TableSetupColumn("share");
+  ImGui::TableHeadersRow();
+  for (int s = 0; s < static_cast<int>(sim::Stage::Count); ++s) {
+    const auto stage = static_cast<sim::Stage>(s);
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextUnformatted(std::string(sim::stageName(stage)).c_str());
+    ImGui::TableSetColumnIndex(1);
+    ImGui::Text("%8.3f", p[stage]);
+    ImGui::TableSetColumnIndex(2);
+    const float share = total > 0.0 ? static_cast<float>(p[stage] / total) : 0.0f;
+    ImGui::ProgressBar(share, ImVec2(-1.0f, 0.0f));
+  }
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted("step total");
+  ImGui::TableSetColumnIndex(1);
+  ImGui::Text("%8.3f", total);
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+void drawPerformancePanel(AppState& s, const UiInfo& info) {
+  placeNext(30.0f, 440.0f);
+  if (!ImGui::Begin("Performance", &s.panels.performance)) {
+    ImGui::End();
+    return;
+  }
+  const PerfHistory& perf = *info.perf;
+  const FrameRecord& m = perf.smoothed();
+  ImGui::Text("%.1f FPS (%.2f ms/frame), %.1f substeps/frame", perf.fps(), m.frameMs,
+              perf.smoothedSubsteps());
+  ImGui::Text("simulation %.2f ms, vertex write %.2f ms (%s)", m.simMs, m.writeMs, info.vertexPath);
+  if (m.gpuRenderMs >= 0.0) {
+    ImGui::Text("render %.2f ms on the GPU (%.2f ms to submit it and the UI)", m.gpuRenderMs,
+                m.renderMs);
+  } else {
+    ImGui::Text("render %.2f ms (CPU side of the GL submit; no GPU timer)", m.renderMs);
+  }
+  ImGui::Text("%.0f interactions/particle, %.3g interactions/s", perf.interactionsPerParticle(),
+              perf.interactionsPerSecond());
+  ImGui::TextDisabled("moving averages of the previous frames (EMA, weight %.2f)",
+                      PerfHistory::kSmoothing);
+  if (ImGui::CollapsingHeader("stages", ImGuiTreeNodeFlags_DefaultOpen)) stageTable(perf);
+  if (ImGui::CollapsingHeader("history", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const auto& frames = perf.frames();
+    plot("##step", frames.series([](const FrameRecord& r) { return float(r.step.total()); }),
+         "step ms / frame", 60.0f);
+    plot("##frame", frames.series([](const FrameRecord& r) { return float(r.frameMs); }),
+         "frame ms", 60.0f);
+  }
+  ImGui::End();
+}
+
+void drawDiagnosticsPanel(AppState& s, const UiInfo& info) {
+  placeNext(480.0f);
+  if (!ImGui::Begin("Diagnostics", &s.panels.diagnostics)) {
+    ImGui::End();
+    return;
+  }
+  if (info.session == nullptr) {
+    ImGui::TextDisabled("no simulation");
+    ImGui::End();
+    return;
+  }
+  const sim::Diagnostics& d = info.session->diagnostics();
+  const double e0 = info.session->initialEnergy();
+  ImGui::Text("t = %.4f (sampled)", d.time);
+  ImGui::Text("E = %.8g  (K %.6g, W %.6g)", d.total(), d.kinetic, d.potential);
+  ImGui::Text("dE/|E0| = %+.3e", e0 != 0.0 ? (d.total() - e0) / std::abs(e0) : 0.0);
+  const auto& P = d.momentum;
+  const auto& L = d.angularMomentum;
+  ImGui::Text("P = (%+.3e, %+.3e, %+.3e)", P[0], P[1], P[2]);
+  ImGui::Text("L = (%+.4g, %+.4g, %+.4g)", L[0], L[1], L[2]);
+  const auto& h = info.session->diagnosticsHistory();
+  plot("##drift", h.series([](const DiagnosticsSample& x) { return float(x.energyDrift); }),
+       "relative energy drift", 80.0f);
+  plot("##momentum", h.series([](const DiagnosticsSample& x) { return float(x.momentum); }),
+       "|P|", 50.0f);
+  ImGui::TextDisabled("sampled on the host every half second (a copy of the particles)");
+  ImGui::End();
+}
+
+}  // namespace bhviz::app

@@ -1,0 +1,573 @@
+#include "app/window/window_app.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <ostream>
+
+#include "app/core/accuracy_meter.h"
+#include "app/window/app_state.h"
+#include "app/scene/frames.h"
+#include "app/scene/gl_query.h"
+#include "app/headless.h"
+#include "app/window/input.h"
+#include "app/window/panels.h"
+#include "app/scene/particle_view.h"
+#include "app/scene/scene_pipeline.h"
+#include "app/core/perf_history.h"
+#include "app/window/recording.h"
+#include "app/scene/scenario_camera.h"
+#include "app/window/screenshot.h"
+#include "app/core/sim_session.h"
+#include "app/core/sweep.h"
+#include "app/core/sweep_runner.h"
+#include "app/scene/walk_view.h"
+#include "app/window/window.h"
+#include "render/renderer.h"
+
+namespace bhviz::app {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// Diagnostics are a pass over every particle (a device reduction on CUDA, a host loop on the
+/// CPU): twice a second, or every 2 s at large N.
+double diagnosticsInterval(std::size_t n) { return n > 200'000 ? 2.0 : 0.5; }
+
+bool envFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && v[0] != '\0' && v[0] != '0';
+}
+
+class WindowApp {
+ public:
+  WindowApp(const Options& options, std::ostream& out, std::ostream& err)
+      : m_options(options),
+        m_out(out),
+        m_err(err),
+        m_window(options.frames.width, options.frames.height, "bhviz"),
+        m_scene(ViewSettings{}) {}
+
+  int run();
+
+ private:
+  void start();
+  void rebuild();
+  void frame(Clock::time_point frameStart);
+  void applyRequests(const FrameRequests& r);
+  void applyView();
+  void advance(const FrameRequests& r, FrameRecord& record);
+  void updateOverlay();
+  void updateWalk(const FrameRequests& r);
+  void inspectParticle(std::uint32_t id);
+  void checkGl();
+  void screenshot(const std::string& path);
+  void applyFileRequests(const FrameRequests& r);
+  void startRecording();
+  void stopRecording();
+  void recordFrame();
+  void note(const std::string& line);
+  void startCameraScript();
+  UiInfo uiInfo() const;
+  void updateAccuracy();
+  void startSweep();
+  void stopSweep();
+  void exportSweep();
+
+  Options m_options;
+  std::ostream& m_out;
+  std::ostream& m_err;
+  Window m_window;      // first: the GL context outlives everything below
+  ScenePipeline m_scene;  // needs the context
+  std::unique_ptr<GlTimerRing> m_renderTimer;  // the scene's GPU time; null: no timer queries
+  AppState m_state;
+  std::unique_ptr<SimSession> m_session;
+  PerfHistory m_perf;
+  std::string m_notice;
+  bool m_rebuildPending = false;
+  bool m_screenshotPending = false;
+  bool m_quit = false;
+  int m_glErrors = 0;
+  std::size_t m_overlayBoxes = 0;
+  std::string m_ffmpeg = findFfmpeg().value_or("");  // empty: no video recording
+  WindowRecorder m_recorder;
+  bool m_aimAfterRebuild = false;  // a loaded snapshot: frame its particles
+  WalkInspection m_walk;  // the picked particle's walk (Walk panel)
+  AccuracyMeter m_meter;  // their jobs run on copies of the state, on scratch backends of their own
+  SweepRunner m_sweep;
+  bool m_pausedBeforeSweep = false;
+  // The scenario's scripted camera: followed until the mouse moves the camera, again after R.
+  render::CameraScript m_script;
+  bool m_scripted = false;
+  float m_framedDistance = 1.0f;  // the aimed camera's distance; the script's are relative to it
+};
+
+bool cameraMoved(const render::Camera& a, const render::Camera& b) {
+  return a.yaw != b.yaw || a.pitch != b.pitch || a.distance != b.distance || a.target != b.target;
+}
+
+void WindowApp::note(const std::string& line) {
+  m_out << line << '\n' << std::flush;
+  m_notice = line;
+}
+
+// The first simulation: N from the backend when --n was not given. Errors here end the run.
+void WindowApp::start() {
+  std::size_t n = m_options.n;
+  {
+    const BackendSelection probe =
+        selectBackend(m_options.backend, m_options.nGiven ? n : kWindowParticlesProbe);
+    requireWithinLimits(m_options.params, *probe.backend);  // exit 2 before the window works
+    // A backend that steps a large N interactively says so; else the scenario's own count
+    // (m_options.n; 20000 for the first four built-ins).
+    const std::size_t interactive = probe.backend->traits().interactiveParticles;
+    if (!m_options.nGiven) n = interactive > 0 ? interactive : m_options.n;
+  }
+  m_state = initialState(m_options, n);
+  try {
+    m_renderTimer = std::make_unique<GlTimerRing>(Window::glProcAddress());
+  } catch (const render::GlError& e) {
+    m_out << "bhviz: no GPU render time in the Performance panel (" << e.what() << ")\n";
+  }
+  if (envFlag("BHVIZ_UI_ALL_PANELS")) {
+    m_state.panels = PanelsOpen{true, true, true, true, true, true, true, true};
+    m_state.panels.files = true;
+    m_state.overlay.cells = m_state.overlay.groups = true;
+    m_state.panels.walk = true;
+  }
+  m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+  m_state.scene = m_session->scene();  // --load: the file's N
+  if (!m_session->backendNote().empty()) m_out << m_session->backendNote() << '\n';
+  for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
+  applyView();
+  const render::RenderTarget t = m_window.target();
+  const Framing framing = frameVisible(m_session->initial(), m_state.view);
+  aimCamera(m_scene.camera(), framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+  startCameraScript();
+  m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
+  if (envFlag("BHVIZ_UI_SWEEP")) startSweep();  // the window tests draw the sweep plot
+  m_out << "bhviz: window " << t.width << "x" << t.height << ", "
+        << (m_state.scene.snapshotPath.empty() ? m_state.scene.scenario
+                                               : "file " + m_state.scene.snapshotPath)
+        << ", N = " << m_state.scene.n << ", " << m_session->simulation().backend().name()
+        << " backend; " << m_window.glDescription() << '\n'
+        << std::flush;
+  // --video: record from the first frame, or say why not (the window still opens).
+  if (!m_options.frames.videoPath.empty()) {
+    m_state.files.videoPath = m_options.frames.videoPath;
+    m_state.files.every = m_options.frames.every;
+    if (m_ffmpeg.empty()) {
+      note("bhviz: " + ffmpegMissingMessage());
+    } else {
+      m_state.files.recordVideo = true;
+      startRecording();
+    }
+  }
+  if (m_options.frames.pickId >= 0) {
+    const auto id = static_cast<std::uint32_t>(m_options.frames.pickId);
+    if (id >= m_state.scene.n) {
+      throw UsageError("--pick = " + std::to_string(id) + " is out of range: must be in [0, " +
+                       std::to_string(m_state.scene.n - 1) + "] (N = " +
+                       std::to_string(m_state.scene.n) + ")");
+    }
+    inspectParticle(id);
+  }
+}
+
+// The pick's walk on a CPU tree of the current state; the simulation pauses so that the boxes
+// stay on the particles (Play resumes, the panel's Refresh rebuilds from the state then).
+void WindowApp::inspectParticle(std::uint32_t id) {
+  if (!m_session) return;
+  const sim::Simulation& sim = m_session->simulation();
+  try {
+    m_walk.inspect(sim.particles(), sim.params(), id, sim.time());
+  } catch (const std::out_of_range& e) {
+    note(std::string("bhviz: pick: ") + e.what());
+    return;
+  }
+  m_session->setPaused(true);
+  m_state.panels.walk = true;
+  m_state.walk.selected = m_state.walk.hovered = m_state.walk.sceneHover = -1;
+  m_state.walk.step = 0;
+  m_out << "bhviz: " << m_walk.summary() << '\n' << std::flush;
+}
+
+void WindowApp::updateWalk(const FrameRequests& r) {
+  const render::RenderTarget t = m_window.target();
+  const float w = static_cast<float>(std::max(t.width, 1));
+  const float h = static_cast<float>(std::max(t.height, 1));
+  if (r.clearWalk) m_walk.clear();
+  if (r.refreshWalk && m_walk.active()) inspectParticle(m_walk.particleId());
+  if (r.pick && m_session) {
+    const sim::Particles p = m_session->simulation().particles();
+    const auto picked = pickParticle(p, m_state.view, m_scene.camera(), w, h, {r.pickAtX, r.pickAtY});
+    if (picked) inspectParticle(p.id[*picked]);
+  }
+  m_state.walk.sceneHover =
+      r.cursorInScene ? m_walk.cellNear(m_scene.camera(), w, h, {r.cursorX, r.cursorY}) : -1;
+}
+
+// A rebuild asked for by the UI: on failure the old simulation keeps running.
+void WindowApp::rebuild() {
+  m_rebuildPending = false;
+  // The meter's and the sweep's scratch backends go first, so that the new simulation has
+  // their (device) memory; the running one stays until the new one is built.
+  stopSweep();
+  m_meter.reset();
+  try {
+    auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+    if (m_session) session->setPaused(m_session->paused() && !m_session->halted());
+    m_session = std::move(session);
+    m_state.scene = m_session->scene();  // a snapshot sets N
+    m_perf.clear();
+    applyView();
+    const Framing framing = frameVisible(m_session->initial(), m_state.view);
+    m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
+    m_notice = m_session->backendNote();
+    // A loaded snapshot, or a scripted scenario starting on its path: aim at what is there.
+    if (m_aimAfterRebuild || !m_session->spec().camera.keys.empty()) {
+      const render::RenderTarget t = m_window.target();
+      aimCamera(m_scene.camera(), framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+    }
+    if (m_aimAfterRebuild) {
+      note("bhviz: loaded " + m_state.scene.snapshotPath + ": N = " + std::to_string(m_state.scene.n) +
+           ", t = " + std::to_string(m_session->simulation().time()));
+      for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
+    }
+    m_walk.clear();  // of the old simulation
+    startCameraScript();
+  } catch (const std::exception& e) {
+    note(m_state.scene.snapshotPath.empty()
+             ? "bhviz: cannot build " + m_state.scene.scenario + " with N = " +
+                   std::to_string(m_state.scene.n) + ": " + oneLine(e.what())
+             : "bhviz: cannot load: " + oneLine(e.what()));
+    if (m_session) m_state.scene = m_session->scene();
+  }
+  m_aimAfterRebuild = false;
+}
+
+// After the camera was aimed at a new simulation: its scenario's script takes the camera.
+void WindowApp::startCameraScript() {
+  m_script = cameraScript(m_session->spec().camera);
+  m_scripted = !m_script.keys.empty();
+  m_framedDistance = m_scene.camera().distance;
+  if (m_script.autoRotate != 0.0f) m_state.autoRotate = m_script.autoRotate;
+}
+
+void WindowApp::applyView() {
+  m_scene.setView(m_state.view, m_session ? m_session->initial() : sim::Particles{});
+  m_scene.setErrors(m_meter.latest() != nullptr ? m_meter.latest()->errorById : nullptr);
+}
+
+void WindowApp::applyRequests(const FrameRequests& r) {
+  if (r.rebuild) m_rebuildPending = true;  // at the top of the next frame
+  if (r.paramsChanged && m_session) {
+    const std::string refused = m_session->applyParams(m_state.params);
+    if (!refused.empty()) {
+      note(refused);
+      m_state.params = m_session->simulation().params();
+    }
+  }
+  if (r.viewChanged) applyView();
+  if (r.reframe && m_session) {
+    const render::RenderTarget t = m_window.target();
+    aimCamera(m_scene.camera(), frameVisible(m_session->simulation().particles(), m_state.view),
+              t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
+  }
+  if (r.screenshot) m_screenshotPending = true;
+  if (r.quit) m_quit = true;
+  applyFileRequests(r);
+  if (r.startSweep) startSweep();
+  if (r.cancelSweep) stopSweep();
+  if (r.exportSweep) exportSweep();
+}
+
+// The Files panel. A failed load keeps the running simulation (rebuild() restores the scene); a
+// failed save changes nothing (atomic writes).
+void WindowApp::applyFileRequests(const FrameRequests& r) {
+  if (r.loadSnapshot) {
+    m_state.scene.snapshotPath = m_state.files.snapshotPath;
+    m_rebuildPending = true;
+    m_aimAfterRebuild = true;
+  }
+  if (r.saveSnapshot && m_session && !m_session->halted()) {
+    try {
+      m_session->save(m_state.files.snapshotPath);
+      note("bhviz: saved " + m_state.files.snapshotPath + " at t = " +
+           std::to_string(m_session->simulation().time()));
+    } catch (const sim::NonFiniteState& e) {
+      note("bhviz: paused: " + describe(e) + " (Reset to start again)");
+    } catch (const std::exception& e) {
+      note("bhviz: cannot save: " + oneLine(e.what()));
+    }
+  }
+  if (r.toggleRecording) {
+    if (m_recorder.active()) {
+      stopRecording();
+    } else {
+      startRecording();
+    }
+  }
+}
+
+void WindowApp::startRecording() {
+  const render::RenderTarget t = m_window.target();
+  const FilesSettings& f = m_state.files;
+  try {
+    if (f.recordVideo) {
+      m_recorder.startVideo(m_ffmpeg, f.videoPath, t.width, t.height, f.every);
+    } else {
+      m_recorder.startFrames(f.framesDir, t.width, t.height, f.every);
+    }
+    note("bhviz: recording " + std::to_string(t.width) + "x" + std::to_string(t.height) + " to " +
+         m_recorder.target());
+  } catch (const std::exception& e) {
+    note("bhviz: cannot record: " + oneLine(e.what()));
+  }
+}
+
+void WindowApp::stopRecording() {
+  try {
+    note(m_recorder.stop());
+  } catch (const std::exception& e) {
+    note("bhviz: recording failed: " + oneLine(e.what()));
+  }
+}
+
+void WindowApp::recordFrame() {
+  if (!m_recorder.active()) return;
+  try {
+    m_recorder.frame(m_scene.renderer(), m_scene.camera(), m_state.look);
+  } catch (const std::exception& e) {
+    note("bhviz: recording stopped: " + oneLine(e.what()));
+  }
+}
+
+// The meter's and the sweep's finished jobs, and the meter's next measurement when it is due.
+// Neither waits for its thread; the meter rests while a sweep runs (its timings stay clean).
+void WindowApp::updateAccuracy() {
+  if (m_sweep.poll()) {
+    if (!m_sweep.error().empty()) {
+      note("bhviz: the sweep failed: " + oneLine(m_sweep.error()));
+    } else {
+      note("bhviz: sweep done, " + std::to_string(m_sweep.done()) + " points");
+    }
+    if (m_session) m_session->setPaused(m_pausedBeforeSweep);
+  }
+  if (!m_session || m_session->halted() || m_sweep.running()) return;
+  if (m_meter.update(m_session->simulation(), m_state.meter, m_state.scene.seed,
+                     m_perf.smoothed().frameMs)) {
+    m_scene.setErrors(m_meter.latest()->errorById);
+  }
+}
+
+void WindowApp::startSweep() {
+  if (!m_session) return;
+  std::vector<sim::MacKind> macs;
+  for (std::size_t m = 0; m < m_state.sweep.macs.size(); ++m) {
+    if (m_state.sweep.macs[m]) macs.push_back(sim::allMacs()[m]);
+  }
+  try {
+    const std::vector<float> thetas =
+        sim::sweepThetas(m_state.sweep.from, m_state.sweep.to, m_state.sweep.step);
+    if (macs.empty()) throw std::invalid_argument("tick at least one MAC");
+    const sim::Simulation& sim = m_session->simulation();
+    std::unique_ptr<sim::Backend> scratch = sim.backend().makeScratch(sim.backend().size());
+    const sim::ReferenceSum sum = scratch->referenceSum();
+    const bool onDevice = sim.backend().traits().onDevice;
+    if (!m_sweep.running()) m_pausedBeforeSweep = m_session->paused();
+    // Paused while it runs, so the points' timings have the machine to themselves.
+    // The headless sweep's reference, held to the meter's pair budget at large N (a 2,000
+    // particle direct sum against 10⁶ on the CPU would keep Cancel waiting for seconds).
+    const std::size_t sample =
+        std::min(kSweepSample, planMeter(kSweepSample, sim.particles().size(), onDevice).sample);
+    m_sweep.start(sim.particles(), sim.params(), macs, thetas, m_state.scene.seed,
+                  std::move(scratch), sum, 0, sample);
+    m_session->setPaused(true);
+  } catch (const std::exception& e) {
+    note("bhviz: cannot start the sweep: " + oneLine(e.what()));
+  }
+}
+
+void WindowApp::stopSweep() {
+  if (!m_sweep.running()) return;
+  m_sweep.cancel();
+  if (m_session) m_session->setPaused(m_pausedBeforeSweep);
+}
+
+void WindowApp::exportSweep() {
+  try {
+    m_sweep.exportCsv(m_state.sweep.csvPath);
+    note("bhviz: sweep written to " + m_state.sweep.csvPath);
+  } catch (const std::exception& e) {
+    note("bhviz: cannot export the sweep: " + oneLine(e.what()));
+  }
+}
+
+void WindowApp::advance(const FrameRequests& r, FrameRecord& record) {
+  if (!m_session) return;
+  if (r.togglePause) m_session->setPaused(!m_session->paused());
+  const SimSession::Frame f = m_session->frame(m_state.budget, r.singleStep);
+  if (!f.notice.empty()) note(f.notice);
+  if (!f.stepped) return;
+  record.step = f.advance.profile;
+  record.substeps = f.advance.substeps;
+  record.simMs = f.advance.wallMs;
+  m_session->sampleDiagnostics(diagnosticsInterval(m_state.scene.n), r.singleStep);
+}
+
+void WindowApp::updateOverlay() {
+  if (!m_session) {
+    m_scene.setBoxes({});
+    m_overlayBoxes = 0;
+    return;
+  }
+  OverlayRequest request;
+  request.cells = m_state.overlay.cells;
+  request.minLevel = m_state.overlay.minLevel;
+  request.maxLevel = m_state.overlay.maxLevel;
+  request.groups = m_state.overlay.groups;
+  std::vector<render::OverlayBox> walk;
+  if (m_walk.active()) {  // a pick: its walk drawn over the tree overlay
+    const WalkPanelState& ws = m_state.walk;
+    WalkOverlay overlay;
+    overlay.mode = !ws.stepThrough ? WalkOverlay::Mode::List
+                   : ws.buildStage ? WalkOverlay::Mode::Build
+                                   : WalkOverlay::Mode::Walk;
+    overlay.level = ws.level;
+    overlay.step = ws.step;
+    overlay.highlight = ws.hovered;
+    walk = walkBoxes(m_walk, overlay);
+  }
+  const std::string line = m_scene.writeOverlay(m_session->simulation(), request, walk);
+  if (!line.empty()) note(line);
+  m_overlayBoxes = m_scene.boxCount();
+}
+
+void WindowApp::checkGl() {
+  const std::uint32_t e = m_window.glError();
+  if (e == 0) return;
+  if (m_glErrors++ == 0) {
+    char line[96];
+    std::snprintf(line, sizeof line, "bhviz: GL error 0x%04x during a frame", e);
+    m_err << line << '\n';
+    m_notice = line;
+  }
+}
+
+void WindowApp::screenshot(const std::string& path) {
+  const render::RenderTarget t = m_window.target();
+  try {
+    saveScreenshot(m_scene.renderer(), m_scene.camera(), m_state.look, t.width, t.height, path);
+    note("bhviz: screenshot " + path);
+  } catch (const std::exception& e) {
+    note("bhviz: screenshot failed: " + oneLine(e.what()));
+  }
+}
+
+UiInfo WindowApp::uiInfo() const {
+  UiInfo info;
+  info.session = m_session.get();
+  info.perf = &m_perf;
+#if BHVIZ_HAVE_CUDA
+  info.cudaBuilt = true;
+#endif
+  info.vertexPath = m_scene.vertexPath();
+  info.overlayPath = m_scene.overlayPath();
+  info.glDescription = m_window.glDescription();
+  info.overlayBoxes = m_overlayBoxes;
+  info.notice = m_notice;
+  info.ffmpegFound = !m_ffmpeg.empty();
+  info.recording = m_recorder.active();
+  info.recordedFrames = m_recorder.framesWritten();
+  info.recordTarget = m_recorder.target();
+  info.walk = &m_walk;
+  info.meter = &m_meter;
+  info.sweep = &m_sweep;
+  return info;
+}
+
+void WindowApp::frame(Clock::time_point frameStart) {
+  m_window.pollEvents();
+  if (m_rebuildPending) rebuild();
+  m_window.beginUi();
+  FrameRequests requests;
+  const render::RenderTarget target = m_window.target();
+  const render::Camera before = m_scene.camera();
+  handleInput(m_scene.camera(), m_state, requests, static_cast<float>(std::max(target.height, 1)),
+              m_window.keys());
+  m_state.walk.hovered = m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
+  if (cameraMoved(before, m_scene.camera())) m_scripted = false;  // the mouse wins until R
+  if (drawUi(m_state, requests, uiInfo())) m_notice.clear();
+  applyRequests(requests);
+  updateWalk(requests);
+
+  FrameRecord record;
+  advance(requests, record);
+  updateAccuracy();
+  m_scene.camera().autoRotateSpeed = m_state.autoRotate;
+  if (m_scripted && m_session) {
+    render::applyCameraPath(m_scene.camera(), m_script, static_cast<float>(m_session->simulation().time()),
+                            m_framedDistance);
+  }
+  updateOverlay();
+  Clock::time_point t0 = Clock::now();
+  if (m_session) {
+    const std::string line = m_scene.writeParticles(m_session->simulation());
+    if (!line.empty()) note(line);
+  }
+  record.writeMs = msSince(t0);
+
+  t0 = Clock::now();
+  if (target.width > 0 && target.height > 0) {
+    m_scene.look() = m_state.look;  // the View panel edits the look
+    if (m_renderTimer) m_renderTimer->begin();
+    m_scene.render(target);
+    if (m_renderTimer) m_renderTimer->end();
+  }
+  m_window.endUi();
+  record.renderMs = msSince(t0);
+  if (m_renderTimer) record.gpuRenderMs = m_renderTimer->poll();
+  recordFrame();
+  checkGl();
+  if (m_screenshotPending) {
+    m_screenshotPending = false;
+    screenshot(timestampedScreenshotPath(".").string());
+  }
+  m_window.swapBuffers();
+  record.frameMs = msSince(frameStart);
+  m_perf.push(record);
+}
+
+int WindowApp::run() {
+  start();
+  Clock::time_point last = Clock::now();
+  for (int frames = 0; !m_quit && !m_window.shouldClose();) {
+    const Clock::time_point now = Clock::now();
+    m_scene.camera().advance(static_cast<float>(std::chrono::duration<double>(now - last).count()));
+    last = now;
+    frame(now);
+    ++frames;
+    if (m_options.quitAfter > 0 && frames >= m_options.quitAfter) break;
+  }
+  if (!m_options.frames.screenshotPath.empty()) screenshot(m_options.frames.screenshotPath);
+  if (m_recorder.active()) stopRecording();
+  checkGl();
+  return m_glErrors > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int runWindow(const Options& options, std::ostream& out, std::ostream& err) {
+  WindowApp app(options, out, err);
+  return app.run();
+}
+
+}  // namespace bhviz::app
