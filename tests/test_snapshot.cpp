@@ -428,6 +428,14 @@ TEST(Hdf5, FuzzReproducerThatCrashesTheLibraryIsOneLine) {
   const std::string huge2 = std::string(BHVIZ_TEST_DATA) + "/fuzz/hdf5-huge-object-header-2.hdf5";
   ASSERT_TRUE(fs::exists(huge2)) << huge2;
   expectOneLineNaming(errorOf(huge2), huge2, "'");
+  // Two more found by fuzz.sh on 2026-11-24: an integer division by zero inside libhdf5
+  // (H5D__chunk_set_info under H5Dopen2) and a 4 GB request while reading the superblock. The
+  // child dies or fails; bhviz says so in one line.
+  for (const char* name : {"hdf5-chunk-divide-by-zero.hdf5", "hdf5-huge-superblock.hdf5"}) {
+    const std::string found = std::string(BHVIZ_TEST_DATA) + "/fuzz/" + name;
+    ASSERT_TRUE(fs::exists(found)) << found;
+    expectOneLineNaming(errorOf(found), found, "'");
+  }
   // And a good file still reads through the child, every array intact.
   TempDir dir;
   const std::string good = (dir.path / "good.hdf5").string();
