@@ -6,7 +6,8 @@
 #
 #   scripts/gpu-check.sh BIN_DIR [OUT_DIR]
 # On the lent GPU server: `source .gpu-bundle/env.sh; scripts/gpu-check.sh .gpu-bin $OUT`.
-# Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1.
+# Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1,
+# BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1 (to split the checks over calls of a time limit).
 set -u
 
 BIN_DIR=${1:?usage: gpu-check.sh BIN_DIR [OUT_DIR]}
@@ -50,7 +51,7 @@ echo "gpu-check: $GPU"
 [ -x "$BIN_DIR/bhviz" ] && export BHVIZ_EXE="$(cd "$BIN_DIR" && pwd)/bhviz"
 TEST_LOG="$OUT_DIR/tests.log"
 : >"$TEST_LOG"
-for t in "$BIN_DIR"/test_*; do
+[ "${BHVIZ_SKIP_TESTS:-0}" = 1 ] || for t in "$BIN_DIR"/test_*; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   one_log=$(mktemp)
@@ -73,7 +74,9 @@ sanitize_filter() {
     *) echo "*" ;;
   esac
 }
-if [ -x "$SAN" ]; then
+if [ "${BHVIZ_SKIP_SANITIZE:-0}" = 1 ]; then
+  note "compute-sanitizer" "skipped (BHVIZ_SKIP_SANITIZE=1)"
+elif [ -x "$SAN" ]; then
   SAN_LOG="$OUT_DIR/sanitizer.log"
   : >"$SAN_LOG"
   for t in "$BIN_DIR"/test_cuda_*; do  # the CUDA kernels (not the GL ones)
@@ -111,10 +114,12 @@ if [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ]; then
   done
 fi
 
-# 4. The command line on the CUDA backend: a million-particle merger, a few steps.
+# 4. The command line on the CUDA backend: a million-particle merger, a few steps, and its
+#    picture rendered headless (EGL on the GPU) with the tree overlay written on the device.
 if [ -x "$BIN_DIR/bhviz" ]; then
   run_logged "$OUT_DIR/bhviz.log" "bhviz headless merger 1M (cuda)" "$BIN_DIR/bhviz" --headless \
-    --backend cuda --scenario merger --n 1000000 --steps 4 --stats "$OUT_DIR/bhviz-stats.json"
+    --backend cuda --scenario merger --n 1000000 --steps 4 --stats "$OUT_DIR/bhviz-stats.json" \
+    --screenshot "$OUT_DIR/merger-1m.png" --overlay tree --overlay-levels 3:5
 fi
 
 [ -f "${BENCH_LOG:-/nonexistent}" ] && { echo; echo "--- bench"; grep -vE '^===' "$BENCH_LOG" | tail -40; }
