@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "app/core/backend_select.h"
-#include "app/scene/frames.h"
-#include "app/core/sim_session.h"
 #include "app/core/output.h"
+#include "app/core/sim_session.h"
+#include "app/scene/frames.h"
 #include "app/scene/scenario_camera.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/ic/scenario_file.h"

@@ -15,7 +15,6 @@
 
 namespace bhviz::app {
 
-
 /// Runs `opts`: progress lines to `out` (unless quiet), run errors to `err`. Returns the exit
 /// status: 0, or 1 when the state became non-finite (the stats file is still written, marked
 /// aborted). Throws BackendUnavailable, and std::exception for anything unexpected.

@@ -2,13 +2,13 @@
 // (2: the command line asked for something impossible, 1: the run failed), never an abort.
 
 #include <exception>
-#include <new>
 #include <iostream>
+#include <new>
 
 #include "app/core/cli.h"
-#include "app/scene/gl_context.h"
-#include "app/headless.h"
 #include "app/core/sweep.h"
+#include "app/headless.h"
+#include "app/scene/gl_context.h"
 #include "app/window/window.h"
 #include "app/window/window_app.h"
 #include "sim/params.h"

@@ -4,7 +4,6 @@
 //
 //   bench_block_steps --backend cuda --n 1000000 --time 0.5
 #include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>

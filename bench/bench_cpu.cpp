@@ -33,7 +33,8 @@ void fullStep(benchmark::State& state) {
     ++steps;
   }
   for (int k = 0; k < static_cast<int>(Stage::Count); ++k) {
-    state.counters[std::string(stageName(static_cast<Stage>(k))) + "_ms"] = sum.ms[k] / double(steps);
+    state.counters[std::string(stageName(static_cast<Stage>(k))) + "_ms"] =
+        sum.ms[k] / double(steps);
   }
   const double targets = double(sum.interactions.targets);
   state.counters["cell_per_particle"] = double(sum.interactions.cell) / targets;

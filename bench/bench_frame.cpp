@@ -32,12 +32,12 @@
 #include <string>
 #include <vector>
 
+#include "app/core/sim_session.h"
 #include "app/scene/frames.h"
 #include "app/scene/gl_context.h"
 #include "app/scene/gl_query.h"
 #include "app/scene/particle_view.h"
 #include "app/scene/scene_pipeline.h"
-#include "app/core/sim_session.h"
 #include "render/renderer.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_stages.h"
@@ -189,9 +189,10 @@ class FrameBench {
     b.smallSprites = timedRender(small, reps);
     render::RenderParams other = m_scene.look();
     other.spritePass = m_pass == render::SpritePass::Compute ? render::SpritePass::Raster
-                                                            : render::SpritePass::Compute;
+                                                             : render::SpritePass::Compute;
     b.otherPass = timedRender(other, reps);
-    b.passDifference = maxDifference(picture(m_scene.renderer(), m_scene.look()), picture(m_scene.renderer(), other));
+    b.passDifference = maxDifference(picture(m_scene.renderer(), m_scene.look()),
+                                     picture(m_scene.renderer(), other));
     try {
       b.fragments = fragments(m_scene.look());
     } catch (const render::GlError& e) {
@@ -267,10 +268,10 @@ class FrameBench {
     return v;
   }
 
-  app::ScenePipeline m_scene;      // its renderer is written through interop, drawn every frame
+  app::ScenePipeline m_scene;  // its renderer is written through interop, drawn every frame
   std::unique_ptr<app::SimSession> m_session;
   sim::cuda::Stream m_stream = nullptr;
-  render::Renderer m_reference;    // written by the upload path
+  render::Renderer m_reference;  // written by the upload path
   render::OffscreenTarget m_target;
   render::SpritePass m_pass;
   sim::cuda::EventTimer m_cudaTimer;
@@ -352,8 +353,8 @@ void printTable(const std::vector<Row>& rows) {
         b.smallSprites, b.otherPass, b.passDifference);
     if (b.fragmentNote.empty()) {
       const double particleFragments = double(b.fragments) - double(b.postFragments);
-      std::printf("; sprite pixels %.3g (%.1f per drawn particle, %.3g per s)\n",
-                  particleFragments, particleFragments / double(std::max<std::size_t>(1, r.drawn)),
+      std::printf("; sprite pixels %.3g (%.1f per drawn particle, %.3g per s)\n", particleFragments,
+                  particleFragments / double(std::max<std::size_t>(1, r.drawn)),
                   particleFragments / ((b.full - b.postOnly) * 1e-3));
     } else {
       std::printf("; fragments unknown: %s\n", b.fragmentNote.c_str());
@@ -406,11 +407,12 @@ int main(int argc, char** argv) {
     const std::unique_ptr<app::HeadlessGlContext> context = app::HeadlessGlContext::create();
     std::printf("device: %s\nGL: %s\n", sim::cuda::deviceDescription().c_str(),
                 context->description().c_str());
-    std::printf("scenario %s, %dx%d, %s, sprites by the %s pass, %d frames after %d warm-up, "
-                "medians\n\n",
-                o.scenario.c_str(), o.width, o.height,
-                o.showHalo ? "every particle drawn" : "dark matter hidden (the app's default)",
-                o.pass == render::SpritePass::Compute ? "compute" : "raster", o.frames, o.warmup);
+    std::printf(
+        "scenario %s, %dx%d, %s, sprites by the %s pass, %d frames after %d warm-up, "
+        "medians\n\n",
+        o.scenario.c_str(), o.width, o.height,
+        o.showHalo ? "every particle drawn" : "dark matter hidden (the app's default)",
+        o.pass == render::SpritePass::Compute ? "compute" : "raster", o.frames, o.warmup);
     std::vector<Row> rows;
     for (std::size_t n : o.ns) rows.push_back(measure(o, n));
     printTable(rows);

@@ -5,7 +5,6 @@
 //
 //   bench_gpu --n 1000000,4000000 --theta 0.4,0.5,0.75 --mac bonsai --scenario plummer
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -117,31 +116,41 @@ int main(int argc, char** argv) {
     base.softening = softening;
     base.dtMax = 1.0f / 128.0f;  // shared steps, tree rebuilt every step
     std::vector<Row> rows;
-    std::cout << "| scenario | N | MAC | θ or Δ/α | bbox+keys+sort | tree+moments | groups | walk | predict+integrate | "
-                 "total ms | interactions/particle | walk interactions/s | error median | error p99 |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for (const std::string& sc : parseList<std::string>(scenarios, [](const std::string& s) { return s; }))
-      for (std::size_t n : parseList<std::size_t>(ns, [](const std::string& s) { return std::size_t(std::stoull(s)); }))
-        for (const std::string& m : parseList<std::string>(macs, [](const std::string& s) { return s; }))
-          for (float th : parseList<float>(thetas, [](const std::string& s) { return std::stof(s); }))
-          for (float mp : parseList<float>(params, [](const std::string& s) { return std::stof(s); })) {
-            const auto mac = parseMacKind(m);
-            if (!mac) throw std::invalid_argument("unknown MAC " + m);
-            const Row r = measure({sc, n, th, *mac, mp}, base, warmup, steps, sample);
-            auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
-            char line[512];
-            std::snprintf(line, sizeof line,
-                          "| %s | %zu | %s | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.3g | %.2e | %.2e |\n",
-                          sc.c_str(), n, m.c_str(),
-                          (*mac == MacKind::Multipole || *mac == MacKind::Acceleration) ? effectiveMacParam(SimParams{*mac, th, mp}) : th,
-                          ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
-                          ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups), ms(Stage::Walk),
-                          ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs,
-                          r.interactionsPerParticle, r.walkInteractionsPerSecond, r.error.median,
-                          r.error.p99);
-            std::cout << line << std::flush;
-            rows.push_back(r);
-          }
+    std::cout
+        << "| scenario | N | MAC | θ or Δ/α | bbox+keys+sort | tree+moments | groups | walk | "
+           "predict+integrate | "
+           "total ms | interactions/particle | walk interactions/s | error median | error p99 |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const std::string& sc :
+         parseList<std::string>(scenarios, [](const std::string& s) { return s; }))
+      for (std::size_t n : parseList<std::size_t>(
+               ns, [](const std::string& s) { return std::size_t(std::stoull(s)); }))
+        for (const std::string& m :
+             parseList<std::string>(macs, [](const std::string& s) { return s; }))
+          for (float th :
+               parseList<float>(thetas, [](const std::string& s) { return std::stof(s); }))
+            for (float mp :
+                 parseList<float>(params, [](const std::string& s) { return std::stof(s); })) {
+              const auto mac = parseMacKind(m);
+              if (!mac) throw std::invalid_argument("unknown MAC " + m);
+              const Row r = measure({sc, n, th, *mac, mp}, base, warmup, steps, sample);
+              auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
+              char line[512];
+              std::snprintf(line, sizeof line,
+                            "| %s | %zu | %s | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
+                            "%.0f | %.3g | %.2e | %.2e |\n",
+                            sc.c_str(), n, m.c_str(),
+                            (*mac == MacKind::Multipole || *mac == MacKind::Acceleration)
+                                ? effectiveMacParam(SimParams{*mac, th, mp})
+                                : th,
+                            ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
+                            ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups),
+                            ms(Stage::Walk), ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs,
+                            r.interactionsPerParticle, r.walkInteractionsPerSecond, r.error.median,
+                            r.error.p99);
+              std::cout << line << std::flush;
+              rows.push_back(r);
+            }
     if (!csvPath.empty()) {
       std::ofstream csv(csvPath);
       csv << "scenario,n,mac,theta,mac_param";

@@ -3,11 +3,10 @@
 // and the update (the copy of the state it takes on the main thread) separately.
 //   bench_meter [--backend cpu|cuda] [--n N] [--frames F] [--every K] [--sample S]
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
-#include <sstream>
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -91,8 +90,8 @@ int main(int argc, char** argv) {
   report("substep, meter running", withMeter);
   report("meter update (main thread)", update);
   const app::MeterResult* r = meter.latest();
-  std::printf("measurements %d, interval %d frames, sample %zu%s\n", measurements,
-              meter.interval(), meter.plan().sample, meter.plan().reduced ? " (reduced)" : "");
+  std::printf("measurements %d, interval %d frames, sample %zu%s\n", measurements, meter.interval(),
+              meter.plan().sample, meter.plan().reduced ? " (reduced)" : "");
   if (r != nullptr) {
     std::printf("last: median %.3e p99 %.3e, evaluation %.2f ms, whole measurement %.1f ms\n",
                 r->s.error.median, r->s.error.p99, r->s.msPerForce, r->wallMs);

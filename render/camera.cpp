@@ -22,7 +22,9 @@ void Camera::pan(float dxPixels, float dyPixels, float viewportHeight) {
   target += worldPerPixel * (-dxPixels * right() + dyPixels * up());
 }
 
-void Camera::zoom(float factor) { distance = std::clamp(distance * factor, minDistance, maxDistance); }
+void Camera::zoom(float factor) {
+  distance = std::clamp(distance * factor, minDistance, maxDistance);
+}
 
 void Camera::advance(float seconds) {
   autoRotateAngle = std::fmod(autoRotateAngle + autoRotateSpeed * seconds, kTwoPi);

@@ -27,8 +27,8 @@ void appendBytes(void* context, void* data, int size) {
 }  // namespace
 
 std::vector<std::uint8_t> encodePng(const Image& image) {
-  const std::size_t expected = 4u * static_cast<std::size_t>(image.width) *
-                               static_cast<std::size_t>(image.height);
+  const std::size_t expected =
+      4u * static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height);
   if (image.width <= 0 || image.height <= 0 || image.rgba.size() != expected) {
     throw std::runtime_error("encodePng: the image is empty or its size does not match");
   }

@@ -15,7 +15,8 @@ class OverlayRenderer {
   OverlayRenderer();
   void setBoxes(const OverlayBox* boxes, std::size_t n);
   void reserve(std::size_t n);  ///< room for n boxes (grows; a new generation when it does)
-  void setCount(std::size_t n);  ///< draw the first n boxes (n ≤ capacity), e.g. a bridge wrote them
+  void setCount(
+      std::size_t n);  ///< draw the first n boxes (n ≤ capacity), e.g. a bridge wrote them
   VertexBufferInfo buffer() const;
   std::size_t count() const { return m_instances.count(); }
   void draw(const Camera& camera, int width, int height);

@@ -15,8 +15,8 @@ Palette sampled(const std::vector<glm::vec3>& stops, std::size_t n) {
   n = std::max<std::size_t>(n, 2);
   p.colours.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const float t = static_cast<float>(i) / static_cast<float>(n - 1) *
-                    static_cast<float>(stops.size() - 1);
+    const float t =
+        static_cast<float>(i) / static_cast<float>(n - 1) * static_cast<float>(stops.size() - 1);
     const std::size_t k = std::min(static_cast<std::size_t>(t), stops.size() - 2);
     p.colours[i] = glm::mix(stops[k], stops[k + 1], t - static_cast<float>(k));
   }

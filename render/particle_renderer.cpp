@@ -73,16 +73,13 @@ void ParticleRenderer::setPalette(const Palette& palette) {
   gl::check("uploading the palette");
 }
 
-void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera,
-                                         const ParticleStyle& style, int width,
-                                         int height) const {
+void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera, const ParticleStyle& style,
+                                         int width, int height) const {
   const float aspect = static_cast<float>(width) / static_cast<float>(height);
   const glm::mat4 view = camera.view();
   const glm::mat4 proj = camera.projection(aspect);
-  glProgramUniformMatrix4fv(p, glGetUniformLocation(p, "uView"), 1, GL_FALSE,
-                            glm::value_ptr(view));
-  glProgramUniformMatrix4fv(p, glGetUniformLocation(p, "uProj"), 1, GL_FALSE,
-                            glm::value_ptr(proj));
+  glProgramUniformMatrix4fv(p, glGetUniformLocation(p, "uView"), 1, GL_FALSE, glm::value_ptr(view));
+  glProgramUniformMatrix4fv(p, glGetUniformLocation(p, "uProj"), 1, GL_FALSE, glm::value_ptr(proj));
   glProgramUniform1f(p, glGetUniformLocation(p, "uSpriteSize"), style.spriteSize);
   glProgramUniform1f(p, glGetUniformLocation(p, "uPixelsPerUnit"),
                      camera.pixelsPerUnitAtUnitDepth(static_cast<float>(height)));
@@ -93,8 +90,7 @@ void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera,
                      std::min(style.maxSizePx, m_maxPointSize));
   glProgramUniform1f(p, glGetUniformLocation(p, "uBrightness"), style.brightness);
   glProgramUniform1f(p, glGetUniformLocation(p, "uSharpness"), style.sharpness);
-  glProgramUniform1f(p, glGetUniformLocation(p, "uPaletteSize"),
-                     static_cast<float>(m_paletteSize));
+  glProgramUniform1f(p, glGetUniformLocation(p, "uPaletteSize"), static_cast<float>(m_paletteSize));
   glProgramUniform1i(p, glGetUniformLocation(p, "uPalette"), kPaletteUnit);
 }
 
@@ -117,8 +113,8 @@ void ParticleRenderer::draw(const Camera& camera, const ParticleStyle& style, in
 }
 
 bool ParticleRenderer::splatFits(int width, int height) const {
-  const auto light = static_cast<std::int64_t>(3) * width * height *
-                     static_cast<std::int64_t>(sizeof(GLuint));
+  const auto light =
+      static_cast<std::int64_t>(3) * width * height * static_cast<std::int64_t>(sizeof(GLuint));
   const auto vertices = static_cast<std::int64_t>(m_vertices.count() * sizeof(ParticleVertex));
   return light <= m_maxStorageBlock && vertices <= m_maxStorageBlock;
 }
@@ -141,7 +137,8 @@ void ParticleRenderer::splat(const Camera& camera, const ParticleStyle& style, i
   if (m_vertices.count() > 0) {
     const GLuint p = m_splatProgram.get();
     setSpriteUniforms(p, camera, style, width, height);
-    glProgramUniform1ui(p, glGetUniformLocation(p, "uCount"), static_cast<GLuint>(m_vertices.count()));
+    glProgramUniform1ui(p, glGetUniformLocation(p, "uCount"),
+                        static_cast<GLuint>(m_vertices.count()));
     glProgramUniform2i(p, glGetUniformLocation(p, "uViewport"), width, height);
     glProgramUniform1f(p, glGetUniformLocation(p, "uFixedScale"), kFixedScale);
     glBindTextureUnit(kPaletteUnit, m_palette.get());

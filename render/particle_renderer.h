@@ -34,8 +34,7 @@ class ParticleRenderer {
   bool splatFits(int width, int height) const;
   /// The same sprites added up by the compute splat, written over every pixel of `scene`
   /// (an RGBA16F texture of width × height).
-  void splat(const Camera& camera, const ParticleStyle& style, int width, int height,
-             GLuint scene);
+  void splat(const Camera& camera, const ParticleStyle& style, int width, int height, GLuint scene);
 
  private:
   /// The sprite geometry's uniforms (shaders/sprite_geometry.glsl, sprite_profile.glsl).

@@ -63,16 +63,20 @@ AccuracySample measureAccuracy(Backend& scratch, const Particles& state, const S
   s.msPerForce = prof.total();
   const InteractionCounts& c = prof.interactions;
   s.interactionsPerParticle =
-      c.targets > 0 ? static_cast<double>(c.cell + c.particle) / static_cast<double>(c.targets) : 0.0;
+      c.targets > 0 ? static_cast<double>(c.cell + c.particle) / static_cast<double>(c.targets)
+                    : 0.0;
   return s;
 }
 
 float sweepParam(MacKind mac, float theta) {
   const double scale = std::pow(10.0, 5.0 * (static_cast<double>(theta) - 0.5));
   switch (mac) {
-    case MacKind::Multipole: return static_cast<float>(1e-4 * scale);
-    case MacKind::Acceleration: return static_cast<float>(2e-3 * scale);
-    default: return theta;
+    case MacKind::Multipole:
+      return static_cast<float>(1e-4 * scale);
+    case MacKind::Acceleration:
+      return static_cast<float>(2e-3 * scale);
+    default:
+      return theta;
   }
 }
 
@@ -102,8 +106,8 @@ SweepPoint sweepPoint(Backend& scratch, const Particles& state, const SimParams&
   SimParams p = base;
   p.mac = mac;
   p.theta = theta;
-  p.macParam = mac == MacKind::Multipole || mac == MacKind::Acceleration ? sweepParam(mac, theta)
-                                                                          : 0.0f;
+  p.macParam =
+      mac == MacKind::Multipole || mac == MacKind::Acceleration ? sweepParam(mac, theta) : 0.0f;
   return {mac, sweepParam(mac, theta), measureAccuracy(scratch, state, p, ref, false)};
 }
 

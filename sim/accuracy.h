@@ -18,8 +18,8 @@
 namespace bhviz::sim {
 
 struct AccuracySample {
-  ForceError error;                    ///< relative acceleration error of the sample [1]
-  double msPerForce = 0.0;             ///< one evaluation of every particle: StepProfile total [ms]
+  ForceError error;         ///< relative acceleration error of the sample [1]
+  double msPerForce = 0.0;  ///< one evaluation of every particle: StepProfile total [ms]
   double interactionsPerParticle = 0.0;  ///< (M2P + P2P) / targets of that evaluation [1]
 };
 

@@ -26,8 +26,8 @@ Diagnostics computeDiagnostics(const Particles& p, const Clock& clock) {
   for (std::size_t i = 0; i < p.size(); ++i) {
     const int bin = std::min<int>(p.bin[i], clock.depth);
     ++histogram[static_cast<std::size_t>(bin)];
-    add(sums, conservedTerms(p.posMass[i], p.vel[i], p.accPot[i], bin, clock.tick, clock.depth,
-                             tickDt));
+    add(sums,
+        conservedTerms(p.posMass[i], p.vel[i], p.accPot[i], bin, clock.tick, clock.depth, tickDt));
   }
   return diagnosticsFromSums(sums, std::move(histogram), clock);
 }

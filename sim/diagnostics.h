@@ -11,12 +11,12 @@
 namespace bhviz::sim {
 
 struct Diagnostics {
-  double time = 0.0;                    ///< [time]
-  double mass = 0.0;                    ///< total mass [mass]
-  double kinetic = 0.0;                 ///< Σ ½ m v² [energy]
-  double potential = 0.0;               ///< ½ Σ m φ [energy]
+  double time = 0.0;       ///< [time]
+  double mass = 0.0;       ///< total mass [mass]
+  double kinetic = 0.0;    ///< Σ ½ m v² [energy]
+  double potential = 0.0;  ///< ½ Σ m φ [energy]
   double total() const { return kinetic + potential; }
-  std::array<double, 3> momentum{};     ///< Σ m v
+  std::array<double, 3> momentum{};         ///< Σ m v
   std::array<double, 3> angularMomentum{};  ///< Σ m x × v
   std::vector<std::uint64_t> binHistogram;  ///< particles per time bin, 0..depth
 };

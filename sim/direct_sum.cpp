@@ -49,7 +49,8 @@ std::vector<double> relativeErrors(const Particles& p, const std::vector<std::ui
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const Vec4& a = p.accPot[targets[t]];
     const double dx = a.x - ref[t][0], dy = a.y - ref[t][1], dz = a.z - ref[t][2];
-    const double norm = std::sqrt(ref[t][0] * ref[t][0] + ref[t][1] * ref[t][1] + ref[t][2] * ref[t][2]);
+    const double norm =
+        std::sqrt(ref[t][0] * ref[t][0] + ref[t][1] * ref[t][1] + ref[t][2] * ref[t][2]);
     rel[t] = std::sqrt(dx * dx + dy * dy + dz * dz) / norm;
   }
   return rel;
@@ -60,7 +61,8 @@ ForceError summarizeErrors(std::vector<double> rel) {
   if (rel.empty()) return e;
   std::sort(rel.begin(), rel.end());
   auto quantile = [&](double q) {
-    const std::size_t k = std::min(rel.size() - 1, static_cast<std::size_t>(q * double(rel.size() - 1) + 0.5));
+    const std::size_t k =
+        std::min(rel.size() - 1, static_cast<std::size_t>(q * double(rel.size() - 1) + 0.5));
     return rel[k];
   };
   e.median = quantile(0.5);

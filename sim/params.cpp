@@ -1,18 +1,21 @@
 #include "sim/params.h"
 
-#include "sim/backend.h"
-
 #include <cmath>
 #include <sstream>
+
+#include "sim/backend.h"
 
 namespace bhviz::sim {
 
 float effectiveMacParam(const SimParams& p) {
   if (p.macParam > 0.0f) return p.macParam;
   switch (p.mac) {
-    case MacKind::Multipole: return 1e-4f;     // absolute acceleration error bound per cell
-    case MacKind::Acceleration: return 2e-3f;  // relative: GADGET's ErrTolForceAcc range
-    default: return 0.0f;                      // θ-based MACs take no extra parameter
+    case MacKind::Multipole:
+      return 1e-4f;  // absolute acceleration error bound per cell
+    case MacKind::Acceleration:
+      return 2e-3f;  // relative: GADGET's ErrTolForceAcc range
+    default:
+      return 0.0f;  // θ-based MACs take no extra parameter
   }
 }
 
@@ -38,8 +41,8 @@ void validate(const SimParams& p) {
           ">= 0 and finite");
   require(p.dtMax > 0.0f && std::isfinite(p.dtMax), "dt", p.dtMax, "> 0 and finite");
   require(p.eta > 0.0f && std::isfinite(p.eta), "eta", p.eta, "> 0 and finite");
-  require(p.maxBinDepth >= 0 && p.maxBinDepth <= kMaxBinDepthLimit, "max-bin-depth",
-          p.maxBinDepth, "in [0, 20]");
+  require(p.maxBinDepth >= 0 && p.maxBinDepth <= kMaxBinDepthLimit, "max-bin-depth", p.maxBinDepth,
+          "in [0, 20]");
   require(!(p.stepping == TimeStepping::Block && p.softening <= 0.0f), "softening", p.softening,
           "> 0 with block steps (dt_i = eta*sqrt(eps/|a|))");
 }
@@ -55,22 +58,25 @@ void validate(const SimParams& p, const BackendLimits& limits, std::string_view 
 
 std::string_view toString(MacKind k) {
   switch (k) {
-    case MacKind::BarnesHut: return "bh";
-    case MacKind::Bonsai: return "bonsai";
-    case MacKind::Multipole: return "multipole";
-    case MacKind::Acceleration: return "acceleration";
+    case MacKind::BarnesHut:
+      return "bh";
+    case MacKind::Bonsai:
+      return "bonsai";
+    case MacKind::Multipole:
+      return "multipole";
+    case MacKind::Acceleration:
+      return "acceleration";
   }
   return "?";
 }
 
-std::string_view toString(TimeStepping s) {
-  return s == TimeStepping::Shared ? "shared" : "block";
-}
+std::string_view toString(TimeStepping s) { return s == TimeStepping::Shared ? "shared" : "block"; }
 
 std::string_view toString(Curve c) { return c == Curve::Hilbert ? "hilbert" : "morton"; }
 
 std::optional<MacKind> parseMacKind(std::string_view name) {
-  for (MacKind k : {MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole, MacKind::Acceleration}) {
+  for (MacKind k :
+       {MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole, MacKind::Acceleration}) {
     if (name == toString(k)) return k;
   }
   return std::nullopt;

@@ -30,18 +30,20 @@ enum class TimeStepping : std::uint8_t {
 };
 
 struct SimParams {
-  MacKind mac = MacKind::Bonsai;       ///< multipole acceptance criterion
-  float theta = 0.5f;                  ///< opening angle for bh and bonsai (and the first acceleration-MAC step) [1]
-  float macParam = 0.0f;               ///< Δ_mul [acceleration] for multipole, α [1] for acceleration; 0 = the MAC's default
-  bool quadrupole = true;              ///< add the quadrupole term to cell interactions
-  int nLeaf = 16;                      ///< a cell with more particles than this is split [particles]
-  int nGroup = 64;                     ///< largest group sharing one tree walk [particles]
-  float softening = 0.05f;             ///< Plummer softening ε [length]
-  Curve curve = Curve::Hilbert;        ///< space-filling curve for keys and particle order
+  MacKind mac = MacKind::Bonsai;  ///< multipole acceptance criterion
+  /// opening angle for bh and bonsai (and the first acceleration-MAC step) [1]
+  float theta = 0.5f;
+  /// Δ_mul [acceleration] for multipole, α [1] for acceleration; 0 = the MAC's default
+  float macParam = 0.0f;
+  bool quadrupole = true;        ///< add the quadrupole term to cell interactions
+  int nLeaf = 16;                ///< a cell with more particles than this is split [particles]
+  int nGroup = 64;               ///< largest group sharing one tree walk [particles]
+  float softening = 0.05f;       ///< Plummer softening ε [length]
+  Curve curve = Curve::Hilbert;  ///< space-filling curve for keys and particle order
   TimeStepping stepping = TimeStepping::Shared;
-  float dtMax = 1.0f / 128.0f;         ///< the shared step, or the longest block step [time]
-  float eta = 0.2f;                    ///< block-step accuracy η in dt_i = η·sqrt(ε/|a_i|) [1]
-  int maxBinDepth = 8;                 ///< deepest block bin: dt ≥ dtMax / 2^maxBinDepth [1]
+  float dtMax = 1.0f / 128.0f;  ///< the shared step, or the longest block step [time]
+  float eta = 0.2f;             ///< block-step accuracy η in dt_i = η·sqrt(ε/|a_i|) [1]
+  int maxBinDepth = 8;          ///< deepest block bin: dt ≥ dtMax / 2^maxBinDepth [1]
 };
 
 /// The defaults above, spelled out for callers that want them by name.

@@ -22,12 +22,12 @@ inline Component tagComponent(std::uint8_t tag) { return static_cast<Component>(
 inline unsigned tagGalaxy(std::uint8_t tag) { return tag >> 2; }
 
 struct Particles {
-  std::vector<Vec4> posMass;           ///< x, y, z [length]; w = mass [mass]
-  std::vector<Vec4> vel;               ///< vx, vy, vz [length/time]; w unused (0)
-  std::vector<Vec4> accPot;            ///< ax, ay, az [length/time²]; w = potential [energy/mass]
-  std::vector<std::uint32_t> id;       ///< stable identity, 0..N-1 at creation
-  std::vector<std::uint8_t> tag;       ///< component and galaxy (makeTag)
-  std::vector<std::uint8_t> bin;       ///< time bin: step = dtMax / 2^bin
+  std::vector<Vec4> posMass;      ///< x, y, z [length]; w = mass [mass]
+  std::vector<Vec4> vel;          ///< vx, vy, vz [length/time]; w unused (0)
+  std::vector<Vec4> accPot;       ///< ax, ay, az [length/time²]; w = potential [energy/mass]
+  std::vector<std::uint32_t> id;  ///< stable identity, 0..N-1 at creation
+  std::vector<std::uint8_t> tag;  ///< component and galaxy (makeTag)
+  std::vector<std::uint8_t> bin;  ///< time bin: step = dtMax / 2^bin
 
   std::size_t size() const { return posMass.size(); }
   void resize(std::size_t n);

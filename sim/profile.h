@@ -8,12 +8,12 @@
 namespace bhviz::sim {
 
 enum class Stage : int {
-  Predict,    ///< open kicks, new bins and the drift of every particle
+  Predict,  ///< open kicks, new bins and the drift of every particle
   BoundingBox,
   Keys,
-  Sort,       ///< sort by key and reorder the particle arrays
-  Tree,       ///< octree topology from the sorted keys
-  Moments,    ///< masses, centres of mass, quadrupoles, boxes, opening values
+  Sort,     ///< sort by key and reorder the particle arrays
+  Tree,     ///< octree topology from the sorted keys
+  Moments,  ///< masses, centres of mass, quadrupoles, boxes, opening values
   Groups,
   Walk,       ///< tree walk and force evaluation of the active particles
   Integrate,  ///< closing kicks of the active particles

@@ -7,7 +7,9 @@ namespace bhviz::sim {
 
 namespace {
 
-int clockDepth(const SimParams& p) { return p.stepping == TimeStepping::Shared ? 0 : p.maxBinDepth; }
+int clockDepth(const SimParams& p) {
+  return p.stepping == TimeStepping::Shared ? 0 : p.maxBinDepth;
+}
 
 // The clock's time must resolve its smallest step (one tick) to this fraction of a step.
 constexpr double kTickResolution = 1e-3;

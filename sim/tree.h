@@ -13,36 +13,38 @@
 namespace bhviz::sim {
 
 struct Tree {
-  KeyFrame frame;                         ///< the cube the keys quantise; root cell side = frame.side
+  KeyFrame frame;  ///< the cube the keys quantise; root cell side = frame.side
   std::vector<std::uint32_t> levelBegin;  ///< first cell of each level; one extra entry at the end
 
   // topology
-  std::vector<std::uint32_t> first;       ///< first particle (key order)
-  std::vector<std::uint32_t> count;       ///< number of particles
-  std::vector<std::uint32_t> child;       ///< first child cell; children are contiguous
-  std::vector<std::uint8_t> childCount;   ///< 0 for a leaf
-  std::vector<std::uint8_t> level;        ///< 0 for the root
+  std::vector<std::uint32_t> first;      ///< first particle (key order)
+  std::vector<std::uint32_t> count;      ///< number of particles
+  std::vector<std::uint32_t> child;      ///< first child cell; children are contiguous
+  std::vector<std::uint8_t> childCount;  ///< 0 for a leaf
+  std::vector<std::uint8_t> level;       ///< 0 for the root
 
   // moments (filled by the moments stage)
-  std::vector<Vec4> comMass;              ///< centre of mass [length]; w = mass
-  std::vector<Quadrupole> quad;           ///< second moments about the COM [mass·length²]
-  std::vector<Box> box;                   ///< tight box of the cell's particles
-  std::vector<float> bmax;                ///< largest COM-to-particle distance (upper bound) [length]
-  std::vector<float> opening;             ///< the MAC's opening value (mac.h: openingValue)
+  std::vector<Vec4> comMass;     ///< centre of mass [length]; w = mass
+  std::vector<Quadrupole> quad;  ///< second moments about the COM [mass·length²]
+  std::vector<Box> box;          ///< tight box of the cell's particles
+  std::vector<float> bmax;       ///< largest COM-to-particle distance (upper bound) [length]
+  std::vector<float> opening;    ///< the MAC's opening value (mac.h: openingValue)
 
   std::size_t cellCount() const { return first.size(); }
   int depth() const { return static_cast<int>(levelBegin.size()) - 1; }
-  float side(std::uint32_t cell) const { return frame.side / static_cast<float>(1u << level[cell]); }
+  float side(std::uint32_t cell) const {
+    return frame.side / static_cast<float>(1u << level[cell]);
+  }
   bool isLeaf(std::uint32_t cell) const { return childCount[cell] == 0; }
 };
 
 /// Runs of at most N_group consecutive particles (key order), each within one tree cell, that
 /// share one tree walk. Only groups holding active particles are listed.
 struct Groups {
-  std::vector<std::uint32_t> first;   ///< first particle
-  std::vector<std::uint32_t> count;   ///< particles in the run (active or not)
-  std::vector<Box> box;               ///< box of the group's active particles
-  std::vector<float> accMin;          ///< smallest |a_old| of its active particles (acceleration MAC)
+  std::vector<std::uint32_t> first;  ///< first particle
+  std::vector<std::uint32_t> count;  ///< particles in the run (active or not)
+  std::vector<Box> box;              ///< box of the group's active particles
+  std::vector<float> accMin;  ///< smallest |a_old| of its active particles (acceleration MAC)
 
   std::size_t size() const { return first.size(); }
 };

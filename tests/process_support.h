@@ -59,8 +59,7 @@ inline Process runBhviz(const std::string& args, const std::string& env = "") {
   TempDir dir;
   const fs::path out = dir.path / "stdout", err = dir.path / "stderr";
   const std::string cmd = env + (env.empty() ? "" : " ") + "'" + bhvizExecutable() + "' " + args +
-                          " >'" +
-                          out.string() + "' 2>'" + err.string() + "'";
+                          " >'" + out.string() + "' 2>'" + err.string() + "'";
   const int raw = std::system(cmd.c_str());
   Process p;
   p.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

@@ -56,7 +56,8 @@ TEST(InteractionExport, ListMatchesTheWalkCountsAndForcesBitForBit) {
   InteractionCounts sum;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto gi = backend.interactionsOfGroup(g);
-    sum.cell += gi.counts.cell, sum.particle += gi.counts.particle, sum.targets += gi.counts.targets;
+    sum.cell += gi.counts.cell, sum.particle += gi.counts.particle,
+        sum.targets += gi.counts.targets;
   }
   EXPECT_EQ(sum.cell, backend.profile().interactions.cell);
   EXPECT_EQ(sum.particle, backend.profile().interactions.particle);
@@ -72,7 +73,8 @@ TEST(InteractionExport, ListMatchesTheWalkCountsAndForcesBitForBit) {
 
     // The walk on that group alone (only its particles active).
     std::vector<std::uint8_t> active(s.size(), 0);
-    for (std::uint32_t i = groups.first[g]; i < groups.first[g] + groups.count[g]; ++i) active[i] = 1;
+    for (std::uint32_t i = groups.first[g]; i < groups.first[g] + groups.count[g]; ++i)
+      active[i] = 1;
     Groups one;
     one.first = {groups.first[g]};
     one.count = {groups.count[g]};
@@ -179,7 +181,8 @@ TEST(SweepCli, WritesOneRowPerMacAndParamWithTheExactHeader) {
   const auto csv = dir.path / "sweep.csv";
   const test::Process p = test::runBhviz(
       "--headless --quiet --backend cpu --scenario plummer --n 3000 --seed 2 --sweep "
-      "theta=0.4:0.8:0.2 --mac all --out " + csv.string());
+      "theta=0.4:0.8:0.2 --mac all --out " +
+      csv.string());
   ASSERT_EQ(p.status, 0) << p.err;
   const std::vector<std::string> rows = lines(test::readText(csv));
   ASSERT_EQ(rows.size(), 1u + 4u * 3u);
@@ -191,9 +194,11 @@ TEST(SweepCli, WritesOneRowPerMacAndParamWithTheExactHeader) {
   }
   EXPECT_EQ(rows[1].substr(0, 7), "bh,0.4,");
 
-  const test::Process one = test::runBhviz("--headless --quiet --backend cpu --scenario plummer "
-                                           "--n 2000 --sweep theta=0.5:0.6:0.1 --mac multipole "
-                                           "--out " + csv.string());
+  const test::Process one = test::runBhviz(
+      "--headless --quiet --backend cpu --scenario plummer "
+      "--n 2000 --sweep theta=0.5:0.6:0.1 --mac multipole "
+      "--out " +
+      csv.string());
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(lines(test::readText(csv)).size(), 3u);
 }
@@ -201,12 +206,13 @@ TEST(SweepCli, WritesOneRowPerMacAndParamWithTheExactHeader) {
 TEST(SweepCli, BadSpecsExitTwoWithOneLine) {
   test::TempDir dir;
   const std::string out = " --out " + (dir.path / "s.csv").string();
-  for (const std::string& args : std::vector<std::string>{"--headless --sweep theta=1:0.2:0.1" + out, "--headless --sweep theta=0.2:1" + out,
-        "--headless --sweep phi=0.2:1:0.1" + out, "--headless --sweep theta=0.2:1:0.1",
-        "--headless --mac all", "--headless --mac all --steps 1",
-        "--headless --sweep theta=0.2:1:0.1 --mac nope" + out,
-        "--headless --sweep theta=0.2:1:0.1 --theta 0.3" + out, "--headless --out x.csv",
-        "--headless --sweep theta=0.2:1:0.1 --out /nonexistent/dir/s.csv"}) {
+  for (const std::string& args : std::vector<std::string>{
+           "--headless --sweep theta=1:0.2:0.1" + out, "--headless --sweep theta=0.2:1" + out,
+           "--headless --sweep phi=0.2:1:0.1" + out, "--headless --sweep theta=0.2:1:0.1",
+           "--headless --mac all", "--headless --mac all --steps 1",
+           "--headless --sweep theta=0.2:1:0.1 --mac nope" + out,
+           "--headless --sweep theta=0.2:1:0.1 --theta 0.3" + out, "--headless --out x.csv",
+           "--headless --sweep theta=0.2:1:0.1 --out /nonexistent/dir/s.csv"}) {
     const test::Process p = test::runBhviz(args);
     EXPECT_EQ(p.status, 2) << args;
     EXPECT_EQ(lines(p.err).size(), 1u) << args << ": " << p.err;

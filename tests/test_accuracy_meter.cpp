@@ -138,16 +138,17 @@ TEST(AccuracyMeterLive, SampleAndIntervalShrinkWithTheCost) {
 
   app::MeterSettings s;
   s.everyFrames = 30;
-  EXPECT_EQ(app::meterInterval(s, 0.0, 16.0), 30);   // nothing measured yet
-  EXPECT_EQ(app::meterInterval(s, 20.0, 16.0), 30);  // 20 ms < 10% of 30 frames
+  EXPECT_EQ(app::meterInterval(s, 0.0, 16.0), 30);     // nothing measured yet
+  EXPECT_EQ(app::meterInterval(s, 20.0, 16.0), 30);    // 20 ms < 10% of 30 frames
   EXPECT_EQ(app::meterInterval(s, 500.0, 20.0), 250);  // 500 ms ≤ 10% of 250 × 20 ms
   s.autoInterval = false;
   EXPECT_EQ(app::meterInterval(s, 500.0, 20.0), 30);
 }
 
 TEST(WindowSweep, HasTheHeadlessSweepsErrorColumnsOnTheSameState) {
-  const std::string args = "--headless --quiet --backend cpu --scenario plummer --n 3000 --seed 2 "
-                           "--sweep theta=0.4:0.8:0.2 --mac all";
+  const std::string args =
+      "--headless --quiet --backend cpu --scenario plummer --n 3000 --seed 2 "
+      "--sweep theta=0.4:0.8:0.2 --mac all";
   test::TempDir dir;
   const auto headlessCsv = dir.path / "headless.csv";
   const test::Process run = test::runBhviz(args + " --out " + headlessCsv.string());
@@ -186,7 +187,8 @@ TEST(WindowSweep, HasTheHeadlessSweepsErrorColumnsOnTheSameState) {
     }
     EXPECT_EQ(b[k][5], a[k][5]) << "interactions per particle, row " << k;
   }
-  EXPECT_THROW(runner.exportCsv((dir.path / "no" / "such" / "dir.csv").string()), std::runtime_error);
+  EXPECT_THROW(runner.exportCsv((dir.path / "no" / "such" / "dir.csv").string()),
+               std::runtime_error);
   app::SweepRunner empty;
   EXPECT_THROW(empty.exportCsv(windowCsv.string()), std::runtime_error);
   EXPECT_THROW(empty.start(sim.particles(), sim.params(), {}, {0.5f}, 1, sim::makeCpuBackend(), {}),

@@ -31,8 +31,10 @@ std::string withoutComments(const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (inString) {
       out += s[i];
-      if (s[i] == '\\' && i + 1 < s.size()) out += s[++i];
-      else if (s[i] == '"') inString = false;
+      if (s[i] == '\\' && i + 1 < s.size())
+        out += s[++i];
+      else if (s[i] == '"')
+        inString = false;
     } else if (s.compare(i, 2, "//") == 0) {
       while (i < s.size() && s[i] != '\n') ++i;
       out += '\n';
@@ -76,7 +78,8 @@ std::vector<std::string> offences(const std::vector<Source>& sources, const std:
     int number = 0;
     for (std::string line; std::getline(lines, line);) {
       ++number;
-      if (std::regex_search(line, re)) found.push_back(s.path + ":" + std::to_string(number) + ": " + line);
+      if (std::regex_search(line, re))
+        found.push_back(s.path + ":" + std::to_string(number) + ": " + line);
     }
   }
   return found;
@@ -98,14 +101,16 @@ TEST(Architecture, TheAppNeverAsksWhichBackendRuns) {
 
 TEST(Architecture, TheAppNeverReadsTheTreesLayout) {
   const auto app = sourcesUnder("app");
-  EXPECT_EQ(join(offences(app, R"(sim::Tree\b|sim::Groups\b|levelBegin|sim/tree\.h|\.childCount\b)")), "")
+  EXPECT_EQ(
+      join(offences(app, R"(sim::Tree\b|sim::Groups\b|levelBegin|sim/tree\.h|\.childCount\b)")), "")
       << "what the app draws of the tree, the backend exports (sim/common/draw.h, "
          "sim/cpu/walk_inspect.h's GroupWalk)";
 }
 
 TEST(Architecture, OnlyTheBackendChoiceAndTheBridgeNameSimCuda) {
   const auto app = sourcesUnder("app");
-  EXPECT_EQ(join(offences(app, R"(#include\s+"sim/cuda/)", {"backend_select.", "cuda_gl_bridge."})), "");
+  EXPECT_EQ(join(offences(app, R"(#include\s+"sim/cuda/)", {"backend_select.", "cuda_gl_bridge."})),
+            "");
   EXPECT_EQ(join(offences(app, R"(sim::cuda::)", {"backend_select.", "cuda_gl_bridge."})), "");
 }
 

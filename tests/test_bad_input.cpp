@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "app/core/cli.h"
+#include "process_support.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/io/snapshot.h"
-#include "process_support.h"
 
 namespace {
 
@@ -57,12 +57,12 @@ TEST(BadNumber, LeadingWhiteSpaceIsNotANumber) {
 }
 
 TEST(BadNumber, LeafAndGroupSizesNameTheirRealRange) {
-  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--n-leaf", "2147483648"},
-           {"--n-leaf", "1.5"},
-           {"--n-group", "-2147483649"},
-           {"--n-group", "99999999999999999999999"},
-           {"--n-leaf", "1025"}}) {
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--n-leaf", "2147483648"},
+                                                        {"--n-leaf", "1.5"},
+                                                        {"--n-group", "-2147483649"},
+                                                        {"--n-group", "99999999999999999999999"},
+                                                        {"--n-leaf", "1025"}}) {
     const std::string why = refusal({option, value});
     EXPECT_TRUE(contains(why, option + " = ")) << why;
     EXPECT_TRUE(contains(why, "[1, 1024]")) << why;
@@ -73,13 +73,13 @@ TEST(BadNumber, LeafAndGroupSizesNameTheirRealRange) {
 
 TEST(BadNumber, EchoesTheValueAsTyped) {
   // Single precision turned 1e-50 into 0 and 1e39 into inf before the message was made.
-  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--theta", "1e-50"},
-           {"--dt", "1e-50"},
-           {"--softening", "1e39"},
-           {"--eta", "1e-300"},
-           {"--theta", "2.000001"},
-           {"--mac-param", "-1e-3"}}) {
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--theta", "1e-50"},
+                                                        {"--dt", "1e-50"},
+                                                        {"--softening", "1e39"},
+                                                        {"--eta", "1e-300"},
+                                                        {"--theta", "2.000001"},
+                                                        {"--mac-param", "-1e-3"}}) {
     const std::string why = refusal({option, value});
     EXPECT_TRUE(contains(why, option + " = " + value + " ")) << why;
     EXPECT_FALSE(contains(why, "= 0 ") || contains(why, "= inf")) << why;
@@ -99,8 +99,8 @@ TEST(BadOutputs, TwoOutputsOnOnePathAreRefused) {
   why = refusal({"--save", json + ".tipsy", "--stats", json + ".tipsy"});
   EXPECT_TRUE(contains(why, "--save")) << why;
   // A file among a directory's numbered files would be overwritten by them, or them by it.
-  why = refusal({"--frames", dir.path.string(), "--screenshot",
-                 (dir.path / "frame_000001.png").string()});
+  why = refusal(
+      {"--frames", dir.path.string(), "--screenshot", (dir.path / "frame_000001.png").string()});
   EXPECT_TRUE(contains(why, "--frames")) << why;
   // Both numbered sets may share a directory: their names differ.
   EXPECT_EQ(refusal({"--frames", dir.path.string(), "--save-every", "1", dir.path.string()}), "");
@@ -116,8 +116,8 @@ TEST(BadOutputs, OnlySaveMayReplaceTheLoadedSnapshot) {
       {"--headless", "--load", snap.string(), "--steps", "1", "--save", snap.string()}, out);
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ(ok->savePath, snap.string());
-  const std::vector<std::string> stats = {"--headless", "--load", snap.string(), "--steps", "1",
-                                          "--stats", snap.string()};
+  const std::vector<std::string> stats = {"--headless", "--load",  snap.string(), "--steps",
+                                          "1",          "--stats", snap.string()};
   try {
     parseCommandLine(stats, out);
     ADD_FAILURE() << "--stats over the --load file was accepted";
@@ -165,9 +165,11 @@ TEST(BadOutputs, ANameTooLongSaysSo) {
 TEST(BadOutputs, TheExecutableExitsTwoAndLeavesNothing) {
   TempDir dir;
   const fs::path out = dir.path / "out.json";
-  const Process p = runBhviz("--headless --backend cpu --threads 1 --scenario plummer --n 200 "
-                             "--steps 1 --quiet --stats " + out.string() + " --dump-accel " +
-                             out.string() + " --frames " + (dir.path / "frames").string());
+  const Process p = runBhviz(
+      "--headless --backend cpu --threads 1 --scenario plummer --n 200 "
+      "--steps 1 --quiet --stats " +
+      out.string() + " --dump-accel " + out.string() + " --frames " +
+      (dir.path / "frames").string());
   EXPECT_EQ(p.status, 2) << p.err;
   EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
   EXPECT_TRUE(fs::is_empty(dir.path));

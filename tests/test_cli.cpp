@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "app/core/cli.h"
-#include "app/headless.h"
 #include "app/core/output.h"
+#include "app/headless.h"
+#include "process_support.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
-#include "process_support.h"
 
 namespace {
 
@@ -172,7 +172,8 @@ TEST(CliBackend, AutoUsesCudaWhenItCanAndOtherwiseFallsBackToTheCpu) {
   const auto huge = selectBackend(BackendChoice::Auto, std::size_t{1} << 40);
   EXPECT_EQ(huge.backend->name(), "cpu");
   EXPECT_NE(huge.note.find("GiB"), std::string::npos) << huge.note;
-  EXPECT_THROW(selectBackend(BackendChoice::Cuda, std::size_t{1} << 40), bhviz::app::BackendUnavailable);
+  EXPECT_THROW(selectBackend(BackendChoice::Cuda, std::size_t{1} << 40),
+               bhviz::app::BackendUnavailable);
 }
 
 // ---- The writers, in-process ------------------------------------------------------------
@@ -292,7 +293,8 @@ TEST(CliExe, TooManyParticlesForMemoryIsRefusedBeforeAnyWork) {
   double kib = 0.0;
   while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {
   }
-  if (key != "MemAvailable:" || kib * 1024.0 > 200e9) GTEST_SKIP() << "cannot provoke the check here";
+  if (key != "MemAvailable:" || kib * 1024.0 > 200e9)
+    GTEST_SKIP() << "cannot provoke the check here";
   const Process p = runBhviz("--headless --scenario plummer --n 1000000000 --steps 1");
   EXPECT_EQ(p.status, 2) << p.err;
   ASSERT_EQ(lines(p.err).size(), 1u) << p.err;
@@ -310,8 +312,8 @@ TEST(CliExe, HelpExitsZero) {
 
 TEST(CliExe, WithoutHeadlessNorDisplaySaysHowToRunHeadless) {
   // Without --headless bhviz opens the window; with no display it says how to run without one.
-  const Process p = runBhviz("--scenario plummer --n 300 --backend cpu",
-                             "env -u DISPLAY -u WAYLAND_DISPLAY");
+  const Process p =
+      runBhviz("--scenario plummer --n 300 --backend cpu", "env -u DISPLAY -u WAYLAND_DISPLAY");
   EXPECT_EQ(p.status, 2) << p.err;
   EXPECT_EQ(lines(p.err).size(), 1u) << p.err;
   EXPECT_NE(p.err.find("--headless"), std::string::npos) << p.err;

@@ -34,8 +34,8 @@ TEST(Interactions, QuadrupoleTermMatchesTheExpansionOfAFarCluster) {
   std::vector<Vec4> src(50);
   double m = 0, cx = 0, cy = 0, cz = 0;
   for (auto& s : src) {
-    s = {float(rng.uniform(-1, 1)), float(0.5 * rng.uniform(-1, 1)), float(0.2 * rng.uniform(-1, 1)),
-         float(rng.uniform(0.5, 1.5))};
+    s = {float(rng.uniform(-1, 1)), float(0.5 * rng.uniform(-1, 1)),
+         float(0.2 * rng.uniform(-1, 1)), float(rng.uniform(0.5, 1.5))};
     m += s.w, cx += s.w * s.x, cy += s.w * s.y, cz += s.w * s.z;
   }
   cx /= m, cy /= m, cz /= m;
@@ -60,7 +60,8 @@ TEST(Interactions, QuadrupoleTermMatchesTheExpansionOfAFarCluster) {
     };
     const double em = err(mono), eq = err(quad);
     EXPECT_LT(eq, 0.2 * em) << "d = " << d;
-    // The quadrupole removes most of the monopole's potential error; the rest is octupole, ~s/d smaller.
+    // The quadrupole removes most of the monopole's potential error; the rest is octupole, ~s/d
+    // smaller.
     EXPECT_NEAR(quad.w, exact.w, 0.1 * std::fabs(exact.w - mono.w));
     if (prevMono > 0) {
       EXPECT_NEAR(prevMono / em, 4.0, 1.0) << "monopole error should fall as d^-2";
@@ -83,8 +84,8 @@ TEST(Interactions, TracelessFormEqualsTheSecondMomentExpansionWithSoftening) {
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) Q[a][b] += m * d[a] * d[b];
     }
-    q = {float(Q[0][0]), float(Q[1][1]), float(Q[2][2]), float(Q[0][1]), float(Q[0][2]),
-         float(Q[1][2])};
+    q = {float(Q[0][0]), float(Q[1][1]), float(Q[2][2]),
+         float(Q[0][1]), float(Q[0][2]), float(Q[1][2])};
     const Vec4 comMass{float(rng.uniform(-1, 1)), float(rng.uniform(-1, 1)),
                        float(rng.uniform(-1, 1)), float(rng.uniform(1, 3))};
     const double dist = rng.uniform(2.0, 6.0);
@@ -117,9 +118,9 @@ TEST(Interactions, TracelessFormEqualsTheSecondMomentExpansionWithSoftening) {
     m2pQuadrupole(xi, comMass, dropped, float(eps2), noSoftTrace);
 
     const double aNorm = std::sqrt(want[0] * want[0] + want[1] * want[1] + want[2] * want[2]);
-    const double aErr = std::sqrt((got.x - want[0]) * (got.x - want[0]) +
-                                  (got.y - want[1]) * (got.y - want[1]) +
-                                  (got.z - want[2]) * (got.z - want[2]));
+    const double aErr =
+        std::sqrt((got.x - want[0]) * (got.x - want[0]) + (got.y - want[1]) * (got.y - want[1]) +
+                  (got.z - want[2]) * (got.z - want[2]));
     EXPECT_LT(aErr / aNorm, 2e-6) << "trial " << trial;
     EXPECT_LT(std::fabs(got.w - want[3]), 2e-6 * std::fabs(want[3])) << "trial " << trial;
     // The softening's trace term is not negligible here: dropping it moves the potential by
@@ -160,8 +161,10 @@ TEST(TreeForces, ErrorFallsAsThetaFallsAndCostRises) {
 
 TEST(TreeForces, QuadrupoleIsMoreAccurateThanMonopole) {
   for (float theta : {0.4f, 0.7f}) {
-    const test::Accuracy quad = test::measureAccuracy(plummer20k(), params(MacKind::Bonsai, theta, 0, true));
-    const test::Accuracy mono = test::measureAccuracy(plummer20k(), params(MacKind::Bonsai, theta, 0, false));
+    const test::Accuracy quad =
+        test::measureAccuracy(plummer20k(), params(MacKind::Bonsai, theta, 0, true));
+    const test::Accuracy mono =
+        test::measureAccuracy(plummer20k(), params(MacKind::Bonsai, theta, 0, false));
     EXPECT_LT(quad.error.median, 0.5 * mono.error.median) << "θ = " << theta;
     EXPECT_LT(quad.error.p99, mono.error.p99) << "θ = " << theta;
   }
@@ -170,7 +173,8 @@ TEST(TreeForces, QuadrupoleIsMoreAccurateThanMonopole) {
 TEST(TreeForces, MultipoleMacErrorFallsWithItsTolerance) {
   double prev = INFINITY;
   for (float delta : {1e-2f, 1e-3f, 1e-4f, 1e-5f}) {
-    const test::Accuracy a = test::measureAccuracy(plummer20k(), params(MacKind::Multipole, 0.5f, delta));
+    const test::Accuracy a =
+        test::measureAccuracy(plummer20k(), params(MacKind::Multipole, 0.5f, delta));
     EXPECT_LT(a.error.median, prev) << "Δ = " << delta;
     prev = a.error.median;
   }
@@ -180,7 +184,8 @@ TEST(TreeForces, MultipoleMacErrorFallsWithItsTolerance) {
 TEST(TreeForces, AccelerationMacErrorFallsWithAlphaAfterTheFirstEvaluation) {
   double prev = INFINITY;
   for (float alpha : {2e-2f, 2e-3f, 2e-4f}) {
-    const test::Accuracy a = test::measureAccuracy(plummer20k(), params(MacKind::Acceleration, 0.5f, alpha), true);
+    const test::Accuracy a =
+        test::measureAccuracy(plummer20k(), params(MacKind::Acceleration, 0.5f, alpha), true);
     EXPECT_LT(a.error.median, prev) << "α = " << alpha;
     prev = a.error.median;
   }

@@ -73,7 +73,8 @@ TEST(Integrator, BlockStepsConserveEnergyAndUseSeveralBins) {
   EXPECT_GE(occupied, 3) << "the test must exercise several bins";
   // Fewer forces than stepping everyone at the deepest occupied bin's step.
   int deepest = 0;
-  for (std::size_t b = 0; b < end.binHistogram.size(); ++b) if (end.binHistogram[b]) deepest = int(b);
+  for (std::size_t b = 0; b < end.binHistogram.size(); ++b)
+    if (end.binHistogram[b]) deepest = int(b);
   const double sharedForces = 4096.0 * 16.0 * double(1 << deepest);
   EXPECT_LT(double(sim.totalProfile().interactions.targets), 0.9 * sharedForces);
 }
@@ -122,10 +123,10 @@ TEST(Integrator, KeplerOrbitCloses) {
 
 TEST(TimeBins, BinsDeepenAnywhereAndRiseOnlyWhereTheLongerStepBegins) {
   const int depth = 4;  // periods: bin 0 → 16 ticks, bin 4 → 1 tick
-  EXPECT_EQ(wantedBin(1.0f, 0.05f, 0.2f, 1.0f, depth), 4);   // dt = 0.045: deepest allowed
+  EXPECT_EQ(wantedBin(1.0f, 0.05f, 0.2f, 1.0f, depth), 4);  // dt = 0.045: deepest allowed
   EXPECT_EQ(wantedBin(0.0f, 0.05f, 0.2f, 1.0f, depth), 0);
   EXPECT_EQ(wantedBin(1e-6f, 0.05f, 0.2f, 1.0f, depth), 0);  // dt ≫ dtMax: clamped
-  EXPECT_EQ(nextBin(3, 5, depth), 4);   // tick 5 is only a bin-4 boundary
+  EXPECT_EQ(nextBin(3, 5, depth), 4);                        // tick 5 is only a bin-4 boundary
   EXPECT_EQ(nextBin(4, 5, depth), 4);
   EXPECT_EQ(nextBin(1, 4, depth), 2);   // tick 4 starts a bin-2 step, not a bin-1 step
   EXPECT_EQ(nextBin(0, 16, depth), 0);  // a full synchronisation point allows any bin

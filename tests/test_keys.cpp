@@ -52,7 +52,8 @@ TEST_P(KeysTest, AllKeysOfASmallGridAreDistinct) {
   std::vector<std::uint64_t> keys;
   for (std::uint32_t x = 0; x < 16; ++x)
     for (std::uint32_t y = 0; y < 16; ++y)
-      for (std::uint32_t z = 0; z < 16; ++z) keys.push_back(encodeKey(GetParam(), {x << 17, y << 17, z << 17}));
+      for (std::uint32_t z = 0; z < 16; ++z)
+        keys.push_back(encodeKey(GetParam(), {x << 17, y << 17, z << 17}));
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(std::unique(keys.begin(), keys.end()), keys.end());
 }
@@ -76,7 +77,9 @@ TEST_P(KeysTest, EveryOctreeCellIsOneContiguousRunOfKeys) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Curves, KeysTest, ::testing::Values(Curve::Hilbert, Curve::Morton),
-                         [](const auto& info) { return info.param == Curve::Hilbert ? "Hilbert" : "Morton"; });
+                         [](const auto& info) {
+                           return info.param == Curve::Hilbert ? "Hilbert" : "Morton";
+                         });
 
 TEST(HilbertKeys, ConsecutiveKeysAreFaceNeighbours) {
   Rng rng(14);

@@ -3,6 +3,7 @@
 // the bhviz executable's --frames/--screenshot. CI has Mesa, so a missing context FAILS here;
 // BHVIZ_NO_GL=1 skips these tests on purpose (a machine with no EGL at all).
 
+#include <EGL/egl.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,11 +15,9 @@
 #include <vector>
 
 #include "app/core/accuracy_meter.h"
-#include <EGL/egl.h>
-
 #include "app/scene/frames.h"
-#include "app/scene/gl_query.h"
 #include "app/scene/gl_context.h"
+#include "app/scene/gl_query.h"
 #include "app/scene/overlay_view.h"
 #include "app/scene/particle_view.h"
 #include "render/renderer.h"
@@ -115,7 +114,9 @@ struct SpriteStage {
     renderer.render(camera, params, target.target());
     return target.read();
   }
-  Image draw(const std::vector<bhviz::render::ParticleVertex>& v) { return draw(v.data(), v.size()); }
+  Image draw(const std::vector<bhviz::render::ParticleVertex>& v) {
+    return draw(v.data(), v.size());
+  }
 
   bhviz::render::Renderer renderer;
   bhviz::render::OffscreenTarget target;
@@ -165,8 +166,10 @@ TEST_F(RenderTest, ComputeSplatDrawsWhatTheRasteriserDraws) {
   std::sort(diff.begin(), diff.end());
   const double mean = sum / double(diff.size());
   const int p999 = diff[diff.size() * 999 / 1000];
-  std::printf("[splat] |raster - compute| per channel, %d px from the edges: mean %.3f, 99.9th "
-              "pct %d, max %d levels\n", band, mean, p999, diff.back());
+  std::printf(
+      "[splat] |raster - compute| per channel, %d px from the edges: mean %.3f, 99.9th "
+      "pct %d, max %d levels\n",
+      band, mean, p999, diff.back());
   EXPECT_GT(imageStats(compute).litFraction, 0.05);
   EXPECT_LT(mean, 0.25);
   EXPECT_LE(p999, 3);
@@ -223,8 +226,8 @@ TEST_F(RenderTest, ComputeSplatKeepsFaintLight) {
   stage.params.particles.brightness = bright;
   const Image one = stage.draw(many.data(), 1);
   const ImageStats a = imageStats(faint), b = imageStats(one);
-  std::printf("[splat] %d faint: mean luminance %.4f; one bright: %.4f\n", kFaint,
-              a.meanLuminance, b.meanLuminance);
+  std::printf("[splat] %d faint: mean luminance %.4f; one bright: %.4f\n", kFaint, a.meanLuminance,
+              b.meanLuminance);
   EXPECT_GT(b.litFraction, 0.005);
   EXPECT_NEAR(a.meanLuminance, b.meanLuminance, 0.03 * b.meanLuminance);
 }
@@ -367,9 +370,10 @@ TEST_F(RenderTest, FramesEveryKStepsAndAScreenshot) {
   TempDir dir;
   const auto frames = dir.path / "frames";
   const auto shot = dir.path / "last.png";
-  const Process p = runBhviz("--headless --scenario plummer --n 2000 --steps 4 --frame-every 2 "
-                             "--size 160x120 --color speed --backend cpu --quiet --frames " +
-                             frames.string() + " --screenshot " + shot.string());
+  const Process p = runBhviz(
+      "--headless --scenario plummer --n 2000 --steps 4 --frame-every 2 "
+      "--size 160x120 --color speed --backend cpu --quiet --frames " +
+      frames.string() + " --screenshot " + shot.string());
   ASSERT_EQ(p.status, 0) << p.err;
   for (int i = 0; i < 3; ++i) {  // steps 0, 2, 4
     const auto f = frames / bhviz::app::FrameRecorder::frameName(i);
@@ -389,13 +393,15 @@ TEST_F(RenderTest, FramesEveryKStepsAndAScreenshot) {
 
 TEST_F(RenderTest, OverlayOnTheCommandLineDrawsBoxes) {
   TempDir dir;
-  const std::string common = "--headless --scenario galaxy --n 3000 --steps 0 --size 200x150 "
-                             "--backend cpu --quiet --screenshot ";
+  const std::string common =
+      "--headless --scenario galaxy --n 3000 --steps 0 --size 200x150 "
+      "--backend cpu --quiet --screenshot ";
   ASSERT_EQ(runBhviz(common + (dir.path / "plain.png").string()).status, 0);
-  const Process tree = runBhviz(common + (dir.path / "tree.png").string() +
-                                " --overlay tree --overlay-levels 1:4");
+  const Process tree =
+      runBhviz(common + (dir.path / "tree.png").string() + " --overlay tree --overlay-levels 1:4");
   ASSERT_EQ(tree.status, 0) << tree.err;
-  const Process groups = runBhviz(common + (dir.path / "groups.png").string() + " --overlay groups");
+  const Process groups =
+      runBhviz(common + (dir.path / "groups.png").string() + " --overlay groups");
   ASSERT_EQ(groups.status, 0) << groups.err;
   const Image plain = bhviz::render::readPng(dir.path / "plain.png");
   EXPECT_GT(changedFraction(plain, bhviz::render::readPng(dir.path / "tree.png")), 0.02);
@@ -405,17 +411,18 @@ TEST_F(RenderTest, OverlayOnTheCommandLineDrawsBoxes) {
 // No EGL vendor at all (glvnd told to load none): one line and exit status 1, before any step.
 TEST_F(RenderTest, MissingGlContextIsOneLineAndExitStatus1) {
   TempDir dir;
-  const Process p = runBhviz("--headless --scenario plummer --n 1000 --steps 1 --quiet --screenshot " +
-                                 (dir.path / "x.png").string(),
-                             "__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/bhviz_no_vendor.json");
+  const Process p =
+      runBhviz("--headless --scenario plummer --n 1000 --steps 1 --quiet --screenshot " +
+                   (dir.path / "x.png").string(),
+               "__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/bhviz_no_vendor.json");
   EXPECT_EQ(p.status, 1);
   EXPECT_NE(p.err.find("cannot create a headless OpenGL 4.5 context"), std::string::npos) << p.err;
   EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
   EXPECT_FALSE(fs::exists(dir.path / "x.png"));
 
-  const Process bad = runBhviz("--headless --n 100 --steps 0 --quiet --screenshot " +
-                                   (dir.path / "y.png").string(),
-                               "BHVIZ_EGL_PLATFORM=bogus");
+  const Process bad =
+      runBhviz("--headless --n 100 --steps 0 --quiet --screenshot " + (dir.path / "y.png").string(),
+               "BHVIZ_EGL_PLATFORM=bogus");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("BHVIZ_EGL_PLATFORM"), std::string::npos) << bad.err;
 }
@@ -429,7 +436,8 @@ TEST_F(RenderTest, ForceErrorColoursDifferFromComponentColours) {
   bhviz::sim::CpuBackend scratch;
   const bhviz::app::MeterPlan plan = bhviz::app::planMeter(2000, p.size(), false);
   ASSERT_TRUE(plan.everyParticle) << "N² fits the CPU pair budget: every particle measured";
-  const bhviz::app::MeterResult r = bhviz::app::measureState(scratch, p, 0.0, params, plan.sample, 1);
+  const bhviz::app::MeterResult r =
+      bhviz::app::measureState(scratch, p, 0.0, params, plan.sample, 1);
   ASSERT_EQ(r.sample, p.size());
   ASSERT_GT(r.s.error.p99, 3.0 * r.s.error.median) << "a spread of colours";
 

@@ -289,9 +289,9 @@ TEST(CliPictures, DefaultsAndValues) {
   EXPECT_EQ(shot.frames.colorBy, ColorBy::Component);
   EXPECT_FALSE(shot.frames.showHalo);
   EXPECT_EQ(shot.frames.overlay, bhviz::app::OverlayKind::None);
-  const auto o = parse({"--headless", "--screenshot", "/tmp/bhviz_cli_pictures.png", "--size",
-                        "640x360", "--color", "bin", "--show-halo", "--overlay", "tree",
-                        "--overlay-levels", "3:5"});
+  const auto o =
+      parse({"--headless", "--screenshot", "/tmp/bhviz_cli_pictures.png", "--size", "640x360",
+             "--color", "bin", "--show-halo", "--overlay", "tree", "--overlay-levels", "3:5"});
   EXPECT_EQ(o.frames.width, 640);
   EXPECT_EQ(o.frames.height, 360);
   EXPECT_EQ(o.frames.colorBy, ColorBy::Bin);

@@ -29,7 +29,8 @@ struct ImageStats {
   double meanLuminance = 0.0;      ///< [0, 1]
   double brightestX = 0.0;         ///< centre of the brightest grid cell [pixels]
   double brightestY = 0.0;
-  std::array<double, 12> hue{};    ///< histogram of hue (30° bins) over lit, coloured pixels, sums to 1
+  std::array<double, 12>
+      hue{};  ///< histogram of hue (30° bins) over lit, coloured pixels, sums to 1
 };
 
 inline double luminance(const std::uint8_t* px) {
@@ -55,9 +56,12 @@ inline ImageStats imageStats(const render::Image& img) {
       const double mx = std::max({r, g, b}), mn = std::min({r, g, b});
       if (l > 0.08 && mx - mn > 0.06) {
         double h;  // hue in [0, 6)
-        if (mx == r) h = std::fmod((g - b) / (mx - mn) + 6.0, 6.0);
-        else if (mx == g) h = (b - r) / (mx - mn) + 2.0;
-        else h = (r - g) / (mx - mn) + 4.0;
+        if (mx == r)
+          h = std::fmod((g - b) / (mx - mn) + 6.0, 6.0);
+        else if (mx == g)
+          h = (b - r) / (mx - mn) + 2.0;
+        else
+          h = (r - g) / (mx - mn) + 4.0;
         s.hue[std::min<std::size_t>(11, static_cast<std::size_t>(h * 2.0))] += 1.0;
         hueCount += 1.0;
       }

@@ -106,7 +106,8 @@ TEST(Tipsy, ReadsNativeLittleEndian) {
   io::writeSnapshot(big.string(), p, 0.5);
   std::vector<unsigned char> b = bytes(big);
   std::reverse(b.begin(), b.begin() + 8);
-  for (std::size_t at = 8; at + 4 <= b.size(); at += 4) std::reverse(b.begin() + at, b.begin() + at + 4);
+  for (std::size_t at = 8; at + 4 <= b.size(); at += 4)
+    std::reverse(b.begin() + at, b.begin() + at + 4);
   put(little, b);
   const io::Snapshot s = io::readSnapshotWithTime(little.string());
   EXPECT_EQ(s.time, 0.5);
@@ -343,7 +344,8 @@ TEST(Hdf5, ParseFromMemoryMatchesTheFileReader) {
   ASSERT_EQ(fromMemory.particles.size(), fromFile.particles.size());
   for (std::size_t i = 0; i < fromFile.particles.size(); ++i) {
     EXPECT_EQ(std::memcmp(&fromFile.particles.posMass[i], &fromMemory.particles.posMass[i],
-                          sizeof fromFile.particles.posMass[i]), 0);
+                          sizeof fromFile.particles.posMass[i]),
+              0);
     EXPECT_EQ(fromFile.particles.id[i], fromMemory.particles.id[i]);
     EXPECT_EQ(fromFile.particles.tag[i], fromMemory.particles.tag[i]);
   }
@@ -470,9 +472,10 @@ TEST(SnapshotCli, SaveThenLoadReproducesPositions) {
   TempDir dir;
   const std::string a = (dir.path / "a.hdf5").string(), b = (dir.path / "b.tipsy").string();
   const std::string ext = io::haveHdf5() ? a : (dir.path / "a.tipsy").string();
-  auto r = bhviz::test::runBhviz("--headless --quiet --backend cpu --scenario galaxy --n 500 "
-                                 "--steps 2 --save " + ext + " --save-every 1 " +
-                                 (dir.path / "every").string());
+  auto r = bhviz::test::runBhviz(
+      "--headless --quiet --backend cpu --scenario galaxy --n 500 "
+      "--steps 2 --save " +
+      ext + " --save-every 1 " + (dir.path / "every").string());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir.path / "every" / "snapshot_000002.tipsy"));
   r = bhviz::test::runBhviz("--headless --quiet --backend cpu --load " + ext +
@@ -480,8 +483,9 @@ TEST(SnapshotCli, SaveThenLoadReproducesPositions) {
   ASSERT_EQ(r.status, 0) << r.err;
   expectSameParticlesByPosition(io::readSnapshot(ext), io::readSnapshot(b));
   // The numbered snapshot of the last step is the same state as --save's.
-  expectSameParticlesByPosition(io::readSnapshot(ext),
-                                io::readSnapshot((dir.path / "every" / "snapshot_000002.tipsy").string()));
+  expectSameParticlesByPosition(
+      io::readSnapshot(ext),
+      io::readSnapshot((dir.path / "every" / "snapshot_000002.tipsy").string()));
 }
 
 // Issue 17 (b): a snapshot's time so large that a double cannot resolve the smallest step

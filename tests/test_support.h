@@ -16,8 +16,8 @@ inline const sim::Particles& plummer20k() {
 }
 
 /// Tree forces of every particle (one evaluation, no old accelerations unless `twice`).
-inline sim::Particles treeForces(const sim::Particles& in, const sim::SimParams& p, bool twice = false,
-                                 sim::InteractionCounts* counts = nullptr) {
+inline sim::Particles treeForces(const sim::Particles& in, const sim::SimParams& p,
+                                 bool twice = false, sim::InteractionCounts* counts = nullptr) {
   sim::CpuBackend backend;
   backend.upload(in);
   const sim::Clock clock{0.0, 0, 0, p.dtMax};
@@ -38,8 +38,8 @@ struct Accuracy {
   double interactionsPerParticle = 0.0;
 };
 
-inline Accuracy measureAccuracy(const sim::Particles& in, const sim::SimParams& p, bool twice = false,
-                                std::size_t sample = 2000) {
+inline Accuracy measureAccuracy(const sim::Particles& in, const sim::SimParams& p,
+                                bool twice = false, std::size_t sample = 2000) {
   sim::InteractionCounts counts;
   const sim::Particles out = treeForces(in, p, twice, &counts);
   const std::vector<std::uint32_t> targets = sim::sampleIndices(out.size(), sample, 7);

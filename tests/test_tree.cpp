@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scenes.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/rng.h"
-#include "scenes.h"
 
 using namespace bhviz::sim;
 
@@ -48,7 +48,9 @@ struct TreeCase {
 
 class TreeTest : public ::testing::TestWithParam<TreeCase> {
  protected:
-  void SetUp() override { m_b = build(30000, 5 + GetParam().nLeaf, GetParam().nLeaf, GetParam().curve); }
+  void SetUp() override {
+    m_b = build(30000, 5 + GetParam().nLeaf, GetParam().nLeaf, GetParam().curve);
+  }
   Built m_b;
 };
 
@@ -66,8 +68,10 @@ TEST_P(TreeTest, EveryParticleIsInExactlyOneLeafAndLeavesAreSmall) {
   bool sawDeepestLevel = false;
   for (std::uint32_t c = 0; c < t.cellCount(); ++c) {
     if (!t.isLeaf(c)) continue;
-    if (t.level[c] == kMaxLevel) sawDeepestLevel = true;
-    else EXPECT_LE(t.count[c], std::uint32_t(GetParam().nLeaf)) << "leaf " << c;
+    if (t.level[c] == kMaxLevel)
+      sawDeepestLevel = true;
+    else
+      EXPECT_LE(t.count[c], std::uint32_t(GetParam().nLeaf)) << "leaf " << c;
     EXPECT_GT(t.count[c], 0u);
     for (std::uint32_t i = t.first[c]; i < t.first[c] + t.count[c]; ++i) ++owner[i];
   }
@@ -133,7 +137,8 @@ TEST_P(TreeTest, MomentsEqualBruteForceSums) {
     EXPECT_NEAR(cm.y, y, 1e-5 * size + 1e-6);
     EXPECT_NEAR(cm.z, z, 1e-5 * size + 1e-6);
     const double qscale = m * size * size;
-    for (auto [got, want] : {std::pair{q.xx, qxx}, {q.yy, qyy}, {q.zz, qzz}, {q.xy, qxy}, {q.xz, qxz}, {q.yz, qyz}}) {
+    for (auto [got, want] :
+         {std::pair{q.xx, qxx}, {q.yy, qyy}, {q.zz, qzz}, {q.xy, qxy}, {q.xz, qxz}, {q.yz, qyz}}) {
       EXPECT_NEAR(got, want, 2e-4 * qscale + 1e-12) << "cell " << c;
     }
     EXPECT_EQ(t.box[c].lo.x, box.lo.x);
@@ -161,8 +166,8 @@ TEST_P(TreeTest, GroupsAreSmallContiguousRunsInsideOneCell) {
     bool compact = false, wholeCell = false;
     for (std::uint32_t c = 0; c < t.cellCount() && !compact; ++c) {
       wholeCell = t.first[c] == g.first[k] && t.count[c] == g.count[k];
-      compact = wholeCell ||
-                (t.isLeaf(c) && t.first[c] <= g.first[k] && end <= t.first[c] + t.count[c]);
+      compact =
+          wholeCell || (t.isLeaf(c) && t.first[c] <= g.first[k] && end <= t.first[c] + t.count[c]);
       if (compact || t.isLeaf(c)) continue;
       bool startsAtChild = false, endsAtChild = false;
       for (std::uint32_t j = t.child[c]; j < t.child[c] + t.childCount[c]; ++j) {
@@ -190,10 +195,11 @@ TEST_P(TreeTest, GroupsAreSmallContiguousRunsInsideOneCell) {
   EXPECT_EQ(g.box[0].hi.x, m_b.pos[100].x);
 }
 
-INSTANTIATE_TEST_SUITE_P(LeafSizesAndCurves, TreeTest,
-                         ::testing::Values(TreeCase{1, Curve::Hilbert}, TreeCase{16, Curve::Hilbert},
-                                           TreeCase{16, Curve::Morton}, TreeCase{64, Curve::Morton}),
-                         [](const auto& info) {
-                           return std::string(info.param.curve == Curve::Hilbert ? "Hilbert" : "Morton") +
-                                  "Leaf" + std::to_string(info.param.nLeaf);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    LeafSizesAndCurves, TreeTest,
+    ::testing::Values(TreeCase{1, Curve::Hilbert}, TreeCase{16, Curve::Hilbert},
+                      TreeCase{16, Curve::Morton}, TreeCase{64, Curve::Morton}),
+    [](const auto& info) {
+      return std::string(info.param.curve == Curve::Hilbert ? "Hilbert" : "Morton") + "Leaf" +
+             std::to_string(info.param.nLeaf);
+    });

@@ -2,7 +2,6 @@
 // and size), the missing-ffmpeg line before any work, an ffmpeg that fails, and the writer's
 // own checks. Tests that need ffmpeg skip without it (it is optional: apt-get install ffmpeg).
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -19,7 +18,9 @@ namespace {
 using namespace bhviz::test;
 namespace app = bhviz::app;
 
-bool haveFfmpeg() { return app::findFfmpeg().has_value() && app::findOnPath("ffprobe").has_value(); }
+bool haveFfmpeg() {
+  return app::findFfmpeg().has_value() && app::findOnPath("ffprobe").has_value();
+}
 bool noGl() {
   const char* v = std::getenv("BHVIZ_NO_GL");
   return v != nullptr && v[0] == '1';
@@ -34,9 +35,11 @@ struct Probe {
 Probe probe(const fs::path& video) {
   TempDir dir;
   const fs::path out = dir.path / "probe.csv";
-  const std::string cmd = "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-                          "stream=nb_read_frames,width,height,codec_name,pix_fmt -of "
-                          "default=noprint_wrappers=1 '" + video.string() + "' >'" + out.string() + "'";
+  const std::string cmd =
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=nb_read_frames,width,height,codec_name,pix_fmt -of "
+      "default=noprint_wrappers=1 '" +
+      video.string() + "' >'" + out.string() + "'";
   Probe p;
   if (std::system(cmd.c_str()) != 0) return p;
   std::ifstream f(out);
@@ -54,16 +57,21 @@ Probe probe(const fs::path& video) {
   return p;
 }
 
-std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+std::size_t lines(const std::string& s) {
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 TEST(VideoExe, HeadlessVideoHasTheFramesAndSizeAsked) {
-  if (!haveFfmpeg()) GTEST_SKIP() << "ffmpeg/ffprobe not on PATH (optional: apt-get install ffmpeg)";
+  if (!haveFfmpeg())
+    GTEST_SKIP() << "ffmpeg/ffprobe not on PATH (optional: apt-get install ffmpeg)";
   if (noGl()) GTEST_SKIP() << "BHVIZ_NO_GL=1";
   TempDir dir;
   const fs::path video = dir.path / "run.mp4";
   // Frames of the initial state and of steps 2, 4, 6: four. 321x181 is cropped to even sides.
-  const Process p = runBhviz("--headless --backend cpu --scenario plummer --n 2000 --steps 6 "
-                             "--frame-every 2 --size 321x181 --video " + video.string());
+  const Process p = runBhviz(
+      "--headless --backend cpu --scenario plummer --n 2000 --steps 6 "
+      "--frame-every 2 --size 321x181 --video " +
+      video.string());
   ASSERT_EQ(p.status, 0) << p.err;
   EXPECT_NE(p.out.find("4 frames in " + video.string()), std::string::npos) << p.out;
   EXPECT_FALSE(fs::exists(video.string() + ".tmp"));
@@ -76,12 +84,15 @@ TEST(VideoExe, HeadlessVideoHasTheFramesAndSizeAsked) {
 }
 
 TEST(VideoExe, VideoAndFramesTogetherShareTheFrames) {
-  if (!haveFfmpeg()) GTEST_SKIP() << "ffmpeg/ffprobe not on PATH (optional: apt-get install ffmpeg)";
+  if (!haveFfmpeg())
+    GTEST_SKIP() << "ffmpeg/ffprobe not on PATH (optional: apt-get install ffmpeg)";
   if (noGl()) GTEST_SKIP() << "BHVIZ_NO_GL=1";
   TempDir dir;
   const fs::path video = dir.path / "run.mkv", frames = dir.path / "frames";
-  const Process p = runBhviz("--headless --backend cpu --scenario plummer --n 1000 --steps 2 "
-                             "--size 64x48 --frames " + frames.string() + " --video " + video.string());
+  const Process p = runBhviz(
+      "--headless --backend cpu --scenario plummer --n 1000 --steps 2 "
+      "--size 64x48 --frames " +
+      frames.string() + " --video " + video.string());
   ASSERT_EQ(p.status, 0) << p.err;
   EXPECT_TRUE(fs::exists(frames / "frame_000002.png"));
   const Probe v = probe(video);
@@ -95,8 +106,11 @@ TEST(VideoExe, MissingFfmpegIsOneLineAndStatusTwoBeforeAnyWork) {
   const fs::path video = dir.path / "run.mp4";
   // A PATH without ffmpeg; bhviz itself is run by its full path. --n is large enough that any
   // work before the check would show in the time and the output.
-  const Process p = runBhviz("--headless --backend cpu --scenario plummer --n 2000000 --steps 50 "
-                             "--video " + video.string(), "env PATH=" + dir.path.string());
+  const Process p = runBhviz(
+      "--headless --backend cpu --scenario plummer --n 2000000 --steps 50 "
+      "--video " +
+          video.string(),
+      "env PATH=" + dir.path.string());
   EXPECT_EQ(p.status, 2) << p.err;
   EXPECT_EQ(lines(p.err), 1u) << p.err;
   EXPECT_NE(p.err.find("--video needs ffmpeg on PATH"), std::string::npos) << p.err;
@@ -106,8 +120,8 @@ TEST(VideoExe, MissingFfmpegIsOneLineAndStatusTwoBeforeAnyWork) {
 
 TEST(VideoExe, UnknownContainerIsAUsageError) {
   TempDir dir;
-  const Process p = runBhviz("--headless --scenario plummer --n 100 --video " +
-                             (dir.path / "run.gif").string());
+  const Process p =
+      runBhviz("--headless --scenario plummer --n 100 --video " + (dir.path / "run.gif").string());
   EXPECT_EQ(p.status, 2) << p.err;
   EXPECT_NE(p.err.find(".mp4, .mkv or .mov"), std::string::npos) << p.err;
 }
@@ -125,9 +139,11 @@ TEST(VideoExe, FailingFfmpegIsReportedNotACrash) {
   }
   ::chmod((fake / "ffmpeg").c_str(), 0755);
   const fs::path video = dir.path / "run.mp4";
-  const Process p = runBhviz("--headless --backend cpu --scenario plummer --n 2000 --steps 3 "
-                             "--size 1280x720 --quiet --video " + video.string(),
-                             "env PATH=" + fake.string() + ":/usr/bin:/bin");
+  const Process p = runBhviz(
+      "--headless --backend cpu --scenario plummer --n 2000 --steps 3 "
+      "--size 1280x720 --quiet --video " +
+          video.string(),
+      "env PATH=" + fake.string() + ":/usr/bin:/bin");
   EXPECT_EQ(p.status, 1) << p.err;
   EXPECT_EQ(lines(p.err), 1u) << p.err;
   EXPECT_NE(p.err.find("Unknown encoder libx264"), std::string::npos) << p.err;

@@ -5,20 +5,20 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/core/cli.h"
-#include "app/scene/frames.h"
-#include "app/scene/gl_context.h"
-#include "app/window/recording.h"
+#include "app/core/perf_history.h"
 #include "app/core/sim_session.h"
 #include "app/core/video.h"
+#include "app/scene/frames.h"
+#include "app/scene/gl_context.h"
 #include "app/scene/particle_view.h"
-#include "app/core/perf_history.h"
 #include "app/scene/vertex_rule.h"
+#include "app/window/recording.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/io/snapshot.h"
 #include "test_render_support.h"
@@ -33,8 +33,7 @@ bool haveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0
 
 /// bhviz in a fresh virtual display of 1280x720 (xvfb-run -a picks a free display number).
 Process runInWindow(const std::string& args, const std::string& env = "") {
-  return runBhviz(args, env + (env.empty() ? "" : " ") +
-                            "xvfb-run -a -s '-screen 0 1280x720x24'");
+  return runBhviz(args, env + (env.empty() ? "" : " ") + "xvfb-run -a -s '-screen 0 1280x720x24'");
 }
 
 std::size_t lineCount(const std::string& text) {
@@ -44,8 +43,7 @@ std::size_t lineCount(const std::string& text) {
 }
 
 TEST(WindowExe, WithoutDisplaySaysHowToRunHeadlessInOneLine) {
-  const Process p =
-      runBhviz("--backend cpu --n 100", "env -u DISPLAY -u WAYLAND_DISPLAY");
+  const Process p = runBhviz("--backend cpu --n 100", "env -u DISPLAY -u WAYLAND_DISPLAY");
   EXPECT_EQ(p.status, 2) << p.err;
   EXPECT_EQ(lineCount(p.err), 1u) << p.err;
   EXPECT_NE(p.err.find("--headless"), std::string::npos) << p.err;
@@ -79,8 +77,10 @@ TEST(WindowExe, ScreenshotOfTheWindowIsAPicture) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
   TempDir dir;
   const fs::path shot = dir.path / "window.png";
-  const Process p = runInWindow("--backend cpu --scenario galaxy --n 4000 --size 480x320 "
-                                "--quit-after 3 --screenshot " + shot.string());
+  const Process p = runInWindow(
+      "--backend cpu --scenario galaxy --n 4000 --size 480x320 "
+      "--quit-after 3 --screenshot " +
+      shot.string());
   ASSERT_EQ(p.status, 0) << p.out << p.err;
   const bhviz::render::Image img = bhviz::render::readPng(shot);
   EXPECT_EQ(img.width, 480);
@@ -134,7 +134,8 @@ TEST(WindowExe, LoadsASnapshotAndRecordsAVideo) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
   TempDir dir;
   const fs::path snapshot = dir.path / "start.tipsy", video = dir.path / "window.mp4";
-  bhviz::sim::io::writeSnapshot(snapshot.string(), bhviz::sim::makeScenario("plummer", 1500, 2), 2.0);
+  bhviz::sim::io::writeSnapshot(snapshot.string(), bhviz::sim::makeScenario("plummer", 1500, 2),
+                                2.0);
   const Process p = runInWindow("--backend cpu --size 320x240 --quit-after 4 --load " +
                                     snapshot.string() + " --video " + video.string(),
                                 "BHVIZ_UI_ALL_PANELS=1");
@@ -151,8 +152,10 @@ TEST(WindowExe, LoadsASnapshotAndRecordsAVideo) {
   EXPECT_FALSE(fs::exists(video.string() + ".tmp"));
   const fs::path probe = dir.path / "probe.txt";
   ASSERT_EQ(std::system(("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-                         "stream=nb_read_frames,width,height -of csv=p=0 '" + video.string() +
-                         "' >'" + probe.string() + "'").c_str()), 0);
+                         "stream=nb_read_frames,width,height -of csv=p=0 '" +
+                         video.string() + "' >'" + probe.string() + "'")
+                            .c_str()),
+            0);
   EXPECT_EQ(readText(probe), "320,240,4\n");
 }
 
@@ -198,9 +201,11 @@ TEST(WindowExe, WalkPanelWithAPickShowsTheInteractionList) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (scripts/install-deps.sh)";
   TempDir dir;
   const fs::path shot = dir.path / "walk.png";
-  const Process p = runInWindow("--backend cpu --scenario plummer --n 3000 --pick 17 --size 480x320 "
-                                "--quit-after 5 --screenshot " + shot.string(),
-                                "BHVIZ_UI_ALL_PANELS=1");
+  const Process p = runInWindow(
+      "--backend cpu --scenario plummer --n 3000 --pick 17 --size 480x320 "
+      "--quit-after 5 --screenshot " +
+          shot.string(),
+      "BHVIZ_UI_ALL_PANELS=1");
   ASSERT_EQ(p.status, 0) << p.out << p.err;
   EXPECT_EQ(p.err.find("GL error"), std::string::npos) << p.err;
   EXPECT_NE(p.out.find("bhviz: walk of particle 17"), std::string::npos) << p.out;
@@ -209,7 +214,8 @@ TEST(WindowExe, WalkPanelWithAPickShowsTheInteractionList) {
   EXPECT_GT(n.leaf, 100u);
   EXPECT_GT(n.opened, 20u);
   // A pick the window's particles do not have is one line, before anything runs.
-  const Process bad = runInWindow("--backend cpu --scenario plummer --n 3000 --pick 3000 --quit-after 1");
+  const Process bad =
+      runInWindow("--backend cpu --scenario plummer --n 3000 --pick 3000 --quit-after 1");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--pick = 3000 is out of range"), std::string::npos) << bad.err;
 }
@@ -421,10 +427,10 @@ TEST(PerfHistory, RingKeepsTheNewestAndAverageSmooths) {
 
 TEST(WindowCli, PictureOptionsApplyToTheWindowAndHeadlessOnlyOptionsSaySo) {
   std::ostringstream out;
-  const auto o = bhviz::app::parseCommandLine(
-      std::vector<std::string>{"--color", "speed", "--size", "640x480", "--show-halo",
-                               "--quit-after", "7"},
-      out);
+  const auto o =
+      bhviz::app::parseCommandLine(std::vector<std::string>{"--color", "speed", "--size", "640x480",
+                                                            "--show-halo", "--quit-after", "7"},
+                                   out);
   ASSERT_TRUE(o.has_value());
   EXPECT_FALSE(o->headless);
   EXPECT_EQ(o->frames.colorBy, ColorBy::Speed);

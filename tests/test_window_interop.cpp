@@ -15,9 +15,9 @@
 #include "app/bridge/cuda_gl_bridge.h"
 #include "app/scene/frames.h"
 #include "app/scene/gl_context.h"
-#include "app/scene/particle_view.h"
 #include "app/scene/overlay_view.h"
 #include "app/scene/overlay_writer.h"
+#include "app/scene/particle_view.h"
 #include "app/scene/vertex_writer.h"
 #include "render/renderer.h"
 #include "sim/cpu/cpu_backend.h"
@@ -88,13 +88,15 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
     app::VertexWriter writer;
     // Twice, and again after the buffer was reallocated (a new generation to register).
     for (int pass = 0; pass < 3; ++pass) {
-      if (pass == 2) scene.renderer->reserveParticles(2 * scene.renderer->particleBuffer().capacity);
+      if (pass == 2)
+        scene.renderer->reserveParticles(2 * scene.renderer->particleBuffer().capacity);
       const std::string note = writer.write(sim, view, *scene.renderer);
       ASSERT_TRUE(note.empty()) << note;
       ASSERT_STREQ(writer.path(), "CUDA-GL interop");
       EXPECT_EQ(scene.renderer->particleCount(), initial.size());
       const render::Image interop = scene.draw();
-      EXPECT_EQ(interop.rgba, uploaded.rgba) << "colour " << app::toString(colour) << ", pass " << pass;
+      EXPECT_EQ(interop.rgba, uploaded.rgba)
+          << "colour " << app::toString(colour) << ", pass " << pass;
     }
     if (colour == app::ColorBy::ForceError) {
       // New errors (the meter's next measurement) reach the device copy.
@@ -142,8 +144,9 @@ TEST(WindowInterop, DeviceOverlayIsTheCpuOverlay) {
   // origin + side · index: a few ulps of the frame's coordinates.
   const sim::KeyFrame& frame = cpuBackend->tree().frame;
   const float tolerance =
-      1e-6f * (std::max({std::abs(frame.origin.x), std::abs(frame.origin.y),
-                         std::abs(frame.origin.z)}) + frame.side);
+      1e-6f *
+      (std::max({std::abs(frame.origin.x), std::abs(frame.origin.y), std::abs(frame.origin.z)}) +
+       frame.side);
   std::size_t cells = 0;
   for (std::size_t i = 0; i < device.size(); ++i) {
     const render::OverlayBox& a = device[i];
@@ -168,7 +171,8 @@ TEST(WindowInterop, DeviceOverlayIsTheCpuOverlay) {
   EXPECT_EQ(scene.renderer->boxCount(), expected.size());
   const render::Image interop = scene.draw();
   std::size_t differing = 0;
-  for (std::size_t i = 0; i < interop.rgba.size(); ++i) differing += interop.rgba[i] != uploaded.rgba[i];
+  for (std::size_t i = 0; i < interop.rgba.size(); ++i)
+    differing += interop.rgba[i] != uploaded.rgba[i];
   EXPECT_LE(differing, interop.rgba.size() / 1000) << "the interop overlay draws other boxes";
 }
 

@@ -67,8 +67,8 @@ void CudaGlBridge::unregister() noexcept {
 void CudaGlBridge::reg(const render::VertexBufferInfo& buffer) {
   unregister();
   cudaGraphicsResource_t resource = nullptr;
-  const cudaError_t err = cudaGraphicsGLRegisterBuffer(&resource, buffer.name,
-                                                       cudaGraphicsRegisterFlagsWriteDiscard);
+  const cudaError_t err =
+      cudaGraphicsGLRegisterBuffer(&resource, buffer.name, cudaGraphicsRegisterFlagsWriteDiscard);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // not sticky: clear it so later CUDA checks do not see it
     throw InteropUnavailable(std::string("cudaGraphicsGLRegisterBuffer failed: ") +

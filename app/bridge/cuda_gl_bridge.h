@@ -54,7 +54,7 @@ class CudaGlBridge {
   void reg(const render::VertexBufferInfo& buffer);
   void unregister() noexcept;
 
-  void* m_values = nullptr;     // device: float per particle id
+  void* m_values = nullptr;  // device: float per particle id
   std::size_t m_valueCount = 0, m_valueCapacity = 0;
   void* m_resource = nullptr;  // cudaGraphicsResource_t
   std::uint32_t m_name = 0;

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "app/core/background_job.h"
-#include "app/headless.h"
 #include "app/core/sweep.h"
+#include "app/headless.h"
 
 namespace bhviz::app {
 
@@ -20,8 +20,8 @@ MeterPlan planMeter(std::size_t requested, std::size_t n, bool cuda) {
     plan.everyParticle = true;
     return plan;
   }
-  const auto affordable = std::max<std::size_t>(static_cast<std::size_t>(plan.pairBudget / dn),
-                                                kMeterMinSample);
+  const auto affordable =
+      std::max<std::size_t>(static_cast<std::size_t>(plan.pairBudget / dn), kMeterMinSample);
   plan.sample = std::min({requested, n, affordable});
   plan.reduced = plan.sample < std::min(requested, n);
   return plan;
@@ -46,13 +46,14 @@ MeterResult measureState(sim::Backend& scratch, const sim::Particles& state, dou
   r.time = time;
   r.n = state.size();
   r.sample = ref.ids.size();
-  auto byId = std::make_shared<std::vector<float>>(state.size(),
-                                                   std::numeric_limits<float>::quiet_NaN());
+  auto byId =
+      std::make_shared<std::vector<float>>(state.size(), std::numeric_limits<float>::quiet_NaN());
   for (std::size_t k = 0; k < ref.ids.size(); ++k) {
     if (ref.ids[k] < byId->size()) (*byId)[ref.ids[k]] = static_cast<float>(relative[k]);
   }
   r.errorById = std::move(byId);
-  r.wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.wallMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
@@ -85,8 +86,9 @@ bool AccuracyMeter::update(const sim::Simulation& sim, const MeterSettings& s, s
       m_error = e.what();
     }
   }
-  m_plan = planMeter(static_cast<std::size_t>(std::clamp(s.sample, kMeterMinSample, kMeterMaxSample)),
-                     sim.backend().size(), sim.backend().traits().onDevice);
+  m_plan =
+      planMeter(static_cast<std::size_t>(std::clamp(s.sample, kMeterMinSample, kMeterMaxSample)),
+                sim.backend().size(), sim.backend().traits().onDevice);
   m_interval = meterInterval(s, m_latest ? m_latest->wallMs : 0.0, frameMs);
   ++m_framesSince;
   if (s.enabled && !m_job.valid() && m_framesSince >= m_interval) start(sim, s, seed);

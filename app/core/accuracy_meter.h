@@ -24,7 +24,6 @@
 
 namespace bhviz::app {
 
-
 inline constexpr int kMeterMinSample = 16;
 inline constexpr int kMeterMaxSample = 100000;
 inline constexpr int kMeterMaxEveryFrames = 10000;
@@ -52,13 +51,13 @@ int meterInterval(const MeterSettings& s, double measureMs, double frameMs);
 
 /// One measurement.
 struct MeterResult {
-  double time = 0.0;           ///< simulation time of the measured state [time]
-  std::size_t n = 0;           ///< particles in it [1]
-  sim::AccuracySample s;       ///< errors of the sample, cost of the fresh evaluation
-  std::size_t sample = 0;      ///< particles measured [1]
+  double time = 0.0;       ///< simulation time of the measured state [time]
+  std::size_t n = 0;       ///< particles in it [1]
+  sim::AccuracySample s;   ///< errors of the sample, cost of the fresh evaluation
+  std::size_t sample = 0;  ///< particles measured [1]
   /// Relative error of each particle by id; NaN where the particle was not in the sample.
   std::shared_ptr<const std::vector<float>> errorById;
-  double wallMs = 0.0;         ///< the whole measurement: reference sum and evaluation [ms]
+  double wallMs = 0.0;  ///< the whole measurement: reference sum and evaluation [ms]
 };
 
 /// What the meter runs on its thread, and what the tests call: `state` in id order
@@ -71,9 +70,9 @@ MeterResult measureState(sim::Backend& scratch, const sim::Particles& state, dou
                          const sim::ReferenceSum& sum = {});
 
 struct MeterHistoryPoint {
-  double time = 0.0;   ///< [time]
-  double median = 0.0; ///< [1]
-  double p99 = 0.0;    ///< [1]
+  double time = 0.0;    ///< [time]
+  double median = 0.0;  ///< [1]
+  double p99 = 0.0;     ///< [1]
 };
 
 class AccuracyMeter {

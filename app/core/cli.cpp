@@ -51,11 +51,11 @@ struct RawArgs {
   std::string overlay = "none";
   std::string overlayLevels = "2:6";
   std::string quitAfter;
-  std::string pick;  // --pick ID
+  std::string pick;                    // --pick ID
   std::string load, save;              // --load, --save
   std::vector<std::string> saveEvery;  // --save-every K DIR
-  std::string sweep, out;  // --sweep, --out (app/sweep.h)
-  std::string video;       // --video
+  std::string sweep, out;              // --sweep, --out (app/sweep.h)
+  std::string video;                   // --video
 };
 
 BackendChoice toBackend(const std::string& text) {
@@ -218,9 +218,11 @@ std::string optionMessage(const CLI::App& app, const std::string& message) {
 // The text typed for each parameter sim::validate names, by its name there.
 std::map<std::string, std::string> typedValues(const CLI::App& app, const RawArgs& r) {
   std::map<std::string, std::string> typed;
-  const std::pair<const char*, const std::string*> options[] = {
-      {"theta", &r.theta}, {"mac-param", &r.macParam}, {"softening", &r.softening},
-      {"eta", &r.eta},     {"dt", &r.dt}};
+  const std::pair<const char*, const std::string*> options[] = {{"theta", &r.theta},
+                                                                {"mac-param", &r.macParam},
+                                                                {"softening", &r.softening},
+                                                                {"eta", &r.eta},
+                                                                {"dt", &r.dt}};
   for (const auto& [name, text] : options) {
     if (app.count(std::string("--") + name) > 0) typed[name] = *text;
   }
@@ -269,8 +271,8 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   }
   if (given("--eta")) p.eta = toFloat("--eta", r.eta);
   if (given("--max-bin-depth")) {
-    p.maxBinDepth = static_cast<int>(
-        toInteger("--max-bin-depth", r.maxBinDepth, 0, sim::kMaxBinDepthLimit));
+    p.maxBinDepth =
+        static_cast<int>(toInteger("--max-bin-depth", r.maxBinDepth, 0, sim::kMaxBinDepthLimit));
   }
   p.softening = given("--softening") ? toFloat("--softening", r.softening) : info.softening;
 
@@ -311,7 +313,8 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   f.showHalo = r.showHalo;
   const auto overlay = parseOverlayKind(r.overlay);
   if (!overlay) {
-    throw UsageError("--overlay = " + quoted(r.overlay) + " is not known: must be tree, groups or none");
+    throw UsageError("--overlay = " + quoted(r.overlay) +
+                     " is not known: must be tree, groups or none");
   }
   f.overlay = *overlay;
   std::tie(f.overlayMinLevel, f.overlayMaxLevel) = toLevels(r.overlayLevels);
@@ -325,7 +328,8 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
     for (const char* name : {"--frame-every", "--size", "--color", "--show-halo", "--overlay",
                              "--overlay-levels", "--pick"}) {
       if (given(name)) {
-        throw UsageError(std::string(name) + " needs --frames DIR, --video FILE or --screenshot FILE");
+        throw UsageError(std::string(name) +
+                         " needs --frames DIR, --video FILE or --screenshot FILE");
       }
     }
   }
@@ -387,9 +391,11 @@ void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o, OutputSe
   namespace fs = std::filesystem;
   auto given = [&](const char* name) { return app.count(name) > 0; };
   if (!o.headless) {
-    // --load opens the window on the snapshot (app/window/app_state.cpp); saving is the Files panel's.
+    // --load opens the window on the snapshot (app/window/app_state.cpp); saving is the Files
+    // panel's.
     for (const char* name : {"--save", "--save-every"}) {
-      if (given(name)) throw UsageError(std::string(name) + " applies to headless runs only: add --headless");
+      if (given(name))
+        throw UsageError(std::string(name) + " applies to headless runs only: add --headless");
     }
   }
   if (given("--load")) {

@@ -81,8 +81,8 @@ bool toOnOff(const std::string& option, const std::string& text) {
 
 // "1280x720" → {1280, 720}.
 std::pair<int, int> toSize(const std::string& text) {
-  const std::string range = "each side in [" + std::to_string(kMinImageSide) + ", " +
-                            std::to_string(kMaxImageSide) + "]";
+  const std::string range =
+      "each side in [" + std::to_string(kMinImageSide) + ", " + std::to_string(kMaxImageSide) + "]";
   const std::size_t x = text.find('x');
   if (x == std::string::npos) {
     throw UsageError("--size = " + quoted(text) + " is not WxH (e.g. 1280x720): " + range);

@@ -17,27 +17,28 @@ namespace bhviz::app {
 
 /// Everything one run needs, with the scenario's suggestions already folded into `params`.
 struct Options {
-  sim::SimParams params;                        ///< validated (sim::validate)
-  bool headless = false;                        ///< --headless; without it the window opens
-  std::string scenario = "merger";              ///< a name from sim::scenarios(), or a scenario file's path
-  std::size_t n = 20000;                        ///< particles [1]: --n, else the scenario's count
-  bool nGiven = false;                          ///< --n was given (else the CUDA window sizes N to the backend)
-  int steps = 10;                               ///< dtMax intervals to run [1]
-  std::uint64_t seed = 1;                       ///< initial-condition seed
+  sim::SimParams params;            ///< validated (sim::validate)
+  bool headless = false;            ///< --headless; without it the window opens
+  std::string scenario = "merger";  ///< a name from sim::scenarios(), or a scenario file's path
+  std::size_t n = 20000;            ///< particles [1]: --n, else the scenario's count
+  bool nGiven = false;              ///< --n was given (else the CUDA window sizes N to the backend)
+  int steps = 10;                   ///< dtMax intervals to run [1]
+  std::uint64_t seed = 1;           ///< initial-condition seed
   BackendChoice backend = BackendChoice::Auto;  ///< --backend; see selectBackend
   int threads = 0;                              ///< OpenMP threads; 0 = OpenMP's own default
   std::string statsPath;                        ///< --stats FILE.json; empty = none
   std::string dumpAccelPath;                    ///< --dump-accel FILE.csv; empty = none
   bool quiet = false;                           ///< no progress lines on stdout
   FrameOptions frames;                          ///< --frames, --screenshot and their look
-  int quitAfter = 0;                            ///< --quit-after K: end after K frames (window) or steps (headless); 0 = never
+  /// --quit-after K: end after K frames (window) or steps (headless); 0 = never
+  int quitAfter = 0;
   // Snapshots (sim/io/snapshot.h), headless only.
-  std::string loadPath;                         ///< --load FILE: start from this snapshot, not --scenario; empty = none
-  std::string savePath;                         ///< --save FILE: the final state (.tipsy or .hdf5); empty = none
-  int saveEvery = 0;                            ///< --save-every K DIR: a Tipsy snapshot every K steps [steps]; 0 = never
-  std::string saveDir;                          ///< the DIR of --save-every
-  SweepOptions sweep;                           ///< --sweep, --out: an accuracy sweep instead of a run
-  sim::ScenarioCamera camera;                   ///< the scenario's scripted camera (none: empty)
+  std::string loadPath;  ///< --load FILE: start from this snapshot, not --scenario; empty = none
+  std::string savePath;  ///< --save FILE: the final state (.tipsy or .hdf5); empty = none
+  int saveEvery = 0;     ///< --save-every K DIR: a Tipsy snapshot every K steps [steps]; 0 = never
+  std::string saveDir;   ///< the DIR of --save-every
+  SweepOptions sweep;    ///< --sweep, --out: an accuracy sweep instead of a run
+  sim::ScenarioCamera camera;  ///< the scenario's scripted camera (none: empty)
 };
 
 /// A mistake on the command line. what() is one line naming the option; exit status 2.

@@ -1,11 +1,11 @@
 #include "app/core/output_paths.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "app/core/cli_values.h"
 #include "app/core/options.h"
@@ -64,14 +64,15 @@ void requireDirectoryUsable(const std::string& option, const std::string& dir,
   if (dir.empty()) throw UsageError(option + ": the directory name is empty");
   std::error_code ec;
   if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw UsageError(option + " = " + quoted(dir) + " is not a directory");
+    if (!fs::is_directory(dir, ec))
+      throw UsageError(option + " = " + quoted(dir) + " is not a directory");
     requireWritable(option, (fs::path(dir) / sampleFile).string());
     return;
   }
   for (const fs::path& part : fs::path(dir)) {
     if (part.native().size() > NAME_MAX) {
-      throw UsageError(option + " = " + quoted(dir) + ": cannot create the directory: " +
-                       writeFailure(ENAMETOOLONG, false));
+      throw UsageError(option + " = " + quoted(dir) +
+                       ": cannot create the directory: " + writeFailure(ENAMETOOLONG, false));
     }
   }
   fs::path ancestor = fs::absolute(dir, ec).parent_path();
@@ -87,7 +88,6 @@ void requireDirectoryUsable(const std::string& option, const std::string& dir,
                      quoted(ancestor.string()) + ": " + std::strerror(errno));
   }
 }
-
 
 namespace {
 

@@ -41,7 +41,7 @@ class OutputSet {
     std::string option, typed;
     std::filesystem::path path;  // absolute, symbolic links of existing parts resolved
     Kind kind;
-    const char* prefix = "";     // a directory's numbered files start with this
+    const char* prefix = "";  // a directory's numbered files start with this
   };
 
   static bool among(const Entry& file, const Entry& dir);

@@ -45,12 +45,12 @@ class Ring {
 
 /// One displayed frame.
 struct FrameRecord {
-  sim::StepProfile step;  ///< stage timings and interactions, summed over the frame's substeps
-  int substeps = 0;       ///< substeps run in the frame
-  double frameMs = 0.0;   ///< wall time from this frame's start to the next's [ms]
-  double simMs = 0.0;     ///< wall time of the substeps [ms]
-  double writeMs = 0.0;   ///< writing the vertex buffer (interop or upload) [ms]
-  double renderMs = 0.0;  ///< submitting the scene and the UI [ms]
+  sim::StepProfile step;      ///< stage timings and interactions, summed over the frame's substeps
+  int substeps = 0;           ///< substeps run in the frame
+  double frameMs = 0.0;       ///< wall time from this frame's start to the next's [ms]
+  double simMs = 0.0;         ///< wall time of the substeps [ms]
+  double writeMs = 0.0;       ///< writing the vertex buffer (interop or upload) [ms]
+  double renderMs = 0.0;      ///< submitting the scene and the UI [ms]
   double gpuRenderMs = -1.0;  ///< device time of a recent frame's scene (GL timer query read
                               ///< frames later, never waited for) [ms]; negative: not known
 };

@@ -22,11 +22,12 @@ inline constexpr std::size_t kMaxParticles = 1'000'000'000;
 
 /// What a simulation is built from: changing any of these rebuilds it.
 struct SceneSettings {
-  std::string scenario = "merger";              ///< a name from sim::scenarios(), or a scenario file's path
-  std::size_t n = 20000;                        ///< particles [1]
-  std::uint64_t seed = 1;                       ///< initial-condition seed
+  std::string scenario = "merger";  ///< a name from sim::scenarios(), or a scenario file's path
+  std::size_t n = 20000;            ///< particles [1]
+  std::uint64_t seed = 1;           ///< initial-condition seed
   BackendChoice backend = BackendChoice::Auto;  ///< cpu, cuda or auto
-  std::string snapshotPath;  ///< built from this snapshot (its N and time) instead of the scenario; empty = the scenario
+  std::string snapshotPath;  ///< built from this snapshot (its N and time) instead of the scenario;
+                             ///< empty = the scenario
 };
 
 /// How far the simulation moves per displayed frame.
@@ -41,26 +42,26 @@ struct FrameBudget {
 /// The meter's knobs (the Accuracy meter panel edits them).
 struct MeterSettings {
   bool enabled = true;
-  int everyFrames = 30;    ///< frames between the starts of two measurements [1]
-  int sample = 2000;       ///< particles compared with direct summation [1]
+  int everyFrames = 30;      ///< frames between the starts of two measurements [1]
+  int sample = 2000;         ///< particles compared with direct summation [1]
   bool autoInterval = true;  ///< stretch everyFrames so measuring costs ≤ kMeterShare of the frames
 };
 
 /// What the sweep section of the Accuracy meter panel edits.
 struct SweepSettings {
-  float from = 0.3f;  ///< first θ [1]
-  float to = 0.9f;    ///< last θ [1]
-  float step = 0.1f;  ///< [1]
+  float from = 0.3f;                                 ///< first θ [1]
+  float to = 0.9f;                                   ///< last θ [1]
+  float step = 0.1f;                                 ///< [1]
   std::array<bool, 4> macs{true, true, true, true};  ///< per sim::MacKind, in enum order
   std::string csvPath = "sweep.csv";                 ///< Export CSV writes here
 };
 
 /// --sweep theta=FROM:TO:STEP with --mac NAME|all and --out FILE.csv.
 struct SweepOptions {
-  bool wanted = false;              ///< --sweep was given
-  std::vector<float> thetas;        ///< the θ values, ascending [1]
-  std::vector<sim::MacKind> macs;   ///< the MACs swept, in CSV order (--mac all: every MAC)
-  std::string outPath;              ///< --out FILE.csv
+  bool wanted = false;             ///< --sweep was given
+  std::vector<float> thetas;       ///< the θ values, ascending [1]
+  std::vector<sim::MacKind> macs;  ///< the MACs swept, in CSV order (--mac all: every MAC)
+  std::string outPath;             ///< --out FILE.csv
 };
 
 }  // namespace bhviz::app

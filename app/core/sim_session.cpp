@@ -179,7 +179,6 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
   return true;
 }
 
-
 std::string SimSession::applyParams(const sim::SimParams& params) {
   try {
     m_sim->setParams(params);  // validates against sim's ranges and the backend's

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "app/core/settings.h"
 #include "app/core/perf_history.h"
+#include "app/core/settings.h"
 #include "sim/diagnostics.h"
 #include "sim/ic/scenario_file.h"
 #include "sim/simulation.h"

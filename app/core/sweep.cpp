@@ -8,8 +8,8 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "app/core/cli.h"
 #include "app/core/backend_select.h"
+#include "app/core/cli.h"
 #include "app/core/output.h"
 #include "sim/accuracy.h"
 #include "sim/ic/initial_conditions.h"
@@ -19,8 +19,9 @@ namespace bhviz::app {
 
 namespace {
 
-constexpr const char* kSweepForm = "must be theta=FROM:TO:STEP with 0 < FROM <= TO <= 1.5 and "
-                                   "STEP > 0 (e.g. theta=0.2:1.0:0.1)";
+constexpr const char* kSweepForm =
+    "must be theta=FROM:TO:STEP with 0 < FROM <= TO <= 1.5 and "
+    "STEP > 0 (e.g. theta=0.2:1.0:0.1)";
 
 bool toNumber(const std::string& text, float& v) {
   errno = 0;
@@ -81,8 +82,8 @@ int runSweep(const Options& o, std::ostream& out, std::ostream& /*err*/) {
       sim::makeReference(state, o.params.softening, kSweepSample, o.seed, sum);
   if (!o.quiet) {
     out << "bhviz: sweep of " << o.scenario << ", N = " << o.n << ", seed " << o.seed << ", "
-        << o.sweep.macs.size() * o.sweep.thetas.size() << " points, error sample "
-        << ref.ids.size() << ", " << backendName << " backend\n";
+        << o.sweep.macs.size() * o.sweep.thetas.size() << " points, error sample " << ref.ids.size()
+        << ", " << backendName << " backend\n";
   }
   const std::vector<sim::SweepPoint> points =
       sim::sweep(state, o.params, makeBackend, o.sweep.macs, o.sweep.thetas, ref);

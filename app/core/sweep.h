@@ -6,14 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/accuracy.h"
 #include "app/core/settings.h"
+#include "sim/accuracy.h"
 #include "sim/params.h"
 
 namespace bhviz::app {
 
 struct Options;
-
 
 /// The CSV header, exactly as written.
 inline constexpr const char* kSweepCsvHeader =

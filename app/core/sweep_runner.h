@@ -20,7 +20,6 @@
 
 namespace bhviz::app {
 
-
 class SweepRunner {
  public:
   SweepRunner() = default;

@@ -80,30 +80,43 @@ std::string videoMuxer(const std::string& path) {
                    " (must be .mp4, .mkv or .mov)");
 }
 
-VideoWriter::VideoWriter(const std::string& ffmpeg, const std::string& path, int width,
-                         int height, int fps)
+VideoWriter::VideoWriter(const std::string& ffmpeg, const std::string& path, int width, int height,
+                         int fps)
     : m_path(path), m_tmp(path + ".tmp"), m_width(width), m_height(height) {
   const std::string muxer = videoMuxer(path);
-  if (width < 2 || height < 2) throw VideoError(inQuotes(path) + ": a video needs at least 2x2 pixels");
+  if (width < 2 || height < 2)
+    throw VideoError(inQuotes(path) + ": a video needs at least 2x2 pixels");
   ignoreSigpipe();
   char logName[] = "/tmp/bhviz-ffmpeg-XXXXXX";
   const int logFd = ::mkstemp(logName);
-  if (logFd < 0) throw VideoError(std::string("cannot create ffmpeg's log: ") + std::strerror(errno));
+  if (logFd < 0)
+    throw VideoError(std::string("cannot create ffmpeg's log: ") + std::strerror(errno));
   ::close(logFd);
   m_log = logName;
 
-  std::vector<std::string> args{ffmpeg, "-hide_banner", "-loglevel", "error", "-y",
-                                "-f", "rawvideo", "-pix_fmt", "rgba",
-                                "-s", std::to_string(width) + "x" + std::to_string(height),
-                                "-framerate", std::to_string(fps), "-i", "pipe:0"};
+  std::vector<std::string> args{ffmpeg,
+                                "-hide_banner",
+                                "-loglevel",
+                                "error",
+                                "-y",
+                                "-f",
+                                "rawvideo",
+                                "-pix_fmt",
+                                "rgba",
+                                "-s",
+                                std::to_string(width) + "x" + std::to_string(height),
+                                "-framerate",
+                                std::to_string(fps),
+                                "-i",
+                                "pipe:0"};
   // Images arrive with rows from the top (render::Image), as ffmpeg expects: no vflip. yuv420p
   // subsamples 2x2, so an odd side drops its last row or column.
   if (width % 2 != 0 || height % 2 != 0) {
     args.insert(args.end(), {"-vf", "crop=" + std::to_string(width & ~1) + ":" +
                                         std::to_string(height & ~1) + ":0:0"});
   }
-  args.insert(args.end(), {"-c:v", "libx264", "-preset", "medium", "-crf", "18", "-pix_fmt",
-                           "yuv420p"});
+  args.insert(args.end(),
+              {"-c:v", "libx264", "-preset", "medium", "-crf", "18", "-pix_fmt", "yuv420p"});
   if (muxer != "matroska") args.insert(args.end(), {"-movflags", "+faststart"});
   args.insert(args.end(), {"-f", muxer, m_tmp});
   std::vector<char*> argv;
@@ -215,7 +228,8 @@ void VideoWriter::finish() {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string reason = ffmpegTail();
     abandon();
-    throw VideoError(inQuotes(m_path) + ": ffmpeg failed (" + exitDescription(status) + ")" + reason);
+    throw VideoError(inQuotes(m_path) + ": ffmpeg failed (" + exitDescription(status) + ")" +
+                     reason);
   }
   std::error_code ec;
   fs::rename(m_tmp, m_path, ec);

@@ -4,10 +4,11 @@
 // exits cleanly. No GL here: frames come in as images (rows from the top), so the headless
 // recorder and the window's feed it alike.
 
+#include <sys/types.h>
+
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <sys/types.h>
 
 #include "render/image.h"
 
@@ -61,7 +62,7 @@ class VideoWriter {
   std::string m_log;  // ffmpeg's stderr
   int m_width = 0;
   int m_height = 0;
-  int m_fd = -1;      // the pipe to ffmpeg's stdin
+  int m_fd = -1;  // the pipe to ffmpeg's stdin
   pid_t m_pid = -1;
   int m_frames = 0;
 };

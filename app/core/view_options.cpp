@@ -11,10 +11,14 @@ std::optional<ColorBy> parseColorBy(const std::string& text) {
 
 std::string toString(ColorBy c) {
   switch (c) {
-    case ColorBy::Component: return "component";
-    case ColorBy::Speed: return "speed";
-    case ColorBy::Bin: return "bin";
-    case ColorBy::ForceError: return "force error";
+    case ColorBy::Component:
+      return "component";
+    case ColorBy::Speed:
+      return "speed";
+    case ColorBy::Bin:
+      return "bin";
+    case ColorBy::ForceError:
+      return "force error";
   }
   return "?";
 }
@@ -28,9 +32,12 @@ std::optional<OverlayKind> parseOverlayKind(const std::string& text) {
 
 std::string toString(OverlayKind k) {
   switch (k) {
-    case OverlayKind::None: return "none";
-    case OverlayKind::Tree: return "tree";
-    case OverlayKind::Groups: return "groups";
+    case OverlayKind::None:
+      return "none";
+    case OverlayKind::Tree:
+      return "tree";
+    case OverlayKind::Groups:
+      return "groups";
   }
   return "?";
 }

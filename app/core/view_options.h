@@ -31,21 +31,24 @@ struct ViewSettings {
 
 /// Headless pictures: PNG frames during the run and/or a screenshot at its end.
 struct FrameOptions {
-  std::string framesDir;       ///< --frames DIR: frame_000000.png, … ; empty = none
-  int every = 1;               ///< --frame-every K: a frame every K steps (and the initial state)
-  int width = 1280;            ///< --size WxH [pixels]
+  std::string framesDir;  ///< --frames DIR: frame_000000.png, … ; empty = none
+  int every = 1;          ///< --frame-every K: a frame every K steps (and the initial state)
+  int width = 1280;       ///< --size WxH [pixels]
   int height = 720;
-  std::string screenshotPath;  ///< --screenshot FILE: the final state; empty = none
-  ColorBy colorBy = ColorBy::Component;  ///< --color
-  bool showHalo = false;                 ///< --show-halo: draw the dark matter too
+  std::string screenshotPath;               ///< --screenshot FILE: the final state; empty = none
+  ColorBy colorBy = ColorBy::Component;     ///< --color
+  bool showHalo = false;                    ///< --show-halo: draw the dark matter too
   OverlayKind overlay = OverlayKind::None;  ///< --overlay
-  int overlayMinLevel = 2;  ///< --overlay-levels A:B (tree cells of levels A..B)
+  int overlayMinLevel = 2;                  ///< --overlay-levels A:B (tree cells of levels A..B)
   int overlayMaxLevel = 6;
-  std::string videoPath;  ///< --video FILE: the frames (as --frame-every picks them) as a video; empty = none
-  std::string ffmpeg;     ///< the ffmpeg found on PATH for --video; empty = none found
+  std::string videoPath;     ///< --video FILE: the frames (as --frame-every picks them) as a video;
+                             ///< empty = none
+  std::string ffmpeg;        ///< the ffmpeg found on PATH for --video; empty = none found
   std::int64_t pickId = -1;  ///< --pick ID: draw this particle's walk (app/walk_view.h); -1 = none
 
-  bool wanted() const { return !framesDir.empty() || !screenshotPath.empty() || !videoPath.empty(); }
+  bool wanted() const {
+    return !framesDir.empty() || !screenshotPath.empty() || !videoPath.empty();
+  }
 };
 
 }  // namespace bhviz::app

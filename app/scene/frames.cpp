@@ -6,8 +6,8 @@
 
 #include "app/core/output.h"
 #include "app/scene/overlay_view.h"
-#include "app/scene/walk_view.h"
 #include "app/scene/scenario_camera.h"
+#include "app/scene/walk_view.h"
 
 namespace bhviz::app {
 
@@ -60,8 +60,7 @@ FrameRecorder::~FrameRecorder() { m_scene.reset(); }  // GL objects go before th
 
 std::string FrameRecorder::description() const {
   std::string s = "bhviz: pictures " + std::to_string(m_options.width) + "x" +
-                  std::to_string(m_options.height) + ", colour by " +
-                  toString(m_options.colorBy);
+                  std::to_string(m_options.height) + ", colour by " + toString(m_options.colorBy);
   if (!m_options.framesDir.empty()) {
     s += ", frames in " + m_options.framesDir + " every " + std::to_string(m_options.every) +
          (m_options.every == 1 ? " step" : " steps");
@@ -136,7 +135,8 @@ void FrameRecorder::afterStep(const sim::Simulation& sim, int step) {
 }
 
 void FrameRecorder::finish(const sim::Simulation& sim) {
-  if (!m_options.screenshotPath.empty()) writePngAtomically(m_options.screenshotPath, renderState(sim));
+  if (!m_options.screenshotPath.empty())
+    writePngAtomically(m_options.screenshotPath, renderState(sim));
   if (m_video) m_video->finish();
 }
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "app/scene/gl_context.h"
-#include "app/scene/scene_pipeline.h"
 #include "app/core/video.h"
 #include "app/core/view_options.h"
+#include "app/scene/gl_context.h"
+#include "app/scene/scene_pipeline.h"
 #include "render/camera.h"
 #include "render/camera_path.h"
 #include "render/image.h"

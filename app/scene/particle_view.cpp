@@ -7,12 +7,13 @@
 namespace bhviz::app {
 
 static_assert(kHiddenVertex == render::kHiddenValue, "one hidden value");
-static_assert(kComponentPaletteSize == static_cast<int>(kComponentColours), "one component palette");
+static_assert(kComponentPaletteSize == static_cast<int>(kComponentColours),
+              "one component palette");
 
 namespace {
 
-constexpr float kVisibleFraction = 0.95f;  // Framing::radius holds this share of the particles
-constexpr float kSpeedQuantile = 0.99f;   // calibrate: this speed quantile → palette top
+constexpr float kVisibleFraction = 0.95f;   // Framing::radius holds this share of the particles
+constexpr float kSpeedQuantile = 0.99f;     // calibrate: this speed quantile → palette top
 constexpr float kSurfaceBrightness = 6.0f;  // particleStyleFor: N · brightness · (size/radius)²
 
 float speedOf(const sim::Particles& p, std::size_t i) {
@@ -33,7 +34,8 @@ float quantile(std::vector<float>& values, float q) {
 float errorValue(float relativeError) {
   if (!(relativeError >= 0.0f)) return 0.0f;  // NaN: not measured
   const float lo = std::log10(kErrorLow), hi = std::log10(kErrorHigh);
-  const float t = std::clamp((std::log10(std::max(relativeError, 1e-30f)) - lo) / (hi - lo), 0.0f, 1.0f);
+  const float t =
+      std::clamp((std::log10(std::max(relativeError, 1e-30f)) - lo) / (hi - lo), 0.0f, 1.0f);
   return kErrorFloor + (1.0f - kErrorFloor) * t;
 }
 
@@ -113,7 +115,8 @@ render::Palette ParticleView::palette() const {
     case ColorBy::Speed:
       return render::Palette::fire();
     case ColorBy::Bin: {
-      render::Palette p = render::Palette::rainbow(static_cast<std::size_t>(m_settings.maxBinDepth) + 1);
+      render::Palette p =
+          render::Palette::rainbow(static_cast<std::size_t>(m_settings.maxBinDepth) + 1);
       p.smooth = false;
       return p;
     }

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "app/core/view_options.h"
+#include "app/scene/vertex_rule.h"
 #include "render/palette.h"
 #include "render/renderer.h"
 #include "render/vertex.h"
-#include "app/scene/vertex_rule.h"
-#include "app/core/view_options.h"
 #include "sim/particles.h"
 
 namespace bhviz::app {
@@ -40,7 +40,9 @@ class ParticleView {
   float speedScale() const { return m_speedScale; }
   /// The relative force error of each particle by id (NaN: not measured), for ColorBy::ForceError;
   /// null draws every particle grey.
-  void setErrors(std::shared_ptr<const std::vector<float>> errorById) { m_errors = std::move(errorById); }
+  void setErrors(std::shared_ptr<const std::vector<float>> errorById) {
+    m_errors = std::move(errorById);
+  }
   /// The errors last set (null: none), to tell when they change.
   const std::shared_ptr<const std::vector<float>>& errors() const { return m_errors; }
   /// errorValue of each particle's error, by id: what fill writes for a visible particle

@@ -26,8 +26,7 @@ void aimCamera(render::Camera& camera, const Framing& framing, float aspect) {
   camera.frameSphere(framing.centre, kFramePadding * framing.radius, aspect);
 }
 
-ScenePipeline::ScenePipeline(const ViewSettings& view)
-    : m_view(view), m_look(sceneRenderParams()) {
+ScenePipeline::ScenePipeline(const ViewSettings& view) : m_view(view), m_look(sceneRenderParams()) {
   m_renderer.setPalette(m_view.palette());
 }
 

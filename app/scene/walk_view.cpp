@@ -100,7 +100,8 @@ std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const Walk
   switch (overlay.mode) {
     case WalkOverlay::Mode::Build: {
       // The cells of levels 0 .. level, coloured by level as the tree overlay colours them.
-      const LevelColours colours = levelColours(LevelRange{0, std::min(overlay.level, w.levels() - 1)});
+      const LevelColours colours =
+          levelColours(LevelRange{0, std::min(overlay.level, w.levels() - 1)});
       const std::uint32_t cells = w.build(overlay.level).cellsSoFar;
       for (std::uint32_t c = 0; c < cells; ++c) {
         const sim::cpu::CellFacts f = w.cell(c);

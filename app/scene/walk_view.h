@@ -24,10 +24,10 @@
 namespace bhviz::app {
 
 /// Overlay colours (linear RGB, opacity) of the walk: one per verdict, and the picked group.
-inline constexpr glm::vec4 kAcceptedColour{0.2f, 1.0f, 0.25f, 0.9f};  ///< green: multipole (M2P)
-inline constexpr glm::vec4 kLeafColour{1.0f, 0.45f, 0.05f, 0.9f};     ///< orange: leaf, P2P
-inline constexpr glm::vec4 kOpenedColour{0.3f, 0.45f, 1.0f, 0.8f};    ///< blue: opened by the MAC
-inline constexpr glm::vec4 kPickedGroupColour{1.0f, 1.0f, 1.0f, 1.0f};      ///< white: the picked group
+inline constexpr glm::vec4 kAcceptedColour{0.2f, 1.0f, 0.25f, 0.9f};    ///< green: multipole (M2P)
+inline constexpr glm::vec4 kLeafColour{1.0f, 0.45f, 0.05f, 0.9f};       ///< orange: leaf, P2P
+inline constexpr glm::vec4 kOpenedColour{0.3f, 0.45f, 1.0f, 0.8f};      ///< blue: opened by the MAC
+inline constexpr glm::vec4 kPickedGroupColour{1.0f, 1.0f, 1.0f, 1.0f};  ///< white: the picked group
 inline constexpr glm::vec4 kHighlightColour{1.0f, 1.0f, 0.2f,
                                             1.0f};  ///< yellow: the cell explained
 

@@ -18,7 +18,7 @@ namespace bhviz::app {
 
 /// The tree overlay: the octree and groups of the last force evaluation (either backend).
 struct OverlaySettings {
-  bool cells = false;   ///< octree cells of levels [minLevel, maxLevel], coloured by level
+  bool cells = false;  ///< octree cells of levels [minLevel, maxLevel], coloured by level
   int minLevel = 2;
   int maxLevel = 6;
   bool groups = false;  ///< the walk groups of the last force evaluation
@@ -51,11 +51,13 @@ struct PanelsOpen {
 
 /// The Files panel: snapshot load/save and recording of frames or a video.
 struct FilesSettings {
-  std::string snapshotPath = "bhviz-snapshot.tipsy";  ///< Load reads it (format from the content), Save writes it (format from the extension)
-  bool recordVideo = false;      ///< record a video (needs ffmpeg) instead of PNG frames
+  /// Load reads it (format from the content), Save writes it (format
+  std::string snapshotPath = "bhviz-snapshot.tipsy";
+  ///< from the extension)
+  bool recordVideo = false;                ///< record a video (needs ffmpeg) instead of PNG frames
   std::string framesDir = "bhviz-frames";  ///< PNG frames: DIR/frame_000000.png, …
   std::string videoPath = "bhviz.mp4";     ///< the video (.mp4, .mkv or .mov)
-  int every = 1;                 ///< record every K-th displayed frame [frames]
+  int every = 1;                           ///< record every K-th displayed frame [frames]
 };
 
 struct AppState {
@@ -67,7 +69,7 @@ struct AppState {
   OverlaySettings overlay;
   WalkPanelState walk;
   FrameBudget budget;
-  bool uiVisible = true;      ///< H hides every panel
+  bool uiVisible = true;  ///< H hides every panel
   PanelsOpen panels;
   FilesSettings files;
   MeterSettings meter;  ///< the live accuracy meter
@@ -76,8 +78,10 @@ struct AppState {
 
 /// What one frame's input and panels asked for; applied by the main loop.
 struct FrameRequests {
-  bool rebuild = false;       ///< scenario, N, seed or backend changed, or Reset: at the next frame's top
-  bool paramsChanged = false; ///< AppState::params edited (validated before it reaches the simulation)
+  /// scenario, N, seed or backend changed, or Reset: at the next frame's top
+  bool rebuild = false;
+  /// AppState::params edited (validated before it reaches the simulation)
+  bool paramsChanged = false;
   bool viewChanged = false;   ///< colouring or visibility changed: new palette, recalibrated speeds
   bool togglePause = false;   ///< Space, the Play/Pause buttons
   bool singleStep = false;    ///< one substep (and pause)
@@ -87,15 +91,15 @@ struct FrameRequests {
   bool loadSnapshot = false;  ///< Files: replace the simulation by AppState::files.snapshotPath
   bool saveSnapshot = false;  ///< Files: write the current state to AppState::files.snapshotPath
   bool toggleRecording = false;  ///< Files: start recording (as AppState::files says) or stop
-  bool pick = false;          ///< a left click without a drag in the scene: pick at pickAt
+  bool pick = false;             ///< a left click without a drag in the scene: pick at pickAt
   float pickAtX = 0.0f, pickAtY = 0.0f;  ///< [framebuffer pixels from the top-left]
-  bool cursorInScene = false; ///< the cursor is over the scene, at cursorX, cursorY
+  bool cursorInScene = false;            ///< the cursor is over the scene, at cursorX, cursorY
   float cursorX = 0.0f, cursorY = 0.0f;  ///< [framebuffer pixels from the top-left]
-  bool refreshWalk = false;   ///< the Walk panel's Refresh: the same particle, current state
-  bool clearWalk = false;     ///< the Walk panel's Clear
-  bool startSweep = false;    ///< run AppState::sweep on the current state (pauses the simulation)
+  bool refreshWalk = false;  ///< the Walk panel's Refresh: the same particle, current state
+  bool clearWalk = false;    ///< the Walk panel's Clear
+  bool startSweep = false;   ///< run AppState::sweep on the current state (pauses the simulation)
   bool cancelSweep = false;
-  bool exportSweep = false;   ///< write the sweep's points to AppState::sweep.csvPath
+  bool exportSweep = false;  ///< write the sweep's points to AppState::sweep.csvPath
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

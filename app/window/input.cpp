@@ -21,13 +21,26 @@ void applyKey(const KeyPress& press, AppState& state, FrameRequests& requests) {
   }
   if (press.repeat) return;
   switch (press.key) {
-    case GLFW_KEY_SPACE: requests.togglePause = true; break;
-    case GLFW_KEY_R: requests.rebuild = true; break;
-    case GLFW_KEY_H: state.uiVisible = !state.uiVisible; break;
-    case GLFW_KEY_F1: state.panels.help = !state.panels.help; break;
-    case GLFW_KEY_F12: requests.screenshot = true; break;
-    case GLFW_KEY_ESCAPE: requests.quit = true; break;
-    default: break;
+    case GLFW_KEY_SPACE:
+      requests.togglePause = true;
+      break;
+    case GLFW_KEY_R:
+      requests.rebuild = true;
+      break;
+    case GLFW_KEY_H:
+      state.uiVisible = !state.uiVisible;
+      break;
+    case GLFW_KEY_F1:
+      state.panels.help = !state.panels.help;
+      break;
+    case GLFW_KEY_F12:
+      requests.screenshot = true;
+      break;
+    case GLFW_KEY_ESCAPE:
+      requests.quit = true;
+      break;
+    default:
+      break;
   }
 }
 }  // namespace

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "app/core/accuracy_meter.h"
-#include "app/window/app_state.h"
 #include "app/core/perf_history.h"
 #include "app/core/sim_session.h"
-#include "app/scene/walk_view.h"
 #include "app/core/sweep_runner.h"
+#include "app/scene/walk_view.h"
+#include "app/window/app_state.h"
 
 namespace bhviz::app {
 
@@ -18,16 +18,16 @@ namespace bhviz::app {
 struct UiInfo {
   const SimSession* session = nullptr;
   const PerfHistory* perf = nullptr;
-  bool cudaBuilt = false;            ///< the CUDA backend is in this build
-  const char* vertexPath = "";       ///< how the vertex buffer is written
+  bool cudaBuilt = false;       ///< the CUDA backend is in this build
+  const char* vertexPath = "";  ///< how the vertex buffer is written
   std::string glDescription;
-  std::size_t overlayBoxes = 0;      ///< boxes drawn by the tree overlay
-  const char* overlayPath = "";      ///< how they were made (OverlayWriter::path)
-  std::string notice;                ///< the latest error or note, shown until dismissed
-  bool ffmpegFound = false;          ///< video recording is possible
-  bool recording = false;            ///< the Record button is on
-  int recordedFrames = 0;            ///< frames written by the current (or last) recording
-  std::string recordTarget;          ///< its directory or video file
+  std::size_t overlayBoxes = 0;          ///< boxes drawn by the tree overlay
+  const char* overlayPath = "";          ///< how they were made (OverlayWriter::path)
+  std::string notice;                    ///< the latest error or note, shown until dismissed
+  bool ffmpegFound = false;              ///< video recording is possible
+  bool recording = false;                ///< the Record button is on
+  int recordedFrames = 0;                ///< frames written by the current (or last) recording
+  std::string recordTarget;              ///< its directory or video file
   const WalkInspection* walk = nullptr;  ///< the picked particle's walk (Walk panel)
   const AccuracyMeter* meter = nullptr;  ///< the live accuracy meter
   const SweepRunner* sweep = nullptr;    ///< the window's θ sweep

@@ -122,8 +122,9 @@ void sweepSection(AppState& s, FrameRequests& r, const SweepRunner& sweep) {
   ImGui::SameLine();
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("multipole and acceleration map theta onto their own parameter, as the "
-                      "headless --sweep does; checked when the sweep starts");
+    ImGui::SetTooltip(
+        "multipole and acceleration map theta onto their own parameter, as the "
+        "headless --sweep does; checked when the sweep starts");
   }
   for (std::size_t m = 0; m < w.macs.size(); ++m) {
     if (m > 0) ImGui::SameLine();

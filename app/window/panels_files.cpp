@@ -19,7 +19,8 @@ void snapshotControls(AppState& s, FrameRequests& r, const UiInfo& info) {
     ImGui::SetTooltip("Load: Tipsy or HDF5, told by the content; Save: .tipsy/.std or .hdf5/.h5");
   }
   if (ImGui::Button("Load")) r.loadSnapshot = true;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("replaces the simulation; a bad file changes nothing");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("replaces the simulation; a bad file changes nothing");
   ImGui::SameLine();
   if (info.session == nullptr) ImGui::BeginDisabled();
   if (ImGui::Button("Save")) r.saveSnapshot = true;

@@ -106,9 +106,9 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   if (sceneControls(s.scene, info.cudaBuilt)) {
     r.rebuild = true;
     // A scenario, N or seed picked here replaces a loaded snapshot (a backend change keeps it).
-    if (info.session != nullptr && (s.scene.scenario != info.session->scene().scenario ||
-                                    s.scene.n != info.session->scene().n ||
-                                    s.scene.seed != info.session->scene().seed)) {
+    if (info.session != nullptr &&
+        (s.scene.scenario != info.session->scene().scenario ||
+         s.scene.n != info.session->scene().n || s.scene.seed != info.session->scene().seed)) {
       s.scene.snapshotPath.clear();
     }
   }
@@ -136,9 +136,11 @@ void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   ImGui::SameLine();
   changed |= ImGui::RadioButton("block", &mode, 1);
   p.stepping = mode == 0 ? sim::TimeStepping::Shared : sim::TimeStepping::Block;
-  changed |= ImGui::SliderFloat("dt_max", &p.dtMax, 1e-5f, 1.0f, "%.5f", ImGuiSliderFlags_Logarithmic);
+  changed |=
+      ImGui::SliderFloat("dt_max", &p.dtMax, 1e-5f, 1.0f, "%.5f", ImGuiSliderFlags_Logarithmic);
   if (p.stepping == sim::TimeStepping::Block) {
-    changed |= ImGui::SliderFloat("eta", &p.eta, 0.005f, 2.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
+    changed |=
+        ImGui::SliderFloat("eta", &p.eta, 0.005f, 2.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
     if (ImGui::SliderInt("max bin depth", &p.maxBinDepth, 0, sim::kMaxBinDepthLimit)) {
       changed = true;
       s.view.maxBinDepth = std::max(p.maxBinDepth, 1);

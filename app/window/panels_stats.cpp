@@ -29,8 +29,8 @@ void plot(const char* label, const std::vector<float>& values, const char* overl
 void stageTable(const PerfHistory& perf) {
   const sim::StepProfile& p = perf.smoothed().step;
   const double total = p.total();
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_SizingStretchProp;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("stages", 3, flags)) return;
   ImGui::TableSetupColumn("stage");
   ImGui::TableSetupColumn("ms / frame");
@@ -112,8 +112,8 @@ void drawDiagnosticsPanel(AppState& s, const UiInfo& info) {
   const auto& h = info.session->diagnosticsHistory();
   plot("##drift", h.series([](const DiagnosticsSample& x) { return float(x.energyDrift); }),
        "relative energy drift", 80.0f);
-  plot("##momentum", h.series([](const DiagnosticsSample& x) { return float(x.momentum); }),
-       "|P|", 50.0f);
+  plot("##momentum", h.series([](const DiagnosticsSample& x) { return float(x.momentum); }), "|P|",
+       50.0f);
   ImGui::TextDisabled("sampled on the host every half second (a copy of the particles)");
   ImGui::End();
 }

@@ -93,8 +93,9 @@ void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo&) {
     look.spritePass = pass == 0 ? render::SpritePass::Compute : render::SpritePass::Raster;
   }
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("The same picture either way. The compute splat is ~9x faster on an H200\n"
-                      "(little raster hardware); the rasteriser may win on a graphics GPU.");
+    ImGui::SetTooltip(
+        "The same picture either way. The compute splat is ~9x faster on an H200\n"
+        "(little raster hardware); the rasteriser may win on a graphics GPU.");
   }
   ImGui::SliderFloat("auto-rotate", &s.autoRotate, -1.0f, 1.0f, "%.2f rad/s");
   if (ImGui::Button("Frame the scene")) r.reframe = true;

@@ -114,7 +114,8 @@ void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     ImGui::End();
     return;
   }
-  const bool onDevice = info.session != nullptr && info.session->simulation().backend().traits().onDevice;
+  const bool onDevice =
+      info.session != nullptr && info.session->simulation().backend().traits().onDevice;
   const WalkInspection* walk = info.walk;
   if (walk == nullptr || !walk->active()) {
     ImGui::TextUnformatted("Click a particle (left click, no drag) to see its group's tree walk.");

@@ -8,14 +8,16 @@ namespace bhviz::app {
 
 namespace {
 
-constexpr float kLeftMargin = 52.0f;   // room for the y tick labels [pixels]
-constexpr float kBottomMargin = 34.0f; // x tick labels and the x label
+constexpr float kLeftMargin = 52.0f;    // room for the y tick labels [pixels]
+constexpr float kBottomMargin = 34.0f;  // x tick labels and the x label
 constexpr float kTopMargin = 8.0f;
 constexpr float kRightMargin = 10.0f;
-constexpr float kMarker = 2.5f;        // marker radius
-constexpr float kDash = 5.0f;          // dash and gap length of dashed curves
+constexpr float kMarker = 2.5f;  // marker radius
+constexpr float kDash = 5.0f;    // dash and gap length of dashed curves
 
-bool usable(double x, double y) { return x > 0.0 && y > 0.0 && std::isfinite(x) && std::isfinite(y); }
+bool usable(double x, double y) {
+  return x > 0.0 && y > 0.0 && std::isfinite(x) && std::isfinite(y);
+}
 
 void dashedLine(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour) {
   const float dx = b.x - a.x, dy = b.y - a.y;
@@ -49,7 +51,8 @@ LogRange logRangeOf(const std::vector<PlotCurve>& curves, bool xAxis) {
 void drawLogLogPlot(const char* id, const std::vector<PlotCurve>& curves, const char* xLabel,
                     const char* yLabel, ImVec2 size) {
   if (size.x <= 0.0f) size.x = ImGui::GetContentRegionAvail().x;
-  ImGui::BeginChild(id, size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild(id, size, true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();

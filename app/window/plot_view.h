@@ -11,10 +11,10 @@
 namespace bhviz::app {
 
 struct PlotCurve {
-  std::string label;        ///< in the legend; empty: not listed
+  std::string label;  ///< in the legend; empty: not listed
   ImU32 colour = 0;
   bool dashed = false;
-  std::vector<double> x;    ///< points with a non-positive or non-finite coordinate are skipped
+  std::vector<double> x;  ///< points with a non-positive or non-finite coordinate are skipped
   std::vector<double> y;
 };
 

@@ -28,7 +28,8 @@ void WindowRecorder::startFrames(const std::string& dir, int width, int height, 
     throw std::runtime_error("'" + dir + "' is not a directory");
   }
   fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("'" + dir + "': cannot create the directory (" + ec.message() + ")");
+  if (ec)
+    throw std::runtime_error("'" + dir + "': cannot create the directory (" + ec.message() + ")");
   m_video.reset();
   m_framesDir = dir;
   begin(dir, width, height, every);
@@ -53,7 +54,8 @@ void WindowRecorder::frame(render::Renderer& renderer, const render::Camera& cam
     if (m_video) {
       m_video->write(image);
     } else {
-      writePngAtomically(std::filesystem::path(m_framesDir) / FrameRecorder::frameName(m_written), image);
+      writePngAtomically(std::filesystem::path(m_framesDir) / FrameRecorder::frameName(m_written),
+                         image);
     }
     ++m_written;
   } catch (...) {
@@ -68,8 +70,8 @@ std::string WindowRecorder::stop() {
   if (!m_active) return "";
   m_active = false;
   m_offscreen.reset();
-  const std::string line = std::to_string(m_written) + (m_written == 1 ? " frame" : " frames") +
-                           " in " + m_target;
+  const std::string line =
+      std::to_string(m_written) + (m_written == 1 ? " frame" : " frames") + " in " + m_target;
   if (m_video) {
     std::unique_ptr<VideoWriter> video = std::move(m_video);
     video->finish();

@@ -40,7 +40,7 @@ class WindowRecorder {
   std::unique_ptr<VideoWriter> m_video;
   std::unique_ptr<render::OffscreenTarget> m_offscreen;  // the recording's, from its first frame
   int m_width = 0, m_height = 0, m_every = 1;
-  long long m_seen = 0;     // frames offered since the start
+  long long m_seen = 0;  // frames offered since the start
   int m_written = 0;
 };
 

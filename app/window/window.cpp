@@ -1,9 +1,9 @@
 #include "app/window/window.h"
 
 #include <GLFW/glfw3.h>
-#include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
 
 #include <cstdlib>
 
@@ -39,7 +39,8 @@ std::string noDisplayMessage(const std::string& why) {
 }
 
 Window::Window(int width, int height, const std::string& title) {
-  if (!hasDisplayVariable()) throw NoDisplay(noDisplayMessage("DISPLAY and WAYLAND_DISPLAY are unset"));
+  if (!hasDisplayVariable())
+    throw NoDisplay(noDisplayMessage("DISPLAY and WAYLAND_DISPLAY are unset"));
   if (glfwInit() != GLFW_TRUE) throw NoDisplay(noDisplayMessage(glfwLastError()));
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 5);

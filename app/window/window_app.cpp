@@ -8,22 +8,22 @@
 #include <ostream>
 
 #include "app/core/accuracy_meter.h"
-#include "app/window/app_state.h"
-#include "app/scene/frames.h"
-#include "app/scene/gl_query.h"
-#include "app/headless.h"
-#include "app/window/input.h"
-#include "app/window/panels.h"
-#include "app/scene/particle_view.h"
-#include "app/scene/scene_pipeline.h"
 #include "app/core/perf_history.h"
-#include "app/window/recording.h"
-#include "app/scene/scenario_camera.h"
-#include "app/window/screenshot.h"
 #include "app/core/sim_session.h"
 #include "app/core/sweep.h"
 #include "app/core/sweep_runner.h"
+#include "app/headless.h"
+#include "app/scene/frames.h"
+#include "app/scene/gl_query.h"
+#include "app/scene/particle_view.h"
+#include "app/scene/scenario_camera.h"
+#include "app/scene/scene_pipeline.h"
 #include "app/scene/walk_view.h"
+#include "app/window/app_state.h"
+#include "app/window/input.h"
+#include "app/window/panels.h"
+#include "app/window/recording.h"
+#include "app/window/screenshot.h"
 #include "app/window/window.h"
 #include "render/renderer.h"
 
@@ -84,8 +84,8 @@ class WindowApp {
   Options m_options;
   std::ostream& m_out;
   std::ostream& m_err;
-  Window m_window;      // first: the GL context outlives everything below
-  ScenePipeline m_scene;  // needs the context
+  Window m_window;                             // first: the GL context outlives everything below
+  ScenePipeline m_scene;                       // needs the context
   std::unique_ptr<GlTimerRing> m_renderTimer;  // the scene's GPU time; null: no timer queries
   AppState m_state;
   std::unique_ptr<SimSession> m_session;
@@ -99,7 +99,7 @@ class WindowApp {
   std::string m_ffmpeg = findFfmpeg().value_or("");  // empty: no video recording
   WindowRecorder m_recorder;
   bool m_aimAfterRebuild = false;  // a loaded snapshot: frame its particles
-  WalkInspection m_walk;  // the picked particle's walk (Walk panel)
+  WalkInspection m_walk;           // the picked particle's walk (Walk panel)
   AccuracyMeter m_meter;  // their jobs run on copies of the state, on scratch backends of their own
   SweepRunner m_sweep;
   bool m_pausedBeforeSweep = false;
@@ -174,8 +174,8 @@ void WindowApp::start() {
     const auto id = static_cast<std::uint32_t>(m_options.frames.pickId);
     if (id >= m_state.scene.n) {
       throw UsageError("--pick = " + std::to_string(id) + " is out of range: must be in [0, " +
-                       std::to_string(m_state.scene.n - 1) + "] (N = " +
-                       std::to_string(m_state.scene.n) + ")");
+                       std::to_string(m_state.scene.n - 1) +
+                       "] (N = " + std::to_string(m_state.scene.n) + ")");
     }
     inspectParticle(id);
   }
@@ -207,7 +207,8 @@ void WindowApp::updateWalk(const FrameRequests& r) {
   if (r.refreshWalk && m_walk.active()) inspectParticle(m_walk.particleId());
   if (r.pick && m_session) {
     const sim::Particles p = m_session->simulation().particles();
-    const auto picked = pickParticle(p, m_state.view, m_scene.camera(), w, h, {r.pickAtX, r.pickAtY});
+    const auto picked =
+        pickParticle(p, m_state.view, m_scene.camera(), w, h, {r.pickAtX, r.pickAtY});
     if (picked) inspectParticle(p.id[*picked]);
   }
   m_state.walk.sceneHover =
@@ -237,7 +238,8 @@ void WindowApp::rebuild() {
       aimCamera(m_scene.camera(), framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
     }
     if (m_aimAfterRebuild) {
-      note("bhviz: loaded " + m_state.scene.snapshotPath + ": N = " + std::to_string(m_state.scene.n) +
+      note("bhviz: loaded " + m_state.scene.snapshotPath +
+           ": N = " + std::to_string(m_state.scene.n) +
            ", t = " + std::to_string(m_session->simulation().time()));
       for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
     }
@@ -245,8 +247,8 @@ void WindowApp::rebuild() {
     startCameraScript();
   } catch (const std::exception& e) {
     note(m_state.scene.snapshotPath.empty()
-             ? "bhviz: cannot build " + m_state.scene.scenario + " with N = " +
-                   std::to_string(m_state.scene.n) + ": " + oneLine(e.what())
+             ? "bhviz: cannot build " + m_state.scene.scenario +
+                   " with N = " + std::to_string(m_state.scene.n) + ": " + oneLine(e.what())
              : "bhviz: cannot load: " + oneLine(e.what()));
     if (m_session) m_state.scene = m_session->scene();
   }
@@ -300,8 +302,8 @@ void WindowApp::applyFileRequests(const FrameRequests& r) {
   if (r.saveSnapshot && m_session && !m_session->halted()) {
     try {
       m_session->save(m_state.files.snapshotPath);
-      note("bhviz: saved " + m_state.files.snapshotPath + " at t = " +
-           std::to_string(m_session->simulation().time()));
+      note("bhviz: saved " + m_state.files.snapshotPath +
+           " at t = " + std::to_string(m_session->simulation().time()));
     } catch (const sim::NonFiniteState& e) {
       note("bhviz: paused: " + describe(e) + " (Reset to start again)");
     } catch (const std::exception& e) {
@@ -503,7 +505,8 @@ void WindowApp::frame(Clock::time_point frameStart) {
   const render::Camera before = m_scene.camera();
   handleInput(m_scene.camera(), m_state, requests, static_cast<float>(std::max(target.height, 1)),
               m_window.keys());
-  m_state.walk.hovered = m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
+  m_state.walk.hovered =
+      m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
   if (cameraMoved(before, m_scene.camera())) m_scripted = false;  // the mouse wins until R
   if (drawUi(m_state, requests, uiInfo())) m_notice.clear();
   applyRequests(requests);
@@ -514,8 +517,8 @@ void WindowApp::frame(Clock::time_point frameStart) {
   updateAccuracy();
   m_scene.camera().autoRotateSpeed = m_state.autoRotate;
   if (m_scripted && m_session) {
-    render::applyCameraPath(m_scene.camera(), m_script, static_cast<float>(m_session->simulation().time()),
-                            m_framedDistance);
+    render::applyCameraPath(m_scene.camera(), m_script,
+                            static_cast<float>(m_session->simulation().time()), m_framedDistance);
   }
   updateOverlay();
   Clock::time_point t0 = Clock::now();

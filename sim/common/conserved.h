@@ -24,7 +24,8 @@ BHVIZ_HD inline void add(ConservedSums& s, const ConservedSums& o) {
 }
 
 /// The particle's terms at the clock's time. A particle in the middle of its step holds
-/// v(t_start) + a·dt/2; its velocity is predicted to the clock's time: v_½ + a·(t − t_start − dt/2).
+/// v(t_start) + a·dt/2; its velocity is predicted to the clock's time: v_½ + a·(t − t_start −
+/// dt/2).
 BHVIZ_HD inline ConservedSums conservedTerms(const Vec4& x, const Vec4& vel, const Vec4& a, int bin,
                                              std::uint64_t tick, int depth, double tickDt) {
   double vx = vel.x, vy = vel.y, vz = vel.z;

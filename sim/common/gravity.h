@@ -49,8 +49,8 @@ struct QuadSource {
 
 BHVIZ_HD inline QuadSource quadSource(const Quadrupole& q, float eps2) {
   const float tr = q.xx + q.yy + q.zz;
-  return {3.0f * q.xx - tr, 3.0f * q.yy - tr, 3.0f * q.zz - tr, 3.0f * q.xy, 3.0f * q.xz,
-          3.0f * q.yz, -tr * eps2};
+  return {3.0f * q.xx - tr, 3.0f * q.yy - tr, 3.0f * q.zz - tr, 3.0f * q.xy,
+          3.0f * q.xz,      3.0f * q.yz,      -tr * eps2};
 }
 
 /// Cell–particle (M2P), monopole only: the cell's mass at its centre of mass.
@@ -83,7 +83,7 @@ BHVIZ_HD inline void m2pQuadrupole(Vec3 xi, Vec4 comMass, const QuadSource& p, f
   const float rinv2 = rinv * rinv;
   const float rinv5 = rinv2 * rinv2 * rinv;
   const float mrinv = comMass.w * rinv;
-  const float q = u * rinv5;                    // u/R⁵
+  const float q = u * rinv5;                     // u/R⁵
   const float ar = -(2.5f * q + mrinv) * rinv2;  // coefficient of r
   acc.x = ar * rx + (rinv5 * prx + acc.x);
   acc.y = ar * ry + (rinv5 * pry + acc.y);

@@ -149,9 +149,9 @@ BHVIZ_HD inline KeyCoords quantize(Vec3 p, const KeyFrame& f) {
 BHVIZ_HD inline Box cellCube(KeyCoords q, int level, const KeyFrame& f) {
   const int shift = kKeyBitsPerAxis - level;
   const float side = f.side / static_cast<float>(1u << level);
-  const Vec3 lo = f.origin + side * Vec3{static_cast<float>(q.x >> shift),
-                                         static_cast<float>(q.y >> shift),
-                                         static_cast<float>(q.z >> shift)};
+  const Vec3 lo =
+      f.origin + side * Vec3{static_cast<float>(q.x >> shift), static_cast<float>(q.y >> shift),
+                             static_cast<float>(q.z >> shift)};
   return {lo, lo + Vec3{side, side, side}};
 }
 

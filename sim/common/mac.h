@@ -22,12 +22,12 @@ struct MacSetup {
 
 /// What the moments stage knows about a cell, for its opening value.
 struct CellShape {
-  float mass;      ///< [mass]
-  float side;      ///< geometric octree cell side [length]
-  Box box;         ///< tight box of the cell's particles
-  Vec3 com;        ///< centre of mass
-  float bmax;      ///< largest distance from the COM to a particle (or an upper bound) [length]
-  float b2;        ///< Σ m |x − com|² (trace of the second moments) [mass·length²]
+  float mass;  ///< [mass]
+  float side;  ///< geometric octree cell side [length]
+  Box box;     ///< tight box of the cell's particles
+  Vec3 com;    ///< centre of mass
+  float bmax;  ///< largest distance from the COM to a particle (or an upper bound) [length]
+  float b2;    ///< Σ m |x − com|² (trace of the second moments) [mass·length²]
 };
 
 /// l of the Bonsai and acceleration MACs: the longest side of the cell's tight box [length].

@@ -21,8 +21,12 @@ BHVIZ_HD inline Vec3 operator-(Vec3 a, Vec3 b) { return {a.x - b.x, a.y - b.y, a
 BHVIZ_HD inline Vec3 operator*(float s, Vec3 a) { return {s * a.x, s * a.y, s * a.z}; }
 BHVIZ_HD inline float dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 BHVIZ_HD inline Vec3 xyz(Vec4 v) { return {v.x, v.y, v.z}; }
-BHVIZ_HD inline Vec3 vmin(Vec3 a, Vec3 b) { return {fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z)}; }
-BHVIZ_HD inline Vec3 vmax(Vec3 a, Vec3 b) { return {fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z)}; }
+BHVIZ_HD inline Vec3 vmin(Vec3 a, Vec3 b) {
+  return {fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z)};
+}
+BHVIZ_HD inline Vec3 vmax(Vec3 a, Vec3 b) {
+  return {fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z)};
+}
 
 /// Axis-aligned box [lo, hi]. An empty box has lo > hi.
 struct Box {

@@ -93,7 +93,8 @@ CpuBackend::GroupInteractions CpuBackend::interactionsOfGroup(std::size_t group)
   g.group = group;
   g.list = cpu::buildInteractionList(m_tree, m_groups.box[group], m_groups.accMin[group], m_mac);
   std::uint64_t targets = 0;
-  for (std::uint32_t i = m_groups.first[group]; i < m_groups.first[group] + m_groups.count[group]; ++i) {
+  for (std::uint32_t i = m_groups.first[group]; i < m_groups.first[group] + m_groups.count[group];
+       ++i) {
     targets += m_active[i] ? 1 : 0;
   }
   std::uint64_t leafParticles = 0;

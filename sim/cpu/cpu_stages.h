@@ -82,9 +82,9 @@ struct WalkSettings {
 
 /// The interaction list of one group, as the walk builds it.
 struct InteractionList {
-  std::vector<std::uint32_t> cells;    ///< cells accepted as multipoles
-  std::vector<std::uint32_t> leaves;   ///< leaves whose particles interact directly
-  std::vector<std::uint32_t> opened;   ///< cells the MAC opened
+  std::vector<std::uint32_t> cells;   ///< cells accepted as multipoles
+  std::vector<std::uint32_t> leaves;  ///< leaves whose particles interact directly
+  std::vector<std::uint32_t> opened;  ///< cells the MAC opened
 };
 
 /// One cell tested for one group: the numbers the MAC looks at and its decision. The walk, its
@@ -117,7 +117,8 @@ InteractionList buildInteractionList(const Tree& tree, const Box& groupBox, floa
                                      const MacSetup& mac);
 
 /// Walks every group and writes accPot of its active particles.
-InteractionCounts walkGroups(const Tree& tree, const Groups& groups, const std::vector<Vec4>& posMass,
+InteractionCounts walkGroups(const Tree& tree, const Groups& groups,
+                             const std::vector<Vec4>& posMass,
                              const std::vector<std::uint8_t>& active, const WalkSettings& s,
                              std::vector<Vec4>& accPot);
 

@@ -1,11 +1,12 @@
 // What the CPU backend exports for drawing and measuring: the tree census, the cell and group
 // boxes of the last force evaluation (sim/common/draw.h's math, as the CUDA backend's
 // sim/cuda/draw.cu applies it), and its scratch twin.
+#include "sim/common/draw.h"
+
 #include <algorithm>
 #include <memory>
 #include <vector>
 
-#include "sim/common/draw.h"
 #include "sim/cpu/cpu_backend.h"
 
 namespace bhviz::sim {
@@ -29,7 +30,8 @@ std::vector<DrawBox> CpuBackend::boxes(const BoxQuery& q) const {
   out.reserve(boxCount(q));
   const LevelSpan span = levelSpan(q.minLevel, q.maxLevel, std::max(m_tree.depth(), 0));
   if (q.cells && span.first <= span.last) {
-    for (std::uint32_t c = m_tree.levelBegin[span.first]; c < m_tree.levelBegin[span.last + 1]; ++c) {
+    for (std::uint32_t c = m_tree.levelBegin[span.first]; c < m_tree.levelBegin[span.last + 1];
+         ++c) {
       const Vec4& x = m_particles.posMass[m_tree.first[c]];
       const int level = m_tree.level[c];
       out.push_back(cellDrawBox({x.x, x.y, x.z}, level, m_tree.frame, q.cellColour[level]));

@@ -40,8 +40,9 @@ bool overlapsLargeChild(const Tree& t, std::uint32_t c, std::uint32_t limit, con
 }
 
 /// Emits the groups of the subtree under cell c in key order (see buildGroups).
-void groupsUnder(const Tree& t, std::uint32_t c, std::uint32_t limit, const std::vector<Vec4>& posMass,
-                 const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active, Groups& g) {
+void groupsUnder(const Tree& t, std::uint32_t c, std::uint32_t limit,
+                 const std::vector<Vec4>& posMass, const std::vector<Vec4>& accPot,
+                 const std::vector<std::uint8_t>& active, Groups& g) {
   if (t.isLeaf(c)) {  // a leaf holding more than limit: runs of limit
     for (std::uint32_t f = t.first[c]; f < t.first[c] + t.count[c]; f += limit) {
       addGroup(g, f, std::min(limit, t.first[c] + t.count[c] - f), posMass, accPot, active);

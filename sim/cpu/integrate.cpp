@@ -39,7 +39,8 @@ void closeKicks(Particles& s, const Clock& clock) {
 #pragma omp parallel for
   for (std::size_t i = 0; i < s.size(); ++i) {
     const int bin = s.bin[i];
-    if (isActive(bin, clock.tick, clock.depth)) kick(s.vel[i], s.accPot[i], 0.5f * clock.binDt(bin));
+    if (isActive(bin, clock.tick, clock.depth))
+      kick(s.vel[i], s.accPot[i], 0.5f * clock.binDt(bin));
   }
 }
 

@@ -93,8 +93,8 @@ void computeMoments(Tree& t, const std::vector<Vec4>& posMass, const MacSetup& m
         internalMoments(t, cell);
       }
       const Quadrupole& q = t.quad[cell];
-      const CellShape shape{t.comMass[cell].w, t.side(cell), t.box[cell], xyz(t.comMass[cell]),
-                            t.bmax[cell], q.xx + q.yy + q.zz};
+      const CellShape shape{t.comMass[cell].w,    t.side(cell), t.box[cell],
+                            xyz(t.comMass[cell]), t.bmax[cell], q.xx + q.yy + q.zz};
       t.opening[cell] = openingValue(mac.code, mac.theta, mac.param, shape);
     }
   }

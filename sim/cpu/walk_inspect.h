@@ -67,10 +67,10 @@ const char* toString(CellVerdict v);
 
 /// One cell of a scene as a viewer shows it.
 struct CellFacts {
-  int level = 0;               ///< 0 = the root
+  int level = 0;  ///< 0 = the root
   std::uint32_t particles = 0;
   bool leaf = false;
-  Box cube;                    ///< the cell's geometric cube (the octree's, not the tight box)
+  Box cube;  ///< the cell's geometric cube (the octree's, not the tight box)
 };
 
 /// The tree build up to one level, as the step-through tells it.

@@ -29,7 +29,8 @@ __device__ bool finite4(const Vec4& v) {
 __global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
                                 const Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
                                 const std::uint32_t* __restrict__ id, std::uint32_t max,
-                                std::uint32_t* __restrict__ counts, std::uint32_t* __restrict__ ids) {
+                                std::uint32_t* __restrict__ counts,
+                                std::uint32_t* __restrict__ ids) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const int tier = !finite4(posMass[i]) ? 0 : !finite4(vel[i]) ? 1 : !finite4(accPot[i]) ? 2 : -1;
@@ -139,8 +140,7 @@ class CudaBackend final : public Backend, public DeviceAccess {
   }
 
   void closeKicks(const Clock& clock) override {
-    timed(m_events, Stage::Integrate, m_stream,
-          [&] { launchCloseKicks(m_p, clock, m_stream); });
+    timed(m_events, Stage::Integrate, m_stream, [&] { launchCloseKicks(m_p, clock, m_stream); });
     m_events.collect(m_profile);
   }
 
@@ -184,9 +184,7 @@ class CudaBackend final : public Backend, public DeviceAccess {
     if (begin.empty()) return {};
     return {begin.back(), static_cast<int>(begin.size()) - 1, m_groupCount};
   }
-  std::size_t boxCount(const BoxQuery& q) const override {
-    return drawBoxCount(drawSource(), q);
-  }
+  std::size_t boxCount(const BoxQuery& q) const override { return drawBoxCount(drawSource(), q); }
   std::vector<DrawBox> boxes(const BoxQuery& q) const override {
     const std::size_t n = boxCount(q);
     std::vector<DrawBox> out(n);
@@ -200,14 +198,12 @@ class CudaBackend final : public Backend, public DeviceAccess {
   const DeviceAccess* deviceAccess() const override { return this; }
   sim::DeviceArrays particles() const override {
     return sim::DeviceArrays{m_p.posMass.data(), m_p.vel.data(), m_p.tag.data(), m_p.bin.data(),
-                           m_p.id.data(),      m_p.n,          m_stream};
+                             m_p.id.data(),      m_p.n,          m_stream};
   }
   void writeBoxes(const BoxQuery& q, DrawBox* out) const override {
     if (boxCount(q) > 0) launchDrawBoxes(drawSource(), q, out, m_stream);
   }
-  std::unique_ptr<Backend> makeScratch(std::size_t n) const override {
-    return makeCudaBackend(n);
-  }
+  std::unique_ptr<Backend> makeScratch(std::size_t n) const override { return makeCudaBackend(n); }
   ReferenceSum referenceSum() const override { return directSumDevice; }
 
   DrawSource drawSource() const {
@@ -235,7 +231,7 @@ class CudaBackend final : public Backend, public DeviceAccess {
   DeviceBuffer<WalkCounters> m_counters;
   std::uint32_t m_groupCount = 0;  // groups of the last walk (host copy, from the counters)
   DeviceBuffer<int> m_deepest;
-  mutable DeviceBuffer<ConservedSums> m_sums;              // diagnostics() scratch
+  mutable DeviceBuffer<ConservedSums> m_sums;  // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
   mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch
   mutable DeviceBuffer<DrawBox> m_drawScratch;  // boxes() on their way to the host

@@ -22,7 +22,8 @@ struct SumOp {
 
 __global__ void conservedKernel(std::uint32_t n, std::uint64_t tick, int depth, double tickDt,
                                 const Vec4* __restrict__ posMass, const Vec4* __restrict__ vel,
-                                const Vec4* __restrict__ accPot, const std::uint8_t* __restrict__ bin,
+                                const Vec4* __restrict__ accPot,
+                                const std::uint8_t* __restrict__ bin,
                                 ConservedSums* __restrict__ sums,
                                 unsigned long long* __restrict__ histogram) {
   using Reduce = cub::BlockReduce<ConservedSums, kBlock>;
@@ -40,7 +41,8 @@ __global__ void conservedKernel(std::uint32_t n, std::uint64_t tick, int depth, 
   const ConservedSums total = Reduce(temp).Reduce(mine, SumOp());
   __syncthreads();
   if (threadIdx.x <= static_cast<unsigned>(depth) && blockHistogram[threadIdx.x] > 0) {
-    atomicAdd(&histogram[threadIdx.x], static_cast<unsigned long long>(blockHistogram[threadIdx.x]));
+    atomicAdd(&histogram[threadIdx.x],
+              static_cast<unsigned long long>(blockHistogram[threadIdx.x]));
   }
   if (threadIdx.x == 0) {
     double* out = &sums->mass;  // ConservedSums is nine doubles in a row

@@ -57,7 +57,8 @@ void launchDrawBoxes(const DrawSource& src, const BoxQuery& q, DrawBox* out, Str
   const LevelSpan span = spanOf(src, q);
   if (q.cells && span.first <= span.last) {
     LevelColours colours{};
-    for (int l = 0; l <= kMaxLevel; ++l) colours.rgba[l] = q.cellColour[static_cast<std::size_t>(l)];
+    for (int l = 0; l <= kMaxLevel; ++l)
+      colours.rgba[l] = q.cellColour[static_cast<std::size_t>(l)];
     const std::uint32_t begin = (*src.levelBegin)[span.first];
     const std::uint32_t n = (*src.levelBegin)[span.last + 1] - begin;
     cellBoxesKernel<<<blocksFor(n), kBlock, 0, stream>>>(begin, n, src.first, src.level,
@@ -67,7 +68,7 @@ void launchDrawBoxes(const DrawSource& src, const BoxQuery& q, DrawBox* out, Str
   }
   if (q.groups && src.groups > 0) {
     groupBoxesKernel<<<blocksFor(src.groups), kBlock, 0, stream>>>(src.groups, src.groupBox,
-                                                                  q.groupColour, out);
+                                                                   q.groupColour, out);
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
 }

@@ -57,8 +57,9 @@ __global__ void markRunsKernel(CellTopology t, std::uint32_t cells, std::uint32_
     const std::uint32_t m = t.count[k];
     if (m <= nGroup && runCount > 0 && runCount + m <= nGroup) {
       const Box b = t.box[k];
-      const Box u{{fminf(runBox.lo.x, b.lo.x), fminf(runBox.lo.y, b.lo.y), fminf(runBox.lo.z, b.lo.z)},
-                  {fmaxf(runBox.hi.x, b.hi.x), fmaxf(runBox.hi.y, b.hi.y), fmaxf(runBox.hi.z, b.hi.z)}};
+      const Box u{
+          {fminf(runBox.lo.x, b.lo.x), fminf(runBox.lo.y, b.lo.y), fminf(runBox.lo.z, b.lo.z)},
+          {fmaxf(runBox.hi.x, b.hi.x), fmaxf(runBox.hi.y, b.hi.y), fmaxf(runBox.hi.z, b.hi.z)}};
       bool blocked = false;
       for (std::uint32_t j = t.child[c]; j < t.child[c] + children; ++j) {
         blocked = blocked || (t.count[j] > nGroup && overlaps(u, t.box[j]));

@@ -41,7 +41,8 @@ __global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, 
     }
   }
   // One atomic per warp: the deepest bin of the warp's particles.
-  for (int offset = 16; offset > 0; offset >>= 1) b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
+  for (int offset = 16; offset > 0; offset >>= 1)
+    b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
   if ((threadIdx.x & 31) == 0 && b > 0) atomicMax(deepest, b);
 }
 

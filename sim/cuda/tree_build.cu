@@ -245,13 +245,8 @@ namespace {
 void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree,
                        Stream stream) {
   const CellArrays cells = cellArrays(tree);
-  const TreeLevelGraph::Key key{n,
-                                tree.capacity,
-                                nLeaf,
-                                ws.keysData(),
-                                ws.levelTable.data(),
-                                ws.levelOffsets.data(),
-                                cells};
+  const TreeLevelGraph::Key key{
+      n, tree.capacity, nLeaf, ws.keysData(), ws.levelTable.data(), ws.levelOffsets.data(), cells};
   if (!ws.treeGraph || !(ws.treeGraph->key == key)) {
     auto graph = std::make_shared<TreeLevelGraph>();
     graph->key = key;

@@ -261,8 +261,8 @@ __device__ __forceinline__ void flushFor(const typename Sources::Slot* ring, uns
 /// Evaluates `num` (≤ 32) sources of a ring from position `head`, which is a multiple of 32 (the
 /// rings advance by 32 but for the last flush of a group), so the slots read do not wrap.
 template <class Sources, int kTargets>
-__device__ __forceinline__ void flush(const WarpShared& sh, unsigned head, unsigned num,
-                                      float eps2, Targets<kTargets>& t) {
+__device__ __forceinline__ void flush(const WarpShared& sh, unsigned head, unsigned num, float eps2,
+                                      Targets<kTargets>& t) {
   __syncwarp();  // the appends are visible
   flushFor<Sources>(Sources::ring(sh), head % kRing, num, eps2, t);
   __syncwarp();  // the slots may be refilled

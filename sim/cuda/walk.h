@@ -61,7 +61,6 @@ void queryWalkBlocks(DeviceProperties& device);
 // Host copies (blocking), for tests and diagnostics.
 /// Reads the counters (and, when `groups` is given, the number of groups walked); throws
 /// std::runtime_error if the walk reported an overflow.
-InteractionCounts downloadCounters(const WalkCounters* d_counters,
-                                   std::uint32_t* groups = nullptr);
+InteractionCounts downloadCounters(const WalkCounters* d_counters, std::uint32_t* groups = nullptr);
 
 }  // namespace bhviz::sim::cuda

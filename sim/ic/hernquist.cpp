@@ -106,7 +106,9 @@ Particles makeHernquist(std::size_t n, std::uint64_t seed, double mass, double a
   const detail::LogTable envelope = envelopeTable(std::fmin(kEnvelopeRMin, 0.5 * rmax), rmax);
   return detail::isotropicSphere(
       n, seed, mass,
-      [&](Rng& rng) { return a * detail::hernquistRadius(massMax * detail::openUniform(rng), 1.0); },
+      [&](Rng& rng) {
+        return a * detail::hernquistRadius(massMax * detail::openUniform(rng), 1.0);
+      },
       [&](Rng& rng, double r) { return velocityUnit * sampleSpeed(rng, r / a, envelope); });
 }
 

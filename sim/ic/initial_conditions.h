@@ -30,20 +30,20 @@ Particles makeHernquist(std::size_t n, std::uint64_t seed, double mass = 1.0, do
 
 /// A disk galaxy in galaxy units (G = 1, disk scale length 1, disk mass 1).
 struct GalaxyParams {
-  double diskMass = 1.0;          ///< exponential disk mass [mass]
-  double diskScaleLength = 1.0;   ///< R_d [length]
-  double diskScaleHeight = 0.1;   ///< z_0 of the sech²(z/z_0) profile [length]
-  double toomreQ = 1.5;           ///< Toomre Q of the disk (sets the radial dispersion) [1]
+  double diskMass = 1.0;         ///< exponential disk mass [mass]
+  double diskScaleLength = 1.0;  ///< R_d [length]
+  double diskScaleHeight = 0.1;  ///< z_0 of the sech²(z/z_0) profile [length]
+  double toomreQ = 1.5;          ///< Toomre Q of the disk (sets the radial dispersion) [1]
   /// Where Q = toomreQ [R_d]. 0: at every radius (σ_R ∝ Σ/κ; the original model). > 0: σ_R² ∝ Σ
   /// with Q = toomreQ at this radius, consistent with the asymmetric drift (galaxy.cpp).
   double toomreRadius = 0.0;
-  double bulgeMass = 0.2;         ///< Hernquist bulge mass inside haloCutoff [mass]
-  double bulgeScale = 0.2;        ///< bulge scale length [length]
-  double haloMass = 8.0;          ///< Hernquist dark halo mass inside haloCutoff [mass]
-  double haloScale = 6.0;         ///< halo scale length [length]
-  double haloCutoff = 30.0;       ///< halo particles are drawn inside this radius [length]
-  double diskFraction = 0.5;      ///< share of the particles in the disk
-  double bulgeFraction = 0.125;   ///< share of the particles in the bulge (the rest: halo)
+  double bulgeMass = 0.2;        ///< Hernquist bulge mass inside haloCutoff [mass]
+  double bulgeScale = 0.2;       ///< bulge scale length [length]
+  double haloMass = 8.0;         ///< Hernquist dark halo mass inside haloCutoff [mass]
+  double haloScale = 6.0;        ///< halo scale length [length]
+  double haloCutoff = 30.0;      ///< halo particles are drawn inside this radius [length]
+  double diskFraction = 0.5;     ///< share of the particles in the disk
+  double bulgeFraction = 0.125;  ///< share of the particles in the bulge (the rest: halo)
 };
 
 /// Exponential disk + Hernquist bulge + Hernquist halo; velocities from the total potential,
@@ -53,13 +53,13 @@ Particles makeGalaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& g = 
                      unsigned galaxy = 0);
 
 struct MergerParams {
-  GalaxyParams galaxy;             ///< the primary; the secondary is scaled by massRatio
-  double massRatio = 1.0;          ///< secondary mass / primary mass (≤ 1)
-  double pericentre = 2.0;         ///< pericentre distance of the orbit [length]
-  double separation = 20.0;        ///< initial separation [length]
-  double inclination1 = 0.0;       ///< primary disk tilt to the orbital (x–y) plane, about x [degrees]
-  double inclination2 = 60.0;      ///< secondary disk tilt, about x [degrees]
-  double eccentricity = 1.0;       ///< of the relative orbit: < 1 bound, 1 parabolic, > 1 hyperbolic [1]
+  GalaxyParams galaxy;        ///< the primary; the secondary is scaled by massRatio
+  double massRatio = 1.0;     ///< secondary mass / primary mass (≤ 1)
+  double pericentre = 2.0;    ///< pericentre distance of the orbit [length]
+  double separation = 20.0;   ///< initial separation [length]
+  double inclination1 = 0.0;  ///< primary disk tilt to the orbital (x–y) plane, about x [degrees]
+  double inclination2 = 60.0;  ///< secondary disk tilt, about x [degrees]
+  double eccentricity = 1.0;  ///< of the relative orbit: < 1 bound, 1 parabolic, > 1 hyperbolic [1]
 };
 
 /// The secondary of makeMerger: `g` scaled in mass by q and in every length by q^{1/3} (same
@@ -78,10 +78,10 @@ struct OrbitParams {
 
 /// One galaxy of a pair: its model, its particle count and how its disk is tilted.
 struct PairMember {
-  std::size_t n = 0;          ///< particles [1], ≥ 3
+  std::size_t n = 0;  ///< particles [1], ≥ 3
   GalaxyParams params;
-  double inclination = 0.0;   ///< disk tilt to the orbital plane [degrees]
-  double node = 0.0;          ///< azimuth (from +x) of the axis the disk is tilted about [degrees]
+  double inclination = 0.0;  ///< disk tilt to the orbital plane [degrees]
+  double node = 0.0;         ///< azimuth (from +x) of the axis the disk is tilted about [degrees]
 };
 
 /// The general pair that makeMerger is a case of: two galaxies with their own models and

@@ -34,8 +34,8 @@ struct CameraKey {
 
 /// The optional camera block: data only (the app turns it into a render::Camera).
 struct ScenarioCamera {
-  double autoRotate =
-      0.0;  ///< spin about +z [rad/s]: wall-clock in the window, 1/30 s per headless frame
+  /// spin about +z [rad/s]: wall-clock in the window, 1/30 s per headless frame
+  double autoRotate = 0.0;
   std::vector<CameraKey> keys;  ///< increasing times; empty = no scripted orbit
 };
 

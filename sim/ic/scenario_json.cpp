@@ -16,7 +16,6 @@
 
 namespace bhviz::sim::detail {
 
-
 /// `byte` (0-based) of `text` as "line L, column C", counted as nlohmann counts them.
 std::string textPosition(std::string_view text, std::size_t byte) {
   std::size_t line = 1, column = 1;
@@ -129,7 +128,7 @@ ScannedText scanScenarioText(std::string_view text, const std::string& source) {
 
 /// "<source>: invalid JSON at line L, column C: <reason>" from nlohmann's parse_error.
 ScenarioError parseFailure(const nlohmann::json::parse_error& e, std::string_view text,
-                                  const std::string& source) {
+                           const std::string& source) {
   // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error while
   // parsing value - invalid literal; last read: 'tru,'": the reason is what follows " - ".
   std::string reason = e.what();

@@ -1,11 +1,11 @@
 #pragma once
-// The JSON layer of scenario files, for sim/ic/scenario_file.cpp. A file is read only when it is a regular file of at most
-// kMaxScenarioBytes, so a FIFO cannot hang the reader and /dev/zero cannot exhaust memory. Its
-// text is scanned before nlohmann sees it: nesting deeper than kMaxScenarioDepth is refused
-// with its line and column, and a number too large for a double (which nlohmann reports
-// without saying where) is blanked and parsed as ±infinity, so that the key's range check
-// names it. Every error is one ScenarioError line naming the file; nlohmann's own text is
-// never passed on raw.
+// The JSON layer of scenario files, for sim/ic/scenario_file.cpp. A file is read only when it is a
+// regular file of at most kMaxScenarioBytes, so a FIFO cannot hang the reader and /dev/zero cannot
+// exhaust memory. Its text is scanned before nlohmann sees it: nesting deeper than
+// kMaxScenarioDepth is refused with its line and column, and a number too large for a double (which
+// nlohmann reports without saying where) is blanked and parsed as ±infinity, so that the key's
+// range check names it. Every error is one ScenarioError line naming the file; nlohmann's own text
+// is never passed on raw.
 
 #include <cstddef>
 #include <nlohmann/json.hpp>

@@ -109,7 +109,8 @@ Handle openDataset(hid_t group, const std::string& groupName, const char* name, 
   Handle file(H5Iget_file_id(d), H5Fclose);
   hsize_t fileSize = 0;
   if (!file.ok() || H5Fget_filesize(file, &fileSize) < 0 || stored > fileSize) {
-    fail(path, full + " claims " + std::to_string(stored) + " bytes of storage, more than the file has");
+    fail(path,
+         full + " claims " + std::to_string(stored) + " bytes of storage, more than the file has");
   }
   const double raw = static_cast<double>(rows) * static_cast<double>(cols ? cols : 1) *
                      static_cast<double>(H5Tget_size(type));
@@ -132,10 +133,13 @@ std::vector<T> readAll(hid_t d, hid_t memType, std::size_t n, const std::string&
 
 Component defaultComponent(int type, bool onlyDark) {
   switch (type) {
-    case 1: return onlyDark ? Component::Sphere : Component::Halo;
+    case 1:
+      return onlyDark ? Component::Sphere : Component::Halo;
     case 3:
-    case 5: return Component::Bulge;
-    default: return Component::Disk;
+    case 5:
+      return Component::Bulge;
+    default:
+      return Component::Disk;
   }
 }
 
@@ -187,8 +191,8 @@ Header readHeader(hid_t file, const std::string& path) {
   }
   for (const std::uint64_t c : h.counts) {
     if (c > kMaxSnapshotParticles || (h.total += c) > kMaxSnapshotParticles) {
-      fail(path, "the header claims more than " + std::to_string(kMaxSnapshotParticles) +
-                     " particles");
+      fail(path,
+           "the header claims more than " + std::to_string(kMaxSnapshotParticles) + " particles");
     }
   }
   if (h.total == 0) fail(path, "the header claims no particles");
@@ -332,9 +336,12 @@ namespace {
 
 int partType(std::uint8_t tag) {
   switch (tagComponent(tag)) {
-    case Component::Disk: return 2;
-    case Component::Bulge: return 3;
-    default: return 1;
+    case Component::Disk:
+      return 2;
+    case Component::Bulge:
+      return 3;
+    default:
+      return 1;
   }
 }
 
@@ -342,14 +349,16 @@ void writeAttribute(hid_t loc, const char* name, hid_t fileType, hid_t memType, 
                     hsize_t n, const std::string& path) {
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   Handle a(H5Acreate2(loc, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!a.ok() || H5Awrite(a, memType, data) < 0) fail(path, std::string("cannot write Header/") + name);
+  if (!a.ok() || H5Awrite(a, memType, data) < 0)
+    fail(path, std::string("cannot write Header/") + name);
 }
 
 void writeDataset(hid_t group, const char* name, hid_t fileType, hid_t memType, const void* data,
                   hsize_t rows, hsize_t cols, const std::string& path) {
   const std::array<hsize_t, 2> dims{rows, cols};
   Handle space(H5Screate_simple(cols ? 2 : 1, dims.data(), nullptr), H5Sclose);
-  Handle d(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  Handle d(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+           H5Dclose);
   if (!d.ok() || H5Dwrite(d, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     fail(path, std::string("cannot write ") + name);
   }
@@ -360,7 +369,8 @@ void writeDataset(hid_t group, const char* name, hid_t fileType, hid_t memType, 
 void write(const std::string& path, const Particles& p, double time) {
   quietErrors();
   std::array<std::vector<std::size_t>, kTypes> members;
-  for (std::size_t i = 0; i < p.size(); ++i) members[static_cast<std::size_t>(partType(p.tag[i]))].push_back(i);
+  for (std::size_t i = 0; i < p.size(); ++i)
+    members[static_cast<std::size_t>(partType(p.tag[i]))].push_back(i);
   for (auto& m : members) {
     std::sort(m.begin(), m.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
   }
@@ -370,14 +380,19 @@ void write(const std::string& path, const Particles& p, double time) {
     Handle header(H5Gcreate2(file, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     if (!header.ok()) fail(path, "cannot create the Header group");
     std::array<std::uint32_t, kTypes> counts{}, high{};
-    for (std::size_t t = 0; t < kTypes; ++t) counts[t] = static_cast<std::uint32_t>(members[t].size());
+    for (std::size_t t = 0; t < kTypes; ++t)
+      counts[t] = static_cast<std::uint32_t>(members[t].size());
     const std::array<double, kTypes> massTable{};
     const int files = 1;
     const double zero = 0.0;
-    writeAttribute(header, "NumPart_ThisFile", H5T_STD_U32LE, H5T_NATIVE_UINT32, counts.data(), kTypes, path);
-    writeAttribute(header, "NumPart_Total", H5T_STD_U32LE, H5T_NATIVE_UINT32, counts.data(), kTypes, path);
-    writeAttribute(header, "NumPart_Total_HighWord", H5T_STD_U32LE, H5T_NATIVE_UINT32, high.data(), kTypes, path);
-    writeAttribute(header, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, massTable.data(), kTypes, path);
+    writeAttribute(header, "NumPart_ThisFile", H5T_STD_U32LE, H5T_NATIVE_UINT32, counts.data(),
+                   kTypes, path);
+    writeAttribute(header, "NumPart_Total", H5T_STD_U32LE, H5T_NATIVE_UINT32, counts.data(), kTypes,
+                   path);
+    writeAttribute(header, "NumPart_Total_HighWord", H5T_STD_U32LE, H5T_NATIVE_UINT32, high.data(),
+                   kTypes, path);
+    writeAttribute(header, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, massTable.data(), kTypes,
+                   path);
     writeAttribute(header, "Time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &time, 1, path);
     writeAttribute(header, "Redshift", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &zero, 1, path);
     writeAttribute(header, "NumFilesPerSnapshot", H5T_STD_I32LE, H5T_NATIVE_INT, &files, 1, path);

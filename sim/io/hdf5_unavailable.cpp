@@ -11,9 +11,7 @@ namespace hdf5 {
 Snapshot read(const std::string& path) {
   throw SnapshotError("'" + path + "' is HDF5, but this build has no HDF5 (install libhdf5-dev)");
 }
-Snapshot parse(const unsigned char*, std::size_t, const std::string& name) {
-  return read(name);
-}
+Snapshot parse(const unsigned char*, std::size_t, const std::string& name) { return read(name); }
 Snapshot parseInProcess(const unsigned char* data, std::size_t size, const std::string& name) {
   return parse(data, size, name);
 }

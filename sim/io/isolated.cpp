@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <new>
 #include <fstream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -165,16 +165,16 @@ Snapshot readIsolated(const std::string& name, std::size_t fileBytes,
                       const std::function<Snapshot()>& read) {
   int fds[2];
   if (::pipe(fds) != 0) {
-    throw SnapshotError("'" + name + "': cannot read it in a child process (pipe: " +
-                        std::strerror(errno) + ")");
+    throw SnapshotError(
+        "'" + name + "': cannot read it in a child process (pipe: " + std::strerror(errno) + ")");
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int e = errno;
     ::close(fds[0]);
     ::close(fds[1]);
-    throw SnapshotError("'" + name + "': cannot read it in a child process (fork: " +
-                        std::strerror(e) + ")");
+    throw SnapshotError("'" + name +
+                        "': cannot read it in a child process (fork: " + std::strerror(e) + ")");
   }
   if (pid == 0) {
     ::close(fds[0]);

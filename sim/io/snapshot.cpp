@@ -20,8 +20,10 @@ std::string inQuotes(const std::string& s) { return "'" + s + "'"; }
 
 // The HDF5 superblock starts at 0, 512, 1024, 2048, … (a user block may precede it).
 bool hasHdf5Signature(std::ifstream& f, std::uint64_t size) {
-  static constexpr std::array<unsigned char, 8> kSignature{0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  for (std::uint64_t at = 0; at + kSignature.size() <= size && at <= 65536; at = at == 0 ? 512 : at * 2) {
+  static constexpr std::array<unsigned char, 8> kSignature{0x89, 'H',  'D',  'F',
+                                                           '\r', '\n', 0x1a, '\n'};
+  for (std::uint64_t at = 0; at + kSignature.size() <= size && at <= 65536;
+       at = at == 0 ? 512 : at * 2) {
     std::array<unsigned char, 8> b{};
     f.clear();
     f.seekg(static_cast<std::streamoff>(at));
@@ -33,7 +35,8 @@ bool hasHdf5Signature(std::ifstream& f, std::uint64_t size) {
 
 Snapshot readTipsyFile(std::ifstream& f, std::uint64_t size, const std::string& path) {
   std::array<unsigned char, tipsy::kHeaderProbeBytes> header{};
-  const std::size_t headerSize = static_cast<std::size_t>(std::min<std::uint64_t>(size, header.size()));
+  const std::size_t headerSize =
+      static_cast<std::size_t>(std::min<std::uint64_t>(size, header.size()));
   f.clear();
   f.seekg(0);
   if (!f.read(reinterpret_cast<char*>(header.data()), static_cast<std::streamsize>(headerSize))) {
@@ -98,7 +101,8 @@ void writeSnapshot(const std::string& path, const Particles& p, double time) {
     // The messages name the temporary; the user asked for `path`.
     std::string what = e.what();
     const std::string from = inQuotes(tmp);
-    if (const auto at = what.find(from); at != std::string::npos) what.replace(at, from.size(), inQuotes(path));
+    if (const auto at = what.find(from); at != std::string::npos)
+      what.replace(at, from.size(), inQuotes(path));
     throw SnapshotError(what);
   } catch (const std::exception& e) {
     fs::remove(tmp, ec);

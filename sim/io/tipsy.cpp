@@ -255,7 +255,8 @@ void write(const std::string& path, const Particles& p, double time) {
   std::memcpy(&timeBits, &time, sizeof timeBits);
   store32(out, static_cast<std::uint32_t>(timeBits >> 32));
   store32(out, static_cast<std::uint32_t>(timeBits));
-  for (const std::size_t v : {p.size(), std::size_t{3}, std::size_t{0}, nDark, nStar, std::size_t{0}}) {
+  for (const std::size_t v :
+       {p.size(), std::size_t{3}, std::size_t{0}, nDark, nStar, std::size_t{0}}) {
     storeInt(out, static_cast<std::int32_t>(v));
   }
   for (const std::size_t i : order) {

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     std::ifstream in(dir / "tipsy" / "plummer8.tipsy", std::ios::binary);
     std::vector<char> b{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     std::reverse(b.begin(), b.begin() + 8);
-    for (std::size_t at = 8; at + 4 <= b.size(); at += 4) std::reverse(b.begin() + at, b.begin() + at + 4);
+    for (std::size_t at = 8; at + 4 <= b.size(); at += 4)
+      std::reverse(b.begin() + at, b.begin() + at + 4);
     std::ofstream(dir / "tipsy" / "plummer8_native.bin", std::ios::binary)
         .write(b.data(), static_cast<std::streamsize>(b.size()));
     if (io::haveHdf5()) {

@@ -68,7 +68,8 @@ TEST(CudaDirectSum, MatchesTheCpuReference) {
   const auto gpu = cuda::directSumDevice(p, targets, 0.05);
   const auto cpu = directSum(p, targets, 0.05);
   for (std::size_t t = 0; t < targets.size(); ++t) {
-    for (int k = 0; k < 4; ++k) EXPECT_NEAR(gpu[t][k], cpu[t][k], 1e-9 * (1.0 + std::fabs(cpu[t][k])));
+    for (int k = 0; k < 4; ++k)
+      EXPECT_NEAR(gpu[t][k], cpu[t][k], 1e-9 * (1.0 + std::fabs(cpu[t][k])));
   }
 }
 
@@ -82,8 +83,10 @@ TEST(CudaBackend, FirstForcesMatchTheCpuBackend) {
         relativeDifferenceP99(sortedById(gpu.particles()), sortedById(cpu.particles()));
     EXPECT_LE(diff.acc, 1e-4) << toString(mac);
     // The same lists up to MAC decisions that fp32 moments flip at the margin.
-    const double gi = double(gpu.lastProfile().interactions.cell + gpu.lastProfile().interactions.particle);
-    const double ci = double(cpu.lastProfile().interactions.cell + cpu.lastProfile().interactions.particle);
+    const double gi =
+        double(gpu.lastProfile().interactions.cell + gpu.lastProfile().interactions.particle);
+    const double ci =
+        double(cpu.lastProfile().interactions.cell + cpu.lastProfile().interactions.particle);
     EXPECT_NEAR(gi / ci, 1.0, 1e-3) << toString(mac);
   }
 }
@@ -109,8 +112,8 @@ TEST(CudaBackend, AccuracyBoundsForEveryMac) {
     MacKind mac;
     float param;
   };
-  for (Case c : {Case{MacKind::BarnesHut, 0}, Case{MacKind::Bonsai, 0}, Case{MacKind::Multipole, 1e-4f},
-                 Case{MacKind::Acceleration, 2e-3f}}) {
+  for (Case c : {Case{MacKind::BarnesHut, 0}, Case{MacKind::Bonsai, 0},
+                 Case{MacKind::Multipole, 1e-4f}, Case{MacKind::Acceleration, 2e-3f}}) {
     SimParams p = plummerParams(c.mac);
     p.macParam = c.param;
     Simulation sim = cudaSim(ic, p);
@@ -154,7 +157,8 @@ TEST(CudaBackend, StepsFollowTheCpuBackend) {
   int sameBin = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     worst = std::max({worst, std::fabs(a.posMass[i].x - b.posMass[i].x),
-                      std::fabs(a.posMass[i].y - b.posMass[i].y), std::fabs(a.posMass[i].z - b.posMass[i].z)});
+                      std::fabs(a.posMass[i].y - b.posMass[i].y),
+                      std::fabs(a.posMass[i].z - b.posMass[i].z)});
     sameBin += a.bin[i] == b.bin[i];
   }
   EXPECT_LT(worst, 1e-5f);
@@ -180,7 +184,9 @@ TEST(CudaBackend, SharedAndBlockStepsConserveEnergy) {
   b.advance(16);
   const Diagnostics b1 = b.diagnostics();
   EXPECT_LE(relativeDrift(b0, b1), 1e-3);
-  EXPECT_GE(std::count_if(b1.binHistogram.begin(), b1.binHistogram.end(), [](auto c) { return c > 0; }), 3);
+  EXPECT_GE(
+      std::count_if(b1.binHistogram.begin(), b1.binHistogram.end(), [](auto c) { return c > 0; }),
+      3);
 }
 
 TEST(CudaBackend, BlockStepsWithOneBinEqualSharedSteps) {

@@ -34,8 +34,9 @@ TEST(CudaLimits, TheCommandLineRefusesAGroupBeyondTheBackendsLimit) {
     EXPECT_NE(p.err.find("[1, 128]"), std::string::npos) << p.err;
     EXPECT_EQ(p.err.find("launchGroups"), std::string::npos) << p.err;
   }
-  const Process ok = runBhviz("--headless --backend cuda --scenario plummer --n 2000 --steps 1 "
-                              "--n-group 128 --quiet");
+  const Process ok = runBhviz(
+      "--headless --backend cuda --scenario plummer --n 2000 --steps 1 "
+      "--n-group 128 --quiet");
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 

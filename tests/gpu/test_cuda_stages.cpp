@@ -16,11 +16,11 @@
 #include <sstream>
 #include <string>
 
+#include "../scenes.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/cuda_stages.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/rng.h"
-#include "../scenes.h"
 
 using namespace bhviz::sim;
 
@@ -133,8 +133,7 @@ double ulpSlack(Vec4 c) {
   return 16.0 * m * 0x1.0p-23;
 }
 
-void checkMoments(const Tree& g, const Tree& c, const std::vector<Vec4>& pos,
-                  const MacSetup& mac) {
+void checkMoments(const Tree& g, const Tree& c, const std::vector<Vec4>& pos, const MacSetup& mac) {
   Violations mass("mass"), com("centre of mass"), quad("quadrupole"), box("box"),
       bmaxLow("bmax below the farthest particle"), bmaxHigh("bmax far above the CPU's"),
       openSelf("opening vs openingValue(gpu moments)"), openCpu("opening vs the CPU's");

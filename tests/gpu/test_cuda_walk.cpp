@@ -16,12 +16,12 @@
 #include <random>
 #include <string>
 
+#include "../scenes.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/walk.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/rng.h"
-#include "../scenes.h"
 
 using namespace bhviz::sim;
 
