@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "app/scene/vertex_rule.h"
+#include "app/core/vertex_rule.h"
 #include "render/vertex.h"
 #include "sim/backend.h"
 

@@ -7,7 +7,6 @@
 
 #include "app/core/background_job.h"
 #include "app/core/sweep.h"
-#include "app/headless.h"
 
 namespace bhviz::app {
 

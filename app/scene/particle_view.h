@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "app/core/vertex_rule.h"
 #include "app/core/view_options.h"
-#include "app/scene/vertex_rule.h"
 #include "render/palette.h"
 #include "render/renderer.h"
 #include "render/vertex.h"

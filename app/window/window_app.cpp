@@ -8,11 +8,11 @@
 #include <ostream>
 
 #include "app/core/accuracy_meter.h"
+#include "app/core/backend_select.h"
 #include "app/core/perf_history.h"
 #include "app/core/sim_session.h"
 #include "app/core/sweep.h"
 #include "app/core/sweep_runner.h"
-#include "app/headless.h"
 #include "app/scene/frames.h"
 #include "app/scene/gl_query.h"
 #include "app/scene/particle_view.h"
