@@ -213,9 +213,11 @@ TEST(WindowExe, WalkPanelWithAPickShowsTheInteractionList) {
   EXPECT_GT(n.accepted, 100u);
   EXPECT_GT(n.leaf, 100u);
   EXPECT_GT(n.opened, 20u);
-  // A pick the window's particles do not have is one line, before anything runs.
+  // A pick the window's particles do not have is one line, before anything runs: not even a
+  // display is needed for it.
   const Process bad =
-      runInWindow("--backend cpu --scenario plummer --n 3000 --pick 3000 --quit-after 1");
+      runBhviz("--backend cpu --scenario plummer --n 3000 --pick 3000 --quit-after 1",
+               "env -u DISPLAY -u WAYLAND_DISPLAY");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--pick = 3000 is out of range"), std::string::npos) << bad.err;
 }

@@ -148,6 +148,11 @@ ScenarioError parseFailure(const nlohmann::json::parse_error& e, std::string_vie
 /// a key given twice in one object is refused (nlohmann would keep the last one silently).
 nlohmann::json parseScenarioJson(std::string_view text, const std::string& source) {
   using Json = nlohmann::json;
+  // Said here, not by nlohmann, whose wording for an empty input differs between versions.
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    throw ScenarioError(source + ": invalid JSON at line 1, column 1: unexpected end of input " +
+                        "(the file is empty)");
+  }
   const ScannedText scanned = scanScenarioText(text, source);
   std::size_t number = 0, next = 0;
   std::vector<std::set<std::string>> keys;
