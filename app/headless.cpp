@@ -189,6 +189,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   report.substeps = sim.substeps();
   report.time = sim.time();
   report.profile = sim.totalProfile();
+  report.ranks = sim.backend().rankReports();
   try {
     report.end = sim.diagnostics();
   } catch (const std::exception&) {

@@ -3,14 +3,17 @@
 
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <new>
 
+#include "app/core/backend_select.h"
 #include "app/core/cli.h"
 #include "app/core/sweep.h"
 #include "app/headless.h"
 #include "app/scene/gl_context.h"
 #include "app/window/window.h"
 #include "app/window/window_app.h"
+#include "sim/dist/dist.h"
 #include "sim/params.h"
 #include "sim/simulation.h"
 
@@ -25,9 +28,7 @@ int run(int argc, char** argv) {
   return runHeadless(*options, std::cout, std::cerr);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int runLeader(int argc, char** argv) {
   using bhviz::app::oneLine;
   try {
     return run(argc, argv);
@@ -64,4 +65,23 @@ int main(int argc, char** argv) {
     std::cerr << "bhviz: error: unknown failure\n";
     return 1;
   }
+}
+
+}  // namespace
+
+// Under mpirun every rank starts here: rank 0 runs the program (and prints), the others serve
+// its simulation's commands until it finishes, and end with its exit status. A plain bhviz
+// never starts MPI.
+int main(int argc, char** argv) {
+  std::unique_ptr<bhviz::sim::dist::Job> job;
+  try {
+    job = bhviz::sim::dist::Job::startIfLaunched(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bhviz: error: " << bhviz::app::oneLine(e.what()) << '\n';
+    return 2;
+  }
+  if (job && !job->leader()) return job->serve(bhviz::app::makeRankBackend);
+  const int status = runLeader(argc, argv);
+  if (job) job->finish(status);
+  return status;
 }

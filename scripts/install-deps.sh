@@ -40,6 +40,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhdf5-dev
+  # OpenMPI: `mpirun -np K bhviz` (the distributed backend, sim/dist/) and the mpi tests
+  libopenmpi-dev openmpi-bin
 )
 if [ "$tests" = 1 ]; then
   packages+=(ffmpeg xdotool clang libclang-rt-dev libomp-dev llvm clang-format)

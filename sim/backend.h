@@ -12,6 +12,7 @@
 #include "sim/common/draw.h"
 #include "sim/diagnostics.h"
 #include "sim/direct_sum.h"
+#include "sim/let.h"
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/profile.h"
@@ -72,6 +73,45 @@ class DeviceAccess {
   virtual void writeBoxes(const BoxQuery& q, DrawBox* out) const = 0;
 };
 
+/// A force evaluation in parts, what the distributed backend (sim/dist/) needs of each rank's
+/// local backend: the local tree is built first, the essential trees other ranks need are cut
+/// from it, and the trees other ranks sent are walked by the local groups after the local tree.
+/// computeForces(...) is build(...) then walkLocal().
+class ForceParts {
+ public:
+  virtual ~ForceParts() = default;
+  /// bbox → keys → sort → tree → moments → groups of the targets; no walk yet. With a frame
+  /// (holding every particle), the tree's cells are that cube's octree cells, as on every rank.
+  virtual void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+                     const KeyFrame* frame = nullptr) = 0;
+  /// The bounding box of the particles as they are now (before build: where the frame must
+  /// reach).
+  virtual Box bounds() const = 0;
+  /// Where the built groups are (the region other ranks cut their LETs for).
+  virtual TargetRegion targetRegion() const = 0;
+  /// The LET of the built tree for another rank's region, with build()'s MAC.
+  virtual LetTree essentialTree(const TargetRegion& region) const = 0;
+  /// Walks the built groups over the local tree: writes accPot of the targets.
+  virtual void walkLocal() = 0;
+  /// Walks the built groups over another rank's LET: adds to accPot of the targets.
+  virtual void walkImported(const LetTree& let) = 0;
+  /// Per particle, in the current order: its interactions (cells and particles) in the walks
+  /// since the last build; meaningful for the particles that were targets of that build.
+  virtual std::vector<std::uint32_t> work() const = 0;
+};
+
+/// One rank of a distributed run, for the statistics and the Performance panel.
+struct RankReport {
+  std::uint64_t particles = 0;  ///< particles the rank holds [1]
+  StepProfile last;             ///< the last substep
+  StepProfile total;            ///< summed since the start
+  std::uint64_t work = 0;       ///< interactions (cells + particles) since the start [1]
+  std::uint64_t letCellsSent = 0, letParticlesSent = 0, letBytesSent = 0;
+  std::uint64_t letCellsReceived = 0, letParticlesReceived = 0, letBytesReceived = 0;
+  std::uint64_t decompositions = 0;  ///< ORB decompositions and particle exchanges [1]
+  Box domain;                        ///< the rank's ORB domain
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -129,6 +169,13 @@ class Backend {
   /// Exact direct summation where this backend computes: the accuracy reference. Empty: the
   /// CPU's directSum.
   virtual ReferenceSum referenceSum() const { return {}; }
+
+  // ---- Distribution ---------------------------------------------------------------------------
+
+  /// The force evaluation in parts; null for a backend that cannot serve as a rank's local one.
+  virtual ForceParts* forceParts() { return nullptr; }
+  /// One report per rank of a distributed run (in rank order); empty for one process.
+  virtual std::vector<RankReport> rankReports() const { return {}; }
 };
 
 std::unique_ptr<Backend> makeCpuBackend();

@@ -17,11 +17,14 @@ enum class Stage : int {
   Groups,
   Walk,       ///< tree walk and force evaluation of the active particles
   Integrate,  ///< closing kicks of the active particles
+  Domains,    ///< distributed runs: ORB decomposition and particle exchange (0 on one process)
+  Let,        ///< distributed runs: essential trees cut, sent and received (0 on one process)
   Count
 };
 
 inline constexpr std::array<std::string_view, static_cast<int>(Stage::Count)> kStageNames = {
-    "predict", "bbox", "keys", "sort", "tree", "moments", "groups", "walk", "integrate"};
+    "predict", "bbox", "keys",      "sort",    "tree", "moments",
+    "groups",  "walk", "integrate", "domains", "let"};
 
 inline std::string_view stageName(Stage s) { return kStageNames[static_cast<int>(s)]; }
 

@@ -76,6 +76,29 @@ BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
 #endif
 }
 
+BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n) {
+  sim::dist::Job* job = sim::dist::currentJob();
+  if (job == nullptr) return selectBackend(choice, n);
+  // Each rank holds about n / K particles; rank 0 holds them all while it spreads them.
+  BackendSelection selection = selectBackend(choice, n);
+  if (selection.backend->forceParts() == nullptr) {
+    throw BackendUnavailable("the " + std::string(selection.backend->name()) +
+                             " backend cannot run under mpirun yet; use --backend cpu");
+  }
+  selection.backend = sim::dist::makeDistributedBackend(std::move(selection.backend), n);
+  std::ostringstream note;
+  note << "bhviz: " << job->size() << " rank" << (job->size() > 1 ? "s" : "") << " (mpirun), "
+       << selection.backend->name() << " backend on each";
+  selection.note = selection.note.empty() ? note.str() : selection.note + "\n" + note.str();
+  return selection;
+}
+
+std::unique_ptr<sim::Backend> makeRankBackend(sim::dist::LocalKind kind, std::size_t n) {
+  return selectBackend(
+             kind == sim::dist::LocalKind::Cuda ? BackendChoice::Cuda : BackendChoice::Cpu, n)
+      .backend;
+}
+
 void requireWithinLimits(const sim::SimParams& p, const sim::Backend& backend) {
   try {
     sim::validate(p, backend.traits().limits, backend.name());

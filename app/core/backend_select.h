@@ -10,6 +10,7 @@
 
 #include "app/core/settings.h"
 #include "sim/backend.h"
+#include "sim/dist/dist.h"
 
 namespace bhviz::app {
 
@@ -27,6 +28,14 @@ struct BackendSelection {
 /// is built, a device exists and n fits in its memory, else the CPU (and says why). Throws
 /// BackendUnavailable when `cuda` was asked for and cannot run.
 BackendSelection selectBackend(BackendChoice choice, std::size_t n);
+
+/// selectBackend for the simulation itself: under mpirun (sim::dist::currentJob()) the chosen
+/// backend becomes rank 0's share of a distributed backend over every rank, each rank running
+/// the same kind. Throws BackendUnavailable when that kind cannot run distributed.
+BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n);
+
+/// A follower rank's share (sim::dist::Job::serve): the leader's kind for about n particles.
+std::unique_ptr<sim::Backend> makeRankBackend(sim::dist::LocalKind kind, std::size_t n);
 
 /// Throws UsageError (exit status 2) naming the option and the backend's range when `p` asks
 /// for more than `backend` runs (sim::BackendLimits), before any work.

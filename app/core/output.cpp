@@ -75,13 +75,46 @@ Json stagesJson(const sim::StepProfile& profile, double divisor) {
   return j;
 }
 
+Json boxJson(const sim::Box& b) {
+  return Json{{"lo", {b.lo.x, b.lo.y, b.lo.z}}, {"hi", {b.hi.x, b.hi.y, b.hi.z}}};
+}
+
+Json rankJson(int rank, const sim::RankReport& r) {
+  return Json{
+      {"rank", rank},
+      {"particles", r.particles},
+      {"stage_ms", stagesJson(r.total, 1.0)},
+      {"total_ms", r.total.total()},
+      {"work", r.work},
+      {"decompositions", r.decompositions},
+      {"domain", boxJson(r.domain)},
+      {"let", Json{{"cells_sent", r.letCellsSent},
+                   {"particles_sent", r.letParticlesSent},
+                   {"bytes_sent", r.letBytesSent},
+                   {"cells_received", r.letCellsReceived},
+                   {"particles_received", r.letParticlesReceived},
+                   {"bytes_received", r.letBytesReceived}}},
+  };
+}
+
+/// max / mean of the ranks' work (interactions): 1 when perfectly balanced.
+double imbalance(const std::vector<sim::RankReport>& ranks) {
+  double max = 0.0, sum = 0.0;
+  for (const sim::RankReport& r : ranks) {
+    max = std::max(max, static_cast<double>(r.work));
+    sum += static_cast<double>(r.work);
+  }
+  return ratio(max * static_cast<double>(ranks.size()), sum);
+}
+
 }  // namespace
 
 // Keys: bhviz_version, scenario, n, seed, backend, threads, params{…}, steps, substeps, time,
 // stage_ms{stage: ms}, stage_ms_per_substep{…}, total_ms (sum of the stages), wall_ms,
 // interactions{…}, energy{start, end}, energy_drift, momentum{start, end},
 // angular_momentum{start, end}, bin_histogram (at the end), aborted (+ abort_reason,
-// nonfinite_ids when it is true).
+// nonfinite_ids when it is true); under mpirun also ranks[{rank, particles, stage_ms, total_ms,
+// work, decompositions, domain, let{…}}] and imbalance (max / mean work).
 Json statsJson(const RunReport& r) {
   const double substeps = static_cast<double>(r.substeps);
   Json j;
@@ -109,6 +142,14 @@ Json statsJson(const RunReport& r) {
   if (r.aborted) {
     j["abort_reason"] = r.abortReason;
     j["nonfinite_ids"] = r.nonFiniteIds;
+  }
+  if (!r.ranks.empty()) {
+    Json ranks = Json::array();
+    for (std::size_t k = 0; k < r.ranks.size(); ++k) {
+      ranks.push_back(rankJson(static_cast<int>(k), r.ranks[k]));
+    }
+    j["ranks"] = ranks;
+    j["imbalance"] = imbalance(r.ranks);
   }
   return j;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/backend.h"
 #include "sim/diagnostics.h"
 #include "sim/params.h"
 #include "sim/particles.h"
@@ -36,6 +37,7 @@ struct RunReport {
   bool aborted = false;        ///< the run stopped on a non-finite state
   std::string abortReason;
   std::vector<std::uint32_t> nonFiniteIds;
+  std::vector<sim::RankReport> ranks;  ///< one per rank under mpirun; empty for one process
 };
 
 /// The stats document, keys in a fixed order (listed where output.cpp builds it).

@@ -40,28 +40,61 @@ void CpuBackend::drift(float dt) {
 
 void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                                bool oldAccValid) {
+  build(clock, p, targets, oldAccValid, nullptr);
+  walkLocal();
+}
+
+void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targets,
+                       bool oldAccValid, const KeyFrame* frame) {
   Particles& s = m_particles;
   const MacSetup mac = macSetup(p, oldAccValid);
-  m_tree = cpu::buildSortedTree(s, p.curve, p.nLeaf, mac, &m_profile);
   m_mac = mac;
-  {
-    StageTimer timer(m_profile, Stage::Groups);
-    m_active.resize(s.size());
+  m_walk = cpu::WalkSettings{mac, p.quadrupole, p.softening};
+  m_work.assign(s.size(), 0);
+  if (s.size() == 0) {  // a rank of a distributed run may hold none
+    m_tree = {};
+    m_groups = {};
+    m_active.clear();
+    return;
+  }
+  m_tree = cpu::buildSortedTree(s, p.curve, p.nLeaf, mac, &m_profile, frame);
+  StageTimer timer(m_profile, Stage::Groups);
+  m_active.resize(s.size());
 #pragma omp parallel for
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      m_active[i] = targets == ForceTargets::All || isActive(s.bin[i], clock.tick, clock.depth);
-    }
-    m_groups = cpu::buildGroups(m_tree, s.posMass, s.accPot, m_active, p.nGroup);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    m_active[i] = targets == ForceTargets::All || isActive(s.bin[i], clock.tick, clock.depth);
   }
-  {
-    StageTimer timer(m_profile, Stage::Walk);
-    const cpu::WalkSettings settings{mac, p.quadrupole, p.softening};
-    const InteractionCounts counts =
-        cpu::walkGroups(m_tree, m_groups, s.posMass, m_active, settings, s.accPot);
-    m_profile.interactions.cell += counts.cell;
-    m_profile.interactions.particle += counts.particle;
-    m_profile.interactions.targets += counts.targets;
+  m_groups = cpu::buildGroups(m_tree, s.posMass, s.accPot, m_active, p.nGroup);
+}
+
+TargetRegion CpuBackend::targetRegion() const {
+  TargetRegion r;
+  for (std::size_t g = 0; g < m_groups.size(); ++g) {
+    grow(r.box, m_groups.box[g]);
+    r.accMin = std::min(r.accMin, m_groups.accMin[g]);
   }
+  return r;
+}
+
+LetTree CpuBackend::essentialTree(const TargetRegion& region) const {
+  return sim::essentialTree(m_tree, m_particles.posMass, m_mac, region);
+}
+
+void CpuBackend::walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::WalkMode mode) {
+  StageTimer timer(m_profile, Stage::Walk);
+  const InteractionCounts counts =
+      cpu::walkSources(tree, sources, m_groups, m_particles.posMass, m_active, m_walk, mode,
+                       m_particles.accPot, &m_work);
+  m_profile.interactions.cell += counts.cell;
+  m_profile.interactions.particle += counts.particle;
+  // A target of several trees is one target.
+  if (mode == cpu::WalkMode::Write) m_profile.interactions.targets += counts.targets;
+}
+
+void CpuBackend::walkLocal() { walk(m_tree, m_particles.posMass, cpu::WalkMode::Write); }
+
+void CpuBackend::walkImported(const LetTree& let) {
+  walk(let.tree, let.posMass, cpu::WalkMode::Add);
 }
 
 void CpuBackend::closeKicks(const Clock& clock) {

@@ -9,7 +9,7 @@
 
 namespace bhviz::sim {
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public Backend, private ForceParts {
  public:
   BackendTraits traits() const override { return {"cpu", BackendLimits{}, false, 0}; }
   void upload(const Particles& p) override;
@@ -35,6 +35,7 @@ class CpuBackend final : public Backend {
   std::vector<DrawBox> boxes(const BoxQuery& q) const override;
   std::unique_ptr<Backend> makeScratch(std::size_t n) const override;
   const Particles* hostParticles() const override { return &m_particles; }
+  ForceParts* forceParts() override { return this; }
 
   /// The tree, groups and particles (key order) of the last force evaluation, for tests and
   /// overlays.
@@ -57,12 +58,25 @@ class CpuBackend final : public Backend {
   GroupInteractions interactionListOf(std::uint32_t particleId) const;
 
  private:
+  // ForceParts: computeForces is build() then walkLocal().
+  void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+             const KeyFrame* frame) override;
+  Box bounds() const override { return cpu::boundingBox(m_particles.posMass); }
+  TargetRegion targetRegion() const override;
+  LetTree essentialTree(const TargetRegion& region) const override;
+  void walkLocal() override;
+  void walkImported(const LetTree& let) override;
+  std::vector<std::uint32_t> work() const override { return m_work; }
+  void walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::WalkMode mode);
+
   Particles m_particles;
   std::vector<std::uint8_t> m_active;
   Tree m_tree;
   Groups m_groups;
   StepProfile m_profile;
   MacSetup m_mac;  ///< the MAC of the last evaluation (after the acceleration MAC's fallback)
+  cpu::WalkSettings m_walk;           ///< the walk of the last build
+  std::vector<std::uint32_t> m_work;  ///< interactions per particle since the last build
 };
 
 }  // namespace bhviz::sim

@@ -53,9 +53,10 @@ Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& fra
 void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
 
 /// The build stages of a force evaluation: bbox → keys → sort (reorders p) → tree → moments.
-/// With a profile, each stage's wall time is added to it (tree_build.cpp).
+/// With a profile, each stage's wall time is added to it (tree_build.cpp). With a frame (which
+/// must hold every particle), the keys quantise it instead of the particles' own bounding cube.
 Tree buildSortedTree(Particles& p, Curve curve, int nLeaf, const MacSetup& mac,
-                     StepProfile* profile = nullptr);
+                     StepProfile* profile = nullptr, const KeyFrame* frame = nullptr);
 
 // ---- groups (groups.cpp) ------------------------------------------------------------------------
 
@@ -121,5 +122,18 @@ InteractionCounts walkGroups(const Tree& tree, const Groups& groups,
                              const std::vector<Vec4>& posMass,
                              const std::vector<std::uint8_t>& active, const WalkSettings& s,
                              std::vector<Vec4>& accPot);
+
+/// Whether a walk replaces the targets' accPot or adds to it (a second tree's share).
+enum class WalkMode : std::uint8_t { Write, Add };
+
+/// walkGroups with the sources in a tree of their own: `t`'s first/count index `sources`, the
+/// groups index `posMass` (another rank's essential tree walked by the local groups; the local
+/// tree when both are the same). With `work`, adds each group's interactions per target (cells
+/// plus leaf particles) to its targets' entries (the cost the domain decomposition balances).
+InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, const Groups& groups,
+                              const std::vector<Vec4>& posMass,
+                              const std::vector<std::uint8_t>& active, const WalkSettings& s,
+                              WalkMode mode, std::vector<Vec4>& accPot,
+                              std::vector<std::uint32_t>* work);
 
 }  // namespace bhviz::sim::cpu

@@ -51,11 +51,13 @@ Tree buildTree(const std::vector<std::uint64_t>& keys, const KeyFrame& frame, in
 }
 
 Tree buildSortedTree(Particles& s, Curve curve, int nLeaf, const MacSetup& mac,
-                     StepProfile* profile) {
+                     StepProfile* profile, const KeyFrame* given) {
   StepProfile unused;
   StepProfile& prof = profile != nullptr ? *profile : unused;
   KeyFrame frame;
-  {
+  if (given != nullptr) {
+    frame = *given;
+  } else {
     StageTimer timer(prof, Stage::BoundingBox);
     frame = keyFrameFor(boundingBox(s.posMass));
   }

@@ -73,10 +73,18 @@ class TargetBlock {
   }
 
   std::size_t size() const { return m_index.size(); }
-  void store(std::vector<Vec4>& accPot) const {
+  void store(std::vector<Vec4>& accPot, WalkMode mode) const {
     for (std::size_t k = 0; k < m_index.size(); ++k) {
-      accPot[m_index[k]] = {m_ax[k], m_ay[k], m_az[k], m_pot[k]};
+      const Vec4 sum{m_ax[k], m_ay[k], m_az[k], m_pot[k]};
+      Vec4& out = accPot[m_index[k]];
+      out = mode == WalkMode::Write
+                ? sum
+                : Vec4{out.x + sum.x, out.y + sum.y, out.z + sum.z, out.w + sum.w};
     }
+  }
+  /// Adds `work` to the work of each target.
+  void addWork(std::vector<std::uint32_t>& work, std::uint64_t amount) const {
+    for (std::uint32_t i : m_index) work[i] += static_cast<std::uint32_t>(amount);
   }
 
  private:
@@ -102,8 +110,17 @@ class TargetBlock {
 InteractionCounts walkGroups(const Tree& t, const Groups& groups, const std::vector<Vec4>& posMass,
                              const std::vector<std::uint8_t>& active, const WalkSettings& s,
                              std::vector<Vec4>& accPot) {
+  return walkSources(t, posMass, groups, posMass, active, s, WalkMode::Write, accPot, nullptr);
+}
+
+InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, const Groups& groups,
+                              const std::vector<Vec4>& posMass,
+                              const std::vector<std::uint8_t>& active, const WalkSettings& s,
+                              WalkMode mode, std::vector<Vec4>& accPot,
+                              std::vector<std::uint32_t>* work) {
   const float eps2 = s.softening * s.softening;
   std::uint64_t cellCount = 0, particleCount = 0, targets = 0;
+  if (t.cellCount() == 0) return {};
 #pragma omp parallel reduction(+ : cellCount, particleCount, targets)
   {
     TargetBlock block;  // per thread, reused across groups
@@ -123,10 +140,12 @@ InteractionCounts walkGroups(const Tree& t, const Groups& groups, const std::vec
       for (std::uint32_t leaf : list.leaves) {
         leafParticles += t.count[leaf];
         for (std::uint32_t j = t.first[leaf]; j < t.first[leaf] + t.count[leaf]; ++j) {
-          block.addParticle(posMass[j], eps2);
+          block.addParticle(sources[j], eps2);
         }
       }
-      block.store(accPot);
+      block.store(accPot, mode);
+      // Each group's targets are its own: no two threads write one particle's work.
+      if (work != nullptr) block.addWork(*work, list.cells.size() + leafParticles);
       cellCount += list.cells.size() * block.size();
       particleCount += leafParticles * block.size();
       targets += block.size();

@@ -1,0 +1,78 @@
+#pragma once
+// Many processes, one simulation: `mpirun -np K bhviz …` runs K ranks. Rank 0, the leader,
+// runs the program as always (command line, window, outputs); its simulation's backend is a
+// distributed one (makeDistributedBackend) that sends each call to every rank as a command
+// and runs it everywhere on each rank's share of the particles: ORB domains (orb.h), particle
+// exchange, local essential trees (sim/let.h), reductions. The other ranks, followers, do
+// nothing but serve those commands. A plain `bhviz` never starts MPI.
+//
+// This header is MPI-free: sim/dist/ is the only place that includes <mpi.h>, in its .cpp files.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sim/backend.h"
+#include "sim/dist/orb.h"
+
+namespace bhviz::sim::dist {
+
+/// The kind of backend each rank runs on its share (the leader's, on every rank).
+enum class LocalKind : std::uint8_t { Cpu = 0, Cuda = 1 };
+
+/// Makes a rank's local backend for about n particles (the app's backend choice and checks).
+using LocalFactory = std::function<std::unique_ptr<Backend>(LocalKind kind, std::size_t n)>;
+
+/// When to decompose again (at a point where every particle is synchronised, after an
+/// evaluation of every particle has measured the work): when the work's imbalance (max / mean
+/// over ranks) passes `imbalance`; 0: at every full step.
+struct DistSettings {
+  double imbalance = 0.0;
+  OrbSettings orb;
+};
+
+class Job {
+ public:
+  /// Starts MPI when the environment shows that an MPI launcher started this process
+  /// (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE); otherwise returns null and MPI is never
+  /// touched. Throws std::runtime_error when launched so but built without MPI (more than one
+  /// rank), naming what to install.
+  static std::unique_ptr<Job> startIfLaunched(int* argc, char*** argv);
+  ~Job();  ///< MPI_Finalize
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  int rank() const { return m_rank; }
+  int size() const { return m_size; }
+  bool leader() const { return m_rank == 0; }
+
+  /// Followers: serves the leader's commands until it finishes; returns the exit status the
+  /// leader finished with. A failure here ends the whole job (abortJob).
+  int serve(const LocalFactory& make);
+  /// Leader: ends every follower's serve() with this exit status.
+  void finish(int status);
+
+ private:
+  Job(int rank, int size) : m_rank(rank), m_size(size) {}
+  int m_rank = 0;
+  int m_size = 1;
+  bool m_finished = false;
+};
+
+/// The job of this process, or null when it runs alone.
+Job* currentJob();
+
+/// Leader: a backend that runs `local`'s kind on every rank of the current job, for n
+/// particles. Throws std::invalid_argument when `local` cannot serve as a rank's share
+/// (no Backend::forceParts()).
+std::unique_ptr<Backend> makeDistributedBackend(std::unique_ptr<Backend> local, std::size_t n,
+                                                const DistSettings& settings = {});
+
+/// Ends every rank of the job now: prints "bhviz: rank R: <why>" once and calls MPI_Abort
+/// (exit status 1). For a failure in the middle of a command, where the other ranks would
+/// otherwise wait for this one forever.
+[[noreturn]] void abortJob(const std::string& why);
+
+}  // namespace bhviz::sim::dist

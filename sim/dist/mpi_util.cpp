@@ -1,0 +1,51 @@
+#include "sim/dist/mpi_util.h"
+
+#include <climits>
+#include <stdexcept>
+
+namespace bhviz::sim::dist {
+
+void checkMpi(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw std::runtime_error(std::string(call) + " failed: " + std::string(text, length));
+}
+
+MPI_Datatype packedParticleType() {
+  static MPI_Datatype type = [] {
+    MPI_Datatype t;
+    checkMpi(MPI_Type_contiguous(sizeof(PackedParticle), MPI_BYTE, &t), "MPI_Type_contiguous");
+    checkMpi(MPI_Type_commit(&t), "MPI_Type_commit");
+    return t;
+  }();
+  return type;
+}
+
+PackedParticle pack(const Particles& p, std::size_t i) {
+  return {p.posMass[i], p.vel[i], p.accPot[i], p.id[i], p.tag[i], p.bin[i]};
+}
+
+void unpack(const PackedParticle& q, Particles& p, std::size_t i) {
+  p.posMass[i] = q.posMass;
+  p.vel[i] = q.vel;
+  p.accPot[i] = q.accPot;
+  p.id[i] = q.id;
+  p.tag[i] = q.tag;
+  p.bin[i] = q.bin;
+}
+
+std::vector<int> displacements(const std::vector<int>& counts) {
+  std::vector<int> d(counts.size(), 0);
+  long long at = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (at > INT_MAX) throw std::runtime_error("a message of more than 2^31 elements");
+    d[r] = static_cast<int>(at);
+    at += counts[r];
+  }
+  if (at > INT_MAX) throw std::runtime_error("a message of more than 2^31 elements");
+  return d;
+}
+
+}  // namespace bhviz::sim::dist

@@ -1,0 +1,35 @@
+#pragma once
+// Private to sim/dist/: the one header that includes <mpi.h>, and the small helpers around it.
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/particles.h"
+
+namespace bhviz::sim::dist {
+
+/// Throws std::runtime_error naming the call when an MPI call fails.
+void checkMpi(int code, const char* call);
+
+/// One particle as it travels between ranks.
+struct PackedParticle {
+  Vec4 posMass, vel, accPot;
+  std::uint32_t id = 0;
+  std::uint8_t tag = 0, bin = 0;
+};
+
+/// The MPI datatype of one PackedParticle (committed once).
+MPI_Datatype packedParticleType();
+
+PackedParticle pack(const Particles& p, std::size_t i);
+void unpack(const PackedParticle& q, Particles& p, std::size_t i);
+
+/// Displacements of counts (exclusive prefix sum), checked to fit MPI's int.
+std::vector<int> displacements(const std::vector<int>& counts);
+
+/// MPI_COMM_WORLD's duplicate every command of ours runs on.
+MPI_Comm jobComm();
+
+}  // namespace bhviz::sim::dist

@@ -1,0 +1,90 @@
+#pragma once
+// Weighted Orthogonal Recursive Bisection (Rehmann's thesis, PKDGRAV): K domains, one per rank,
+// that tile the particles' bounding box. Each level splits every domain that still holds more
+// than one rank on the longest axis of its box, into ⌊k/2⌋ : ⌈k/2⌉ ranks, at the cut whose weight
+// below matches that share of the domain's weight; the cut is found by bisection, every
+// iteration one reduction "weight below the cut" over every splitting domain of the level. The
+// weights are each particle's measured work, so work is balanced, not counts.
+//
+// No MPI here: the sums over ranks come from a callback (MPI_Allreduce in a run, nothing on one
+// process), and the counting over one rank's particles from OrbParticles (the host's below, the
+// GPU's in sim/cuda/). Weights are integers and sums exact, so every rank takes the same
+// decisions from the same numbers.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/common/keys.h"
+#include "sim/common/vec.h"
+
+namespace bhviz::sim::dist {
+
+/// A domain is named by the first rank it holds: the domain [r, r + k) of ranks. What one level
+/// does to the domain named r (indexed by r; axis < 0: not split at this level).
+struct OrbCut {
+  int axis = -1;       ///< 0, 1, 2: x, y, z
+  float position = 0;  ///< particles with coordinate < position stay low [length]
+  int high = 0;        ///< the name of the high half: r + ⌊k/2⌋
+};
+
+/// One rank's particles as the ORB sees them; each particle carries the name of its domain
+/// (0 before the first level: the domain of every rank).
+class OrbParticles {
+ public:
+  virtual ~OrbParticles() = default;
+  /// below[r] = Σ weight of this rank's particles of domain r whose coordinate along
+  /// cuts[r].axis is < cuts[r].position, for each split domain r (others left as they are).
+  virtual void weighBelow(const std::vector<OrbCut>& cuts,
+                          std::vector<std::uint64_t>& below) const = 0;
+  /// Applies a level: a particle of split domain r at or above the cut moves to cuts[r].high.
+  virtual void split(const std::vector<OrbCut>& cuts) = 0;
+};
+
+/// The CPU twin: positions, weights and domain names in host memory.
+class HostOrbParticles final : public OrbParticles {
+ public:
+  /// `posMass` and `weight` are read, not copied: they must outlive this object.
+  HostOrbParticles(const std::vector<Vec4>& posMass, const std::vector<std::uint64_t>& weight);
+  void weighBelow(const std::vector<OrbCut>& cuts,
+                  std::vector<std::uint64_t>& below) const override;
+  void split(const std::vector<OrbCut>& cuts) override;
+  /// Each particle's domain (its rank, after decompose).
+  const std::vector<int>& domain() const { return m_domain; }
+
+ private:
+  const std::vector<Vec4>& m_posMass;
+  const std::vector<std::uint64_t>& m_weight;
+  std::vector<int> m_domain;
+};
+
+/// Sums each entry over every rank, in place (MPI_Allreduce; nothing on one process).
+using SumOverRanks = std::function<void(std::vector<std::uint64_t>&)>;
+
+struct OrbSettings {
+  /// A cut is good once the weight below it is within this fraction of its domain's weight of
+  /// the target [1].
+  double tolerance = 1e-4;
+  /// Bisection steps per level at most (a float coordinate is resolved after ~30) [1].
+  int maxIterations = 48;
+  /// When set (side > 0): each cut moves to the plane of the coarsest octree level of this
+  /// frame whose weight below stays within `snapTolerance` of the target, so the local trees
+  /// (built in the same frame) have no cell finer than that cut through by a domain face.
+  KeyFrame grid{{0, 0, 0}, 0.0f};
+  double snapTolerance = 0.01;  ///< [1] of the domain's weight
+};
+
+struct OrbResult {
+  std::vector<Box> domains;           ///< per rank: its domain (they tile `root`)
+  std::vector<std::uint64_t> weight;  ///< per rank: the weight of its domain
+  int levels = 0;                     ///< ORB levels [1]
+  int iterations = 0;                 ///< bisection steps (reductions) over every level [1]
+  /// max / mean of weight: the imbalance the cuts leave (1 for a perfect split) [1]
+  double imbalance() const;
+};
+
+/// Decomposes `root` (the bounding box of every rank's particles) into `ranks` domains.
+OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const SumOverRanks& sum,
+                    const OrbSettings& settings = {});
+
+}  // namespace bhviz::sim::dist

@@ -1,0 +1,378 @@
+#include "sim/dist/rank.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <stdexcept>
+
+#include "sim/dist/mpi_util.h"
+
+namespace bhviz::sim::dist {
+
+namespace {
+
+/// Adds the wall time of its scope to one stage of a profile.
+class Timer {
+ public:
+  Timer(StepProfile& p, Stage s) : m_p(p), m_s(s), m_t0(std::chrono::steady_clock::now()) {}
+  ~Timer() {
+    m_p[m_s] +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_t0).count();
+  }
+
+ private:
+  StepProfile& m_p;
+  Stage m_s;
+  std::chrono::steady_clock::time_point m_t0;
+};
+
+void add(StepProfile& to, const StepProfile& p) {
+  for (std::size_t s = 0; s < to.ms.size(); ++s) to.ms[s] += p.ms[s];
+  to.interactions.cell += p.interactions.cell;
+  to.interactions.particle += p.interactions.particle;
+  to.interactions.targets += p.interactions.targets;
+}
+
+/// Gathers one trivially copyable value from every rank on rank 0.
+template <typename T>
+std::vector<T> gatherToLeader(const T& mine, int rank, int ranks) {
+  std::vector<T> all(rank == 0 ? static_cast<std::size_t>(ranks) : 0);
+  checkMpi(MPI_Gather(&mine, sizeof(T), MPI_BYTE, all.data(), sizeof(T), MPI_BYTE, 0, jobComm()),
+           "MPI_Gather");
+  return all;
+}
+
+/// Gathers a vector from every rank on rank 0, rank by rank.
+template <typename T>
+std::vector<T> gatherVectors(const std::vector<T>& mine, int rank, int ranks,
+                             MPI_Datatype type = MPI_DATATYPE_NULL) {
+  if (mine.size() > INT_MAX) throw std::runtime_error("a rank holds more than 2^31 elements");
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts = gatherToLeader(count, rank, ranks);
+  std::vector<int> displs = rank == 0 ? displacements(counts) : std::vector<int>{};
+  std::size_t total = 0;
+  for (int c : counts) total += static_cast<std::size_t>(c);
+  std::vector<T> all(total);
+  if (type == MPI_DATATYPE_NULL) {
+    // Bytes: counts and displacements scaled by the element size.
+    std::vector<int> bytes(counts.size()), at(counts.size());
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      bytes[r] = counts[r] * static_cast<int>(sizeof(T));
+      at[r] = displs[r] * static_cast<int>(sizeof(T));
+    }
+    checkMpi(MPI_Gatherv(mine.data(), count * static_cast<int>(sizeof(T)), MPI_BYTE, all.data(),
+                         bytes.data(), at.data(), MPI_BYTE, 0, jobComm()),
+             "MPI_Gatherv");
+  } else {
+    checkMpi(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type,
+                         0, jobComm()),
+             "MPI_Gatherv");
+  }
+  return all;
+}
+
+Particles unpackAll(const std::vector<PackedParticle>& packed) {
+  Particles p;
+  p.resize(packed.size());
+  for (std::size_t i = 0; i < packed.size(); ++i) unpack(packed[i], p, i);
+  return p;
+}
+
+std::vector<PackedParticle> packAll(const Particles& p) {
+  std::vector<PackedParticle> packed(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) packed[i] = pack(p, i);
+  return packed;
+}
+
+/// How much larger than the particles' cube the trees' frame is made at a decomposition [1].
+constexpr float kFrameMargin = 0.05f;
+
+/// Where a rank's groups are, as it travels.
+struct RegionMessage {
+  Box box;
+  float accMin = INFINITY;
+};
+
+}  // namespace
+
+RankShare::RankShare(std::unique_ptr<Backend> local, const DistSettings& settings)
+    : m_local(std::move(local)), m_settings(settings) {
+  m_parts = m_local->forceParts();
+  if (m_parts == nullptr) {
+    throw std::invalid_argument(std::string("the ") + std::string(m_local->name()) +
+                                " backend cannot run as a rank of a distributed run yet");
+  }
+  MPI_Comm_rank(jobComm(), &m_rank);
+  MPI_Comm_size(jobComm(), &m_ranks);
+}
+
+void RankShare::upload(const Particles* all) {
+  std::uint64_t n = m_rank == 0 ? all->size() : 0;
+  checkMpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, jobComm()), "MPI_Bcast");
+  m_size = n;
+  // Equal runs of the leader's particles first; the ORB then makes them domains.
+  std::vector<int> counts(static_cast<std::size_t>(m_ranks));
+  for (int r = 0; r < m_ranks; ++r) {
+    const std::uint64_t from = n * static_cast<std::uint64_t>(r) / m_ranks;
+    const std::uint64_t to = n * static_cast<std::uint64_t>(r + 1) / m_ranks;
+    if (to - from > INT_MAX) throw std::runtime_error("more than 2^31 particles per rank");
+    counts[static_cast<std::size_t>(r)] = static_cast<int>(to - from);
+  }
+  const std::vector<int> displs = displacements(counts);
+  std::vector<PackedParticle> packed = m_rank == 0 ? packAll(*all) : std::vector<PackedParticle>{};
+  std::vector<PackedParticle> mine(static_cast<std::size_t>(counts[m_rank]));
+  {
+    Timer t(m_dist, Stage::Domains);
+    checkMpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), packedParticleType(),
+                          mine.data(), counts[m_rank], packedParticleType(), 0, jobComm()),
+             "MPI_Scatterv");
+  }
+  packed.clear();
+  m_local->upload(unpackAll(mine));
+  m_workValid = false;
+  decompose();
+}
+
+void RankShare::download(Particles* all) {
+  Particles mine;
+  m_local->download(mine);
+  const std::vector<PackedParticle> packed =
+      gatherVectors(packAll(mine), m_rank, m_ranks, packedParticleType());
+  if (m_rank == 0) *all = unpackAll(packed);
+}
+
+void RankShare::decompose() {
+  Timer t(m_dist, Stage::Domains);
+  Particles mine;
+  m_local->download(mine);
+  std::vector<std::uint64_t> weight(mine.size(), 1);
+  if (m_workValid && m_work.size() == mine.size()) {
+    // Work per full step: an evaluation's interactions, 2^bin evaluations per full step.
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const std::uint64_t w = std::max<std::uint64_t>(m_work[i], 1)
+                              << std::min<int>(mine.bin[i], 20);
+      weight[i] = std::min<std::uint64_t>(w, std::uint64_t{1} << 40);
+    }
+  }
+  Box local;
+  for (const Vec4& p : mine.posMass) grow(local, Vec3{p.x, p.y, p.z});
+  const Box root = globalBounds(local);
+  // The trees' frame until the next decomposition: a little larger than the particles' cube,
+  // so that the particles stay inside it while they move.
+  m_frame = keyFrameFor(root);
+  m_frame.origin = m_frame.origin - (kFrameMargin * 0.5f * m_frame.side) * Vec3{1, 1, 1};
+  m_frame.side *= 1.0f + kFrameMargin;
+  OrbSettings orbSettings = m_settings.orb;
+  orbSettings.grid = m_frame;
+  HostOrbParticles orb(mine.posMass, weight);
+  const SumOverRanks sum = [](std::vector<std::uint64_t>& v) {
+    checkMpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT64_T,
+                           MPI_SUM, jobComm()),
+             "MPI_Allreduce");
+  };
+  const OrbResult result = dist::decompose(m_ranks, root, orb, sum, orbSettings);
+  m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
+  ++m_report.decompositions;
+  exchange(mine, orb.domain());
+  m_workValid = false;
+}
+
+void RankShare::exchange(const Particles& mine, const std::vector<int>& owner) {
+  const auto K = static_cast<std::size_t>(m_ranks);
+  std::vector<int> sendCounts(K, 0), recvCounts(K, 0);
+  for (int o : owner) ++sendCounts[static_cast<std::size_t>(o)];
+  const std::vector<int> sendDispls = displacements(sendCounts);
+  std::vector<PackedParticle> out(mine.size());
+  {
+    std::vector<int> at = sendDispls;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      out[static_cast<std::size_t>(at[static_cast<std::size_t>(owner[i])]++)] = pack(mine, i);
+    }
+  }
+  checkMpi(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, jobComm()),
+           "MPI_Alltoall");
+  const std::vector<int> recvDispls = displacements(recvCounts);
+  std::vector<PackedParticle> in(static_cast<std::size_t>(recvDispls.back() + recvCounts.back()));
+  checkMpi(MPI_Alltoallv(out.data(), sendCounts.data(), sendDispls.data(), packedParticleType(),
+                         in.data(), recvCounts.data(), recvDispls.data(), packedParticleType(),
+                         jobComm()),
+           "MPI_Alltoallv");
+  out.clear();
+  m_local->upload(unpackAll(in));
+}
+
+Box RankShare::globalBounds(const Box& local) const {
+  float lo[3] = {local.lo.x, local.lo.y, local.lo.z};
+  float hi[3] = {local.hi.x, local.hi.y, local.hi.z};
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, lo, 3, MPI_FLOAT, MPI_MIN, jobComm()), "MPI_Allreduce");
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, hi, 3, MPI_FLOAT, MPI_MAX, jobComm()), "MPI_Allreduce");
+  return Box{{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
+}
+
+const KeyFrame* RankShare::treeFrame() {
+  if (m_ranks == 1) return nullptr;  // no cuts: the tree of one process, bit for bit
+  const Box all = globalBounds(m_parts->bounds());
+  const Vec3 top = m_frame.origin + m_frame.side * Vec3{1, 1, 1};
+  const bool inside = m_frame.side > 0.0f && all.lo.x >= m_frame.origin.x &&
+                      all.lo.y >= m_frame.origin.y && all.lo.z >= m_frame.origin.z &&
+                      all.hi.x < top.x && all.hi.y < top.y && all.hi.z < top.z;
+  if (!inside) m_frame = keyFrameFor(all);  // the same on every rank: the bounds are reduced
+  return &m_frame;
+}
+
+bool RankShare::rebalanceDue() {
+  if (m_settings.imbalance <= 0.0) return true;
+  std::uint64_t work = 0;
+  for (std::uint32_t w : m_work) work += w;
+  std::uint64_t max = work, sum = work;
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_UINT64_T, MPI_MAX, jobComm()), "MPI_Allreduce");
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, jobComm()), "MPI_Allreduce");
+  if (sum == 0) return false;
+  return static_cast<double>(max) * m_ranks / static_cast<double>(sum) > m_settings.imbalance;
+}
+
+int RankShare::openKicks(const Clock& clock, const SimParams& p) {
+  if (clock.synchronized() && m_workValid && rebalanceDue()) decompose();
+  int deepest = m_local->openKicks(clock, p);
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, &deepest, 1, MPI_INT, MPI_MAX, jobComm()), "MPI_Allreduce");
+  return deepest;
+}
+
+void RankShare::drift(float dt) { m_local->drift(dt); }
+
+void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                              bool oldAccValid) {
+  const KeyFrame* frame = treeFrame();
+  m_parts->build(clock, p, targets, oldAccValid, frame);
+  const auto K = static_cast<std::size_t>(m_ranks);
+  std::vector<int> sendBytes(K, 0), recvBytes(K, 0);
+  std::vector<std::byte> out;
+  std::vector<std::byte> in;
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<int> sendDispls, recvDispls;
+  {
+    Timer t(m_dist, Stage::Let);
+    const TargetRegion mine = m_parts->targetRegion();
+    const RegionMessage message{mine.box, mine.accMin};
+    std::vector<RegionMessage> regions(K);
+    checkMpi(MPI_Allgather(&message, sizeof message, MPI_BYTE, regions.data(), sizeof message,
+                           MPI_BYTE, jobComm()),
+             "MPI_Allgather");
+    // Cut a LET for every other rank with targets, one after the other into one buffer.
+    for (std::size_t r = 0; r < K; ++r) {
+      const TargetRegion region{regions[r].box, regions[r].accMin};
+      if (static_cast<int>(r) == m_rank || !region.any()) continue;
+      const LetTree let = m_parts->essentialTree(region);
+      if (let.empty()) continue;
+      const std::vector<std::byte> bytes = toBytes(let);
+      if (bytes.size() > INT_MAX) throw std::runtime_error("a LET of more than 2 GiB");
+      sendBytes[r] = static_cast<int>(bytes.size());
+      out.insert(out.end(), bytes.begin(), bytes.end());
+      m_report.letCellsSent += let.cellCount();
+      m_report.letParticlesSent += let.posMass.size();
+      m_report.letBytesSent += bytes.size();
+    }
+    checkMpi(MPI_Alltoall(sendBytes.data(), 1, MPI_INT, recvBytes.data(), 1, MPI_INT, jobComm()),
+             "MPI_Alltoall");
+    sendDispls = displacements(sendBytes);
+    recvDispls = displacements(recvBytes);
+    in.resize(static_cast<std::size_t>(recvDispls.back() + recvBytes.back()));
+    checkMpi(MPI_Ialltoallv(out.data(), sendBytes.data(), sendDispls.data(), MPI_BYTE, in.data(),
+                            recvBytes.data(), recvDispls.data(), MPI_BYTE, jobComm(), &request),
+             "MPI_Ialltoallv");
+  }
+  // The local tree while the LETs travel.
+  m_parts->walkLocal();
+  {
+    Timer t(m_dist, Stage::Let);
+    checkMpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+  }
+  for (std::size_t r = 0; r < K; ++r) {
+    if (recvBytes[r] == 0) continue;
+    LetTree let;
+    {
+      Timer t(m_dist, Stage::Let);
+      let = letFromBytes(in.data() + recvDispls[r], static_cast<std::size_t>(recvBytes[r]));
+      m_report.letCellsReceived += let.cellCount();
+      m_report.letParticlesReceived += let.posMass.size();
+      m_report.letBytesReceived += static_cast<std::uint64_t>(recvBytes[r]);
+    }
+    m_parts->walkImported(let);
+  }
+  // An evaluation of every particle measures the work the next decomposition balances.
+  if (targets == ForceTargets::All || clock.synchronized()) {
+    m_work = m_parts->work();
+    m_workValid = true;
+  }
+}
+
+void RankShare::closeKicks(const Clock& clock) { m_local->closeKicks(clock); }
+
+std::vector<std::uint32_t> RankShare::nonFiniteIds(std::size_t max) {
+  std::vector<std::uint32_t> ids = gatherVectors(m_local->nonFiniteIds(max), m_rank, m_ranks);
+  if (ids.size() > max) ids.resize(max);
+  return ids;
+}
+
+Diagnostics RankShare::diagnostics(const Clock& clock) {
+  Diagnostics d = m_local->diagnostics(clock);
+  double sums[9] = {d.mass,
+                    d.kinetic,
+                    d.potential,
+                    d.momentum[0],
+                    d.momentum[1],
+                    d.momentum[2],
+                    d.angularMomentum[0],
+                    d.angularMomentum[1],
+                    d.angularMomentum[2]};
+  const bool leader = m_rank == 0;
+  checkMpi(MPI_Reduce(leader ? MPI_IN_PLACE : sums, sums, 9, MPI_DOUBLE, MPI_SUM, 0, jobComm()),
+           "MPI_Reduce");
+  std::vector<std::uint64_t>& h = d.binHistogram;
+  checkMpi(MPI_Reduce(leader ? MPI_IN_PLACE : h.data(), h.data(), static_cast<int>(h.size()),
+                      MPI_UINT64_T, MPI_SUM, 0, jobComm()),
+           "MPI_Reduce");
+  d.mass = sums[0], d.kinetic = sums[1], d.potential = sums[2];
+  d.momentum = {sums[3], sums[4], sums[5]};
+  d.angularMomentum = {sums[6], sums[7], sums[8]};
+  return d;
+}
+
+StepProfile RankShare::combinedProfile() const {
+  StepProfile p = m_local->profile();
+  add(p, m_dist);
+  return p;
+}
+
+StepProfile RankShare::profile() {
+  const std::vector<StepProfile> all = gatherToLeader(combinedProfile(), m_rank, m_ranks);
+  StepProfile slowest;
+  for (const StepProfile& p : all) {
+    for (std::size_t s = 0; s < p.ms.size(); ++s) slowest.ms[s] = std::max(slowest.ms[s], p.ms[s]);
+    slowest.interactions.cell += p.interactions.cell;
+    slowest.interactions.particle += p.interactions.particle;
+    slowest.interactions.targets += p.interactions.targets;
+  }
+  return slowest;
+}
+
+void RankShare::resetProfile() {
+  const StepProfile p = combinedProfile();
+  add(m_report.total, p);
+  m_report.work += p.interactions.cell + p.interactions.particle;
+  m_local->resetProfile();
+  m_dist = {};
+}
+
+std::vector<RankReport> RankShare::reports() {
+  RankReport r = m_report;
+  const StepProfile current = combinedProfile();
+  r.particles = m_local->size();
+  r.last = current;
+  add(r.total, current);
+  r.work += current.interactions.cell + current.interactions.particle;
+  return gatherToLeader(r, m_rank, m_ranks);
+}
+
+}  // namespace bhviz::sim::dist

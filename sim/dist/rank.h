@@ -1,0 +1,71 @@
+#pragma once
+// Private to sim/dist/: one rank's share of a distributed simulation. Every method is
+// collective (each rank calls it, in the same order); the leader's arguments and results are
+// the whole simulation's, the followers' are empty.
+
+#include <memory>
+#include <vector>
+
+#include "sim/backend.h"
+#include "sim/dist/dist.h"
+
+namespace bhviz::sim::dist {
+
+class RankShare {
+ public:
+  RankShare(std::unique_ptr<Backend> local, const DistSettings& settings);
+
+  /// Leader: `all` every particle; followers: null. Spreads them over the ranks (ORB by count).
+  void upload(const Particles* all);
+  /// Leader: fills `all` with every rank's particles (rank by rank); followers: null.
+  void download(Particles* all);
+  std::uint64_t size() const { return m_size; }
+
+  int openKicks(const Clock& clock, const SimParams& p);
+  void drift(float dt);
+  void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                     bool oldAccValid);
+  void closeKicks(const Clock& clock);
+  /// Leader: up to max ids from every rank.
+  std::vector<std::uint32_t> nonFiniteIds(std::size_t max);
+  /// Leader: the sums over every rank.
+  Diagnostics diagnostics(const Clock& clock);
+  /// Leader: per stage the slowest rank, interactions summed.
+  StepProfile profile();
+  void resetProfile();
+  /// Leader: one report per rank.
+  std::vector<RankReport> reports();
+
+  Backend& local() { return *m_local; }
+  const Backend& local() const { return *m_local; }
+
+ private:
+  /// ORB over every rank's particles (weights: measured work when an evaluation of every
+  /// particle has measured it, else 1), then the particle exchange.
+  void decompose();
+  /// Sends each local particle to owner[i]; keeps what arrives.
+  void exchange(const Particles& mine, const std::vector<int>& owner);
+  bool rebalanceDue();
+  /// The bounding box of every rank's particles (a reduction).
+  Box globalBounds(const Box& local) const;
+  /// The frame this evaluation's trees use: m_frame while it holds every particle, else a new
+  /// one around them.
+  const KeyFrame* treeFrame();
+  StepProfile combinedProfile() const;
+
+  std::unique_ptr<Backend> m_local;
+  ForceParts* m_parts = nullptr;
+  DistSettings m_settings;
+  int m_rank = 0, m_ranks = 1;
+  std::uint64_t m_size = 0;  ///< particles on every rank together
+
+  /// The key frame of every rank's tree: the ORB's cuts lie on its octree planes, so no cell
+  /// finer than a cut's plane is cut by a domain face (K > 1; kept while it holds everyone).
+  KeyFrame m_frame{{0, 0, 0}, 0.0f};
+  std::vector<std::uint32_t> m_work;  ///< per local particle, when m_workValid
+  bool m_workValid = false;
+  StepProfile m_dist;   ///< the distributed stages (domains, let) since resetProfile
+  RankReport m_report;  ///< this rank's, totals up to the last resetProfile
+};
+
+}  // namespace bhviz::sim::dist

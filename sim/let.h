@@ -1,0 +1,48 @@
+#pragma once
+// A local essential tree (LET, Bonsai: Bédorf et al. 2014): the part of one rank's tree that the
+// particles of another rank need. The sender walks its tree against the receiver's region (the
+// box of its groups) with the walk's own MAC; a cell the MAC accepts for the whole region is
+// sent as a multipole, a leaf it opens is sent with its particles, and every child of an opened
+// cell is sent. A LET is a Tree like the local one (the walk's record layout, breadth-first,
+// children contiguous), so the receiver walks it with the same code; its cells' first/count
+// index the LET's own particles. The region's groups lie inside the region's box and have
+// |a_old| ≥ its minimum, and every MAC is monotone in both, so a cell accepted for the region is
+// accepted by each of its groups: no group needs the particles of a cell sent as a multipole.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/common/mac.h"
+#include "sim/tree.h"
+
+namespace bhviz::sim {
+
+/// Where a rank's targets are: what another rank cuts its LET for.
+struct TargetRegion {
+  Box box;                  ///< union of the boxes of the groups (their active particles)
+  float accMin = INFINITY;  ///< smallest |a_old| of any group (the acceleration MAC)
+  bool any() const { return box.lo.x <= box.hi.x; }
+};
+
+struct LetTree {
+  /// Cells (first/count index posMass below); moments as the sender's moments stage made them.
+  Tree tree;
+  /// The particles of the opened leaves [length]; w = mass.
+  std::vector<Vec4> posMass;
+
+  std::size_t cellCount() const { return tree.cellCount(); }
+  bool empty() const { return tree.cellCount() == 0; }
+};
+
+/// The LET of `tree` (particles `posMass`, moments made with `mac`) for `region`; empty when the
+/// region has no targets or the tree no cells.
+LetTree essentialTree(const Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac,
+                      const TargetRegion& region);
+
+/// The bytes a LET travels as, and back. fromBytes throws std::invalid_argument on a buffer
+/// that is not a whole, consistent LET (sizes, links and particle ranges checked).
+std::vector<std::byte> toBytes(const LetTree& let);
+LetTree letFromBytes(const std::byte* data, std::size_t size);
+
+}  // namespace bhviz::sim

@@ -1,0 +1,192 @@
+// bhviz itself under mpirun (label mpi): outputs of K ranks laid out as one process's, a bad
+// option refused once by every rank, a non-finite state named and ended with status 1, and a
+// killed rank that ends the whole job within seconds.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "process_support.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/io/snapshot.h"
+
+using bhviz::test::Process;
+using bhviz::test::readText;
+using bhviz::test::runBhviz;
+using bhviz::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string mpirun(int ranks) {
+  return std::string(BHVIZ_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " +
+         std::to_string(ranks) + " -x OMP_NUM_THREADS=1";
+}
+
+Process runRanks(int ranks, const std::string& args) { return runBhviz(args, mpirun(ranks)); }
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+int countOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+std::string run(const fs::path& dir) {
+  return "--headless --backend cpu --threads 1 --scenario merger --n 1500 --seed 3 --steps 6 "
+         "--quiet --stats " +
+         (dir / "stats.json").string() + " --save " + (dir / "end.tipsy").string() +
+         " --save-every 3 " + (dir / "every").string() + " --dump-accel " +
+         (dir / "acc.csv").string();
+}
+
+}  // namespace
+
+// The files of three ranks have the layout of one process's: the same keys, the same
+// particles in the same (id) order; --stats adds ranks and imbalance.
+TEST(DistCli, OutputsLikeOneProcess) {
+  TempDir one, three;
+  const Process a = runBhviz(run(one.path));
+  ASSERT_EQ(a.status, 0) << a.err;
+  const Process b = runRanks(3, run(three.path));
+  ASSERT_EQ(b.status, 0) << b.err << b.out;
+
+  const std::vector<std::string> csvA = lines(readText(one.path / "acc.csv"));
+  const std::vector<std::string> csvB = lines(readText(three.path / "acc.csv"));
+  ASSERT_EQ(csvA.size(), csvB.size());
+  EXPECT_EQ(csvA[0], csvB[0]);
+  for (std::size_t i = 1; i < csvA.size(); ++i) {
+    // id and mass are the same in both; positions differ by the forces' rounding.
+    const auto idMass = [](const std::string& l) {
+      return l.substr(0, l.find(',', l.find(',') + 1));
+    };
+    ASSERT_EQ(idMass(csvA[i]), idMass(csvB[i])) << "line " << i;
+  }
+  for (const char* name :
+       {"end.tipsy", "every/snapshot_000000.tipsy", "every/snapshot_000006.tipsy"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(fs::exists(three.path / name));
+    const bhviz::sim::Particles pa = bhviz::sim::io::readSnapshot((one.path / name).string());
+    const bhviz::sim::Particles pb = bhviz::sim::io::readSnapshot((three.path / name).string());
+    ASSERT_EQ(pa.size(), pb.size());
+    EXPECT_EQ(pa.id, pb.id);
+    EXPECT_EQ(pa.tag, pb.tag);
+  }
+  EXPECT_EQ(fs::directory_iterator(one.path / "every") == fs::directory_iterator(), false);
+  std::size_t filesA = 0, filesB = 0;
+  for (auto& e : fs::directory_iterator(one.path / "every")) filesA += e.is_regular_file();
+  for (auto& e : fs::directory_iterator(three.path / "every")) filesB += e.is_regular_file();
+  EXPECT_EQ(filesA, filesB);
+
+  const auto ja = nlohmann::json::parse(readText(one.path / "stats.json"));
+  const auto jb = nlohmann::json::parse(readText(three.path / "stats.json"));
+  for (auto it = ja.begin(); it != ja.end(); ++it) EXPECT_TRUE(jb.contains(it.key())) << it.key();
+  EXPECT_FALSE(ja.contains("ranks"));
+  ASSERT_EQ(jb.at("ranks").size(), 3u);
+  std::uint64_t held = 0;
+  for (const auto& r : jb.at("ranks")) {
+    held += r.at("particles").get<std::uint64_t>();
+    EXPECT_GT(r.at("let").at("bytes_sent").get<std::uint64_t>(), 0u);
+    EXPECT_GT(r.at("work").get<std::uint64_t>(), 0u);
+  }
+  EXPECT_EQ(held, 1500u);
+  EXPECT_LT(jb.at("imbalance").get<double>(), 1.2);
+  EXPECT_EQ(ja.at("steps"), jb.at("steps"));
+  EXPECT_NEAR(ja.at("energy_drift").get<double>(), jb.at("energy_drift").get<double>(), 1e-4);
+}
+
+// Every rank refuses an invalid option before any work; the line is printed once.
+TEST(DistCli, InvalidOptionRefusedOnce) {
+  const Process p = runRanks(3, "--headless --backend cpu --theta 9 --steps 1");
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_EQ(countOf(p.err, "bhviz: error"), 1) << p.err;
+  EXPECT_EQ(countOf(p.err, "--theta"), 1) << p.err;
+}
+
+// A state that becomes non-finite on whatever rank: its particles named once, status 1, the
+// stats file still written and marked aborted.
+TEST(DistCli, NonFiniteStateEndsEveryRank) {
+  TempDir dir;
+  bhviz::sim::Particles p = bhviz::sim::makePlummer(300, 1);
+  for (auto& pm : p.posMass) pm = {pm.x * 1e37f, pm.y * 1e37f, pm.z * 1e37f, pm.w};
+  const fs::path snap = dir.path / "huge.tipsy";
+  bhviz::sim::io::writeSnapshot(snap.string(), p, 0.25);
+  const fs::path stats = dir.path / "s.json";
+  const Process run = runRanks(2, "--headless --backend cpu --steps 2 --load " + snap.string() +
+                                      " --stats " + stats.string());
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(countOf(run.err, "non-finite"), 1) << run.err;
+  ASSERT_TRUE(fs::exists(stats));
+  EXPECT_TRUE(nlohmann::json::parse(readText(stats)).at("aborted").get<bool>());
+}
+
+namespace {
+
+/// The pid of the process whose environment says it is rank `rank` of a job started by
+/// `mpirunPid` (its child), or 0.
+pid_t rankPid(pid_t mpirunPid, int rank) {
+  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string pid, comm, state;
+    long ppid = 0;
+    if (!(stat >> pid >> comm >> state >> ppid) || ppid != mpirunPid) continue;
+    const std::string env = readText(e.path() / "environ");
+    std::size_t at = 0;
+    while (at < env.size()) {
+      const std::size_t end = env.find('\0', at);
+      if (env.compare(at, (end == std::string::npos ? env.size() : end) - at, want) == 0) {
+        return static_cast<pid_t>(std::stol(name));
+      }
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+// A rank killed mid-run ends the whole job within seconds, never a hang; mpirun names it.
+TEST(DistCli, KilledRankEndsTheJob) {
+  TempDir dir;
+  const std::string cmd = mpirun(3) + " '" + bhviz::test::bhvizExecutable() +
+                          "' --headless --backend cpu --threads 1 --scenario plummer --n 20000 "
+                          "--steps 1000000 --quiet >'" +
+                          (dir.path / "out").string() + "' 2>'" + (dir.path / "err").string() +
+                          "' & echo $! >'" + (dir.path / "pid").string() +
+                          "'; wait $!; echo $? >'" + (dir.path / "status").string() + "'";
+  std::thread job([cmd] { std::system(cmd.c_str()); });
+  using clock = std::chrono::steady_clock;
+  pid_t victim = 0;
+  for (auto t0 = clock::now(); clock::now() - t0 < std::chrono::seconds(30) && victim == 0;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const std::string pid = readText(dir.path / "pid");
+    if (!pid.empty()) victim = rankPid(static_cast<pid_t>(std::stol(pid)), 2);
+  }
+  ASSERT_NE(victim, 0) << "rank 2 never started";
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // well into its steps
+  ::kill(victim, SIGKILL);
+  const auto killed = clock::now();
+  job.join();
+  const double seconds = std::chrono::duration<double>(clock::now() - killed).count();
+  EXPECT_LT(seconds, 15.0);
+  EXPECT_NE(readText(dir.path / "status"), "0\n");
+  const std::string err = readText(dir.path / "err");
+  EXPECT_NE(err.find("rank 2"), std::string::npos) << err;
+}
