@@ -160,7 +160,7 @@ class FrameBench {
     s.interop = m_cudaTimer.elapsedMs();
     s.interopHost = msSince(t1);
     if (!note.empty()) throw std::runtime_error(note);  // never time the fallback as interop
-    if (std::strcmp(m_scene.vertexPath(), "CUDA-GL interop") != 0) {
+    if (m_scene.vertexPath() != "CUDA-GL interop") {
       throw std::runtime_error(std::string("the vertex writer used the ") + m_scene.vertexPath());
     }
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs the GPU checks on a machine with an NVIDIA GPU, from a folder of built binaries:
 #   every GPU test binary (test_*), compute-sanitizer memcheck and racecheck on a small case,
-#   every benchmark binary (bench_*), and a headless run of bhviz on the CUDA backend.
+#   every benchmark binary (bench_*), a headless run of bhviz on the CUDA backend, and the
+#   distributed backend under mpirun on the CUDA backend (test_dist, bench_dist, bhviz).
 # Logs go to OUT_DIR (default ./gpu-check-logs); a short summary is printed last.
 #
 #   scripts/gpu-check.sh BIN_DIR [OUT_DIR]
 # On the lent GPU server: `source .gpu-bundle/env.sh; scripts/gpu-check.sh .gpu-bin $OUT`.
 # Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1,
-# BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1 (to split the checks over calls of a time limit).
+# BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1 (to split the checks over calls
+# of a time limit). mpirun comes from the system or from the bundle (scripts/gpu-mpi-env.sh).
 set -u
 
 BIN_DIR=${1:?usage: gpu-check.sh BIN_DIR [OUT_DIR]}
@@ -54,6 +56,7 @@ TEST_LOG="$OUT_DIR/tests.log"
 [ "${BHVIZ_SKIP_TESTS:-0}" = 1 ] || for t in "$BIN_DIR"/test_*; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
+  case "$name" in test_dist*) continue ;; esac  # under mpirun, below
   one_log=$(mktemp)
   run_logged "$one_log" "$name" "$t" --gtest_color=no
   note "  $name totals" "$(gtest_counts "$one_log" | tail -c 200)"
@@ -119,6 +122,7 @@ if [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ]; then
   : >"$BENCH_LOG"
   for b in "$BIN_DIR"/bench_*; do
     [ -x "$b" ] || continue
+    case "$(basename "$b")" in bench_dist) continue ;; esac  # under mpirun, below
     # shellcheck disable=SC2046  # the arguments are meant to split
     run_logged "$BENCH_LOG" "$(basename "$b")" "$b" $(bench_args "$(basename "$b")")
   done
@@ -132,7 +136,51 @@ if [ -x "$BIN_DIR/bhviz" ]; then
     --screenshot "$OUT_DIR/merger-1m.png" --overlay tree --overlay-levels 3:5
 fi
 
+# 5. The distributed backend on the CUDA backend, under mpirun: test_dist with 1 and 2 ranks (two
+#    ranks share a one-GPU machine's GPU), memcheck of both ranks, bench_dist (K = 1: the
+#    distributed path's overhead; K = 2), and bhviz itself with 2 ranks.
+HERE=$(cd "$(dirname "$0")" && pwd)
+[ -f "$HERE/gpu-mpi-env.sh" ] && source "$HERE/gpu-mpi-env.sh"
+export NCCL_NVLS_ENABLE=0
+if [ "${BHVIZ_SKIP_MPI:-0}" = 1 ]; then
+  note "mpi" "skipped (BHVIZ_SKIP_MPI=1)"
+elif ! command -v mpirun >/dev/null; then
+  note "mpi" "skipped (no mpirun)"
+elif [ -x "$BIN_DIR/test_dist" ]; then
+  MPI_LOG="$OUT_DIR/mpi.log"
+  : >"$MPI_LOG"
+  MPIRUN=(mpirun --allow-run-as-root --oversubscribe -x BHVIZ_TEST_DIST_BACKEND=cuda
+          -x OMP_NUM_THREADS=4 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH)
+  for k in 1 2; do
+    run_logged "$MPI_LOG" "test_dist cuda, $k rank(s)" "${MPIRUN[@]}" -np "$k" \
+      "$BIN_DIR/test_dist" --gtest_color=no
+  done
+  note "  test_dist totals" "$(gtest_counts "$MPI_LOG" | tail -c 200)"
+  if [ "${BHVIZ_SKIP_SANITIZE:-0}" != 1 ] && [ -x "$SAN" ]; then
+    run_logged "$MPI_LOG" "compute-sanitizer memcheck test_dist x2" "${MPIRUN[@]}" -np 2 \
+      "$SAN" --tool memcheck --error-exitcode 3 "$BIN_DIR/test_dist" --gtest_color=no \
+      "--gtest_filter=Dist.TwoBackendsAtOnce:Dist.DiagnosticsAndNonFiniteCoverEveryRank:EveryMac/DistForces.*/bonsai"
+    note "  mpi sanitizer summaries" "$(grep -E 'ERROR SUMMARY' "$MPI_LOG" | paste -sd ' ' -)"
+  fi
+  if [ -x "$BIN_DIR/bench_dist" ] && [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ]; then
+    for n in 1000000 4000000; do
+      for k in 1 2; do
+        run_logged "$MPI_LOG" "bench_dist cuda N=$n K=$k" "${MPIRUN[@]}" -np "$k" \
+          "$BIN_DIR/bench_dist" --backend cuda --scenario merger --n "$n" --steps 10 --warmup 3 \
+          --csv "$OUT_DIR/bench_dist_${n}_${k}.csv"
+      done
+    done
+  fi
+  if [ -x "$BIN_DIR/bhviz" ]; then
+    run_logged "$MPI_LOG" "bhviz headless merger 1M, 2 ranks (cuda)" "${MPIRUN[@]}" -np 2 \
+      "$BIN_DIR/bhviz" --headless --backend cuda --scenario merger --n 1000000 --steps 4 \
+      --stats "$OUT_DIR/bhviz-mpi-stats.json" --screenshot "$OUT_DIR/merger-1m-2ranks.png" \
+      --overlay domains
+  fi
+fi
+
 [ -f "${BENCH_LOG:-/nonexistent}" ] && { echo; echo "--- bench"; grep -vE '^===' "$BENCH_LOG" | tail -40; }
+[ -f "${MPI_LOG:-/nonexistent}" ] && { echo; echo "--- mpi"; grep -E '^(bench_dist|rank|  *[0-9]|step|the local|K = )' "$MPI_LOG" | tail -60; }
 echo
 echo "--- gpu-check summary ($GPU)"
 printf '%s\n' "${SUMMARY[@]}"

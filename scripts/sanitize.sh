@@ -38,6 +38,11 @@ cmake --build "$build" -j "$jobs"
 # come last and win.
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:allocator_may_return_null=1:suppressions=$root/tests/sanitize/asan.supp${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# OpenMPI's components stay loaded to the end, so that LeakSanitizer names their frames
+# (tests/sanitize/lsan.supp); the mpi tests also unwind malloc's stacks the slow way, through
+# OpenMPI's frames that keep no frame pointer (tests/CMakeLists.txt).
+export OMPI_MCA_mca_base_component_disable_dlclose=1
 # Mesa's DRI driver (llvmpipe) stays loaded: EGL and GLX dlclose it when a display is closed,
 # and LeakSanitizer, which runs at exit, then no longer sees the driver's globals. What they
 # held (112 B per GL context, 5,435 B in the window) is reported as leaked "from an unloaded

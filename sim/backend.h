@@ -123,6 +123,12 @@ class Backend {
   /// A copy of the state, in the backend's current order (key order after a build).
   virtual void download(Particles& p) const = 0;
   virtual std::size_t size() const = 0;
+  /// The particles whose id is a multiple of `stride` (everyNthId), in the backend's order: what
+  /// a view draws when all of them would be too many. The default downloads every particle.
+  virtual void downloadSample(Particles& p, std::uint32_t stride) const {
+    download(p);
+    if (stride > 1) p = everyNthId(p, stride);
+  }
 
   /// For each particle active at clock.tick: choose its new bin (common/timestep.h), then kick
   /// its velocity by a·dt/2 of that bin. Returns the deepest occupied bin afterwards.

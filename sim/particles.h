@@ -36,6 +36,10 @@ struct Particles {
   void validate() const;
 };
 
+/// The particles of `p` whose id is a multiple of `stride` (≥ 1), in p's order: a stable sample
+/// (the same particles every time, whatever their order or where they are held).
+Particles everyNthId(const Particles& p, std::uint32_t stride);
+
 /// The same particles in id order: index i holds the particle with id i. Throws
 /// std::invalid_argument when the ids are not 0..N-1 (what validate() guarantees).
 Particles sortedById(const Particles& p);

@@ -125,6 +125,12 @@ TEST(Architecture, ModulesIncludeOnlyDownwards) {
       << "<cuda_runtime.h> only under sim/cuda/";
   EXPECT_EQ(join(offences(sim, R"(#include\s+<mpi\.h>)", {"sim/dist/"})), "")
       << "MPI lives in sim/dist/ only";
+  const auto app = sourcesUnder("app");
+  EXPECT_EQ(join(offences(app, R"(#include\s+<mpi\.h>|\bMPI_)")), "")
+      << "MPI lives in sim/dist/ only";
+  // The app meets the distributed backend where it meets any backend: the backend choice, and
+  // main (the job's start and end).
+  EXPECT_EQ(join(offences(app, R"(sim::dist::)", {"backend_select.", "app/main.cpp"})), "");
 }
 
 }  // namespace

@@ -308,7 +308,7 @@ TEST(CliPictures, InvalidValuesAreOneLineNamingTheOption) {
       {{"--screenshot", shot, "--size", "1280"}, "--size"},
       {{"--screenshot", shot, "--size", "axb"}, "--size"},
       {{"--screenshot", shot, "--color", "mass"}, "--color"},
-      {{"--screenshot", shot, "--overlay", "domains"}, "--overlay"},
+      {{"--screenshot", shot, "--overlay", "walls"}, "--overlay"},
       {{"--screenshot", shot, "--overlay", "tree", "--overlay-levels", "5:2"}, "--overlay-levels"},
       {{"--screenshot", shot, "--overlay", "tree", "--overlay-levels", "0:99"}, "--overlay-levels"},
       {{"--screenshot", shot, "--overlay-levels", "1:3"}, "--overlay-levels"},

@@ -92,7 +92,7 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
         scene.renderer->reserveParticles(2 * scene.renderer->particleBuffer().capacity);
       const std::string note = writer.write(sim, view, *scene.renderer);
       ASSERT_TRUE(note.empty()) << note;
-      ASSERT_STREQ(writer.path(), "CUDA-GL interop");
+      ASSERT_EQ(writer.path(), "CUDA-GL interop");
       EXPECT_EQ(scene.renderer->particleCount(), initial.size());
       const render::Image interop = scene.draw();
       EXPECT_EQ(interop.rgba, uploaded.rgba)
@@ -108,7 +108,7 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
       const render::Image uploadedNext = scene.draw();
       EXPECT_NE(uploadedNext.rgba, uploaded.rgba) << "the new errors must change the picture";
       ASSERT_TRUE(writer.write(sim, view, *scene.renderer).empty());
-      ASSERT_STREQ(writer.path(), "CUDA-GL interop");
+      ASSERT_EQ(writer.path(), "CUDA-GL interop");
       EXPECT_EQ(scene.draw().rgba, uploadedNext.rgba);
     }
   }
@@ -196,7 +196,7 @@ TEST(WindowInterop, WriteTimeAtOneMillionParticles) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("interop write of 1M vertices: %.3f ms (map + kernel + unmap, mean of %d)\n",
               ms / kWrites, kWrites);
-  EXPECT_STREQ(writer.path(), "CUDA-GL interop");
+  EXPECT_EQ(writer.path(), "CUDA-GL interop");
 }
 
 }  // namespace

@@ -94,9 +94,14 @@ BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n) {
 }
 
 std::unique_ptr<sim::Backend> makeRankBackend(sim::dist::LocalKind kind, std::size_t n) {
-  return selectBackend(
-             kind == sim::dist::LocalKind::Cuda ? BackendChoice::Cuda : BackendChoice::Cpu, n)
-      .backend;
+#if BHVIZ_HAVE_CUDA
+  // The ranks of one machine take its GPUs in turn (rank 0 keeps device 0, as it chose it).
+  if (kind == sim::dist::LocalKind::Cuda) {
+    sim::cuda::useDevice(sim::dist::currentJob()->localRank());
+  }
+#endif
+  const bool cuda = kind == sim::dist::LocalKind::Cuda;
+  return selectBackend(cuda ? BackendChoice::Cuda : BackendChoice::Cpu, n).backend;
 }
 
 void requireWithinLimits(const sim::SimParams& p, const sim::Backend& backend) {

@@ -101,8 +101,8 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
       ->type_name("NAME");
   app.add_flag("--show-halo", r.showHalo, "Draw the dark-matter halo too (hidden by default)");
   app.add_option("--overlay", r.overlay,
-                 "Boxes over the particles: tree (octree cells), groups (walk groups) or none "
-                 "(default none)")
+                 "Boxes over the particles: tree (octree cells), groups (walk groups), domains "
+                 "(under mpirun: each rank's ORB domain) or none (default none)")
       ->type_name("NAME");
   app.add_option("--overlay-levels", r.overlayLevels,
                  "Tree levels drawn by --overlay tree, A:B with 0 <= A <= B <= 21 (default 2:6)")
@@ -314,7 +314,7 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   const auto overlay = parseOverlayKind(r.overlay);
   if (!overlay) {
     throw UsageError("--overlay = " + quoted(r.overlay) +
-                     " is not known: must be tree, groups or none");
+                     " is not known: must be tree, groups, domains or none");
   }
   f.overlay = *overlay;
   std::tie(f.overlayMinLevel, f.overlayMaxLevel) = toLevels(r.overlayLevels);

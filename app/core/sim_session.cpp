@@ -141,6 +141,7 @@ SimSession::Frame SimSession::frame(const FrameBudget& budget, bool singleStep) 
   try {
     f.advance = singleStep ? step() : advance(budget);
     f.stepped = true;
+    m_ranks = m_sim->backend().rankReports();
   } catch (const sim::NonFiniteState& e) {
     m_halted = m_paused = true;
     f.notice = "bhviz: paused: " + describe(e) + " (Reset to start again)";

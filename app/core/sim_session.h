@@ -71,6 +71,9 @@ class SimSession {
     std::string notice;
   };
   Frame frame(const FrameBudget& budget, bool singleStep);
+  /// Under mpirun: each rank's report after the last frame() that stepped (empty for one
+  /// process).
+  const std::vector<sim::RankReport>& ranks() const { return m_ranks; }
   /// One whole dtMax interval: afterwards every particle is synchronised (a headless step).
   Advance advanceInterval();
   /// A fresh force evaluation of every particle (synchronised states only: --dump-accel).
@@ -115,6 +118,7 @@ class SimSession {
   sim::Diagnostics m_diagnostics;
   double m_e0 = 0.0;
   Ring<DiagnosticsSample> m_history{1000};
+  std::vector<sim::RankReport> m_ranks;
   std::chrono::steady_clock::time_point m_lastSample{};
 };
 

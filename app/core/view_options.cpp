@@ -27,6 +27,7 @@ std::optional<OverlayKind> parseOverlayKind(const std::string& text) {
   if (text == "none") return OverlayKind::None;
   if (text == "tree") return OverlayKind::Tree;
   if (text == "groups") return OverlayKind::Groups;
+  if (text == "domains") return OverlayKind::Domains;
   return std::nullopt;
 }
 
@@ -38,6 +39,8 @@ std::string toString(OverlayKind k) {
       return "tree";
     case OverlayKind::Groups:
       return "groups";
+    case OverlayKind::Domains:
+      return "domains";
   }
   return "?";
 }

@@ -13,7 +13,7 @@ namespace bhviz::app {
 /// each measured particle (the window only; parseColorBy does not offer it).
 enum class ColorBy { Component, Speed, Bin, ForceError };
 /// Which boxes are drawn over the particles.
-enum class OverlayKind { None, Tree, Groups };
+enum class OverlayKind { None, Tree, Groups, Domains };
 
 std::optional<ColorBy> parseColorBy(const std::string& text);
 std::string toString(ColorBy c);

@@ -89,6 +89,7 @@ render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
   OverlayRequest request;
   request.cells = m_options.overlay == OverlayKind::Tree;
   request.groups = m_options.overlay == OverlayKind::Groups;
+  request.domains = m_options.overlay == OverlayKind::Domains;
   request.minLevel = m_options.overlayMinLevel;
   request.maxLevel = m_options.overlayMaxLevel;
   const std::string line = m_scene->setOverlay(sim, request, walkBoxesOf(sim));

@@ -41,6 +41,12 @@ sim::BoxQuery boxQuery(const OverlayRequest& request, int treeLevels) {
   }
   q.groups = request.groups;
   q.groupColour = {kGroupColour[0], kGroupColour[1], kGroupColour[2], kGroupOpacity};
+  q.domains = request.domains;
+  const render::Palette ranks = render::Palette::rainbow(q.domainColour.size());
+  for (std::size_t r = 0; r < q.domainColour.size(); ++r) {
+    const glm::vec3& c = ranks.colours[(r * 3) % q.domainColour.size()];  // neighbours apart
+    q.domainColour[r] = {c.r, c.g, c.b, kDomainOpacity};
+  }
   return q;
 }
 

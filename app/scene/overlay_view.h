@@ -16,13 +16,15 @@ struct OverlayRequest {
   bool cells = false;  ///< octree cells of levels [minLevel, maxLevel], coloured by level
   int minLevel = 2;
   int maxLevel = 6;
-  bool groups = false;  ///< the walk groups of the last force evaluation
-  bool any() const { return cells || groups; }
+  bool groups = false;   ///< the walk groups of the last force evaluation
+  bool domains = false;  ///< under mpirun: each rank's ORB domain, coloured by rank
+  bool any() const { return cells || groups || domains; }
 };
 
 inline constexpr float kCellOpacity = 0.55f;
 inline constexpr float kGroupOpacity = 0.5f;
 inline constexpr float kGroupColour[3] = {0.3f, 1.0f, 0.6f};
+inline constexpr float kDomainOpacity = 0.9f;
 
 /// The levels [first, last] of [minLevel, maxLevel] that a tree of `depth` levels has
 /// (empty when first > last): the range sim exports (sim/common/draw.h).

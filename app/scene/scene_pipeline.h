@@ -64,7 +64,7 @@ class ScenePipeline {
   const std::vector<render::OverlayBox>& hostBoxes() const { return m_hostBoxes; }
   std::size_t boxCount() const { return m_renderer.boxCount(); }
   /// How the last vertices and boxes were written ("CUDA-GL interop", "host upload", …).
-  const char* vertexPath() const { return m_writer.path(); }
+  std::string vertexPath() const { return m_writer.path(); }
   const char* overlayPath() const { return m_overlay.path(); }
 
  private:

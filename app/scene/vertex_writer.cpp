@@ -26,16 +26,27 @@ struct VertexWriter::Interop {
 struct VertexWriter::Interop {};
 #endif
 
+std::string VertexWriter::path() const {
+  if (m_interopUsed) return "CUDA-GL interop";
+  if (m_stride <= 1) return "host upload";
+  const std::string k = std::to_string(m_stride);
+  return "host upload of 1 in " + k + " particles (ids divisible by " + k + ")";
+}
+
 VertexWriter::VertexWriter() : m_interop(std::make_unique<Interop>()) {}
 VertexWriter::~VertexWriter() = default;
 
 void VertexWriter::upload(const sim::Simulation& sim, const ParticleView& view,
                           render::Renderer& renderer) {
   m_interopUsed = false;
+  m_stride = 1;
   if (const sim::Particles* host = sim.backend().hostParticles()) {
     view.fill(*host, m_vertices);  // no copy of the state
   } else {
-    view.fill(sim.particles(), m_vertices);
+    m_stride = viewStride(sim.backend().size());
+    sim::Particles sample;
+    sim.backend().downloadSample(sample, m_stride);
+    view.fill(sample, m_vertices);
   }
   renderer.setParticles(m_vertices.data(), m_vertices.size());
 }

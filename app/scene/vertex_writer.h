@@ -15,6 +15,14 @@
 
 namespace bhviz::app {
 
+/// The most particles a host upload draws (the copy to the host, above all a distributed run's
+/// gather to rank 0, is the frame's cost): above it, the ids divisible by viewStride(N).
+inline constexpr std::size_t kViewBudget = 4'000'000;
+/// 1 up to kViewBudget particles, else ⌈N / kViewBudget⌉.
+inline std::uint32_t viewStride(std::size_t n) {
+  return n <= kViewBudget ? 1u : static_cast<std::uint32_t>((n + kViewBudget - 1) / kViewBudget);
+}
+
 class VertexWriter {
  public:
   VertexWriter();
@@ -27,8 +35,9 @@ class VertexWriter {
   std::string write(const sim::Simulation& sim, const ParticleView& view,
                     render::Renderer& renderer);
 
-  /// "CUDA-GL interop" or "host upload": how the last frame was written.
-  const char* path() const { return m_interopUsed ? "CUDA-GL interop" : "host upload"; }
+  /// How the last frame was written: "CUDA-GL interop", "host upload", or the host upload of a
+  /// sample ("host upload of 1 in K particles (ids divisible by K)").
+  std::string path() const;
 
  private:
   void upload(const sim::Simulation& sim, const ParticleView& view, render::Renderer& renderer);
@@ -36,6 +45,7 @@ class VertexWriter {
   struct Interop;
   std::unique_ptr<Interop> m_interop;  // null without CUDA, or once interop was refused
   bool m_interopUsed = false;
+  std::uint32_t m_stride = 1;  ///< the last host upload's sample: ids divisible by it
   std::vector<render::ParticleVertex> m_vertices;
 };
 

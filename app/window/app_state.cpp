@@ -19,6 +19,7 @@ AppState initialState(const Options& o, std::size_t n) {
   s.look = sceneRenderParams();
   s.overlay.cells = o.frames.overlay == OverlayKind::Tree;
   s.overlay.groups = o.frames.overlay == OverlayKind::Groups;
+  s.overlay.domains = o.frames.overlay == OverlayKind::Domains;
   s.overlay.minLevel = o.frames.overlayMinLevel;
   s.overlay.maxLevel = o.frames.overlayMaxLevel;
   // One dtMax interval per frame: a merger's shared step of 1/64 plays at a calm pace.

@@ -21,7 +21,8 @@ struct OverlaySettings {
   bool cells = false;  ///< octree cells of levels [minLevel, maxLevel], coloured by level
   int minLevel = 2;
   int maxLevel = 6;
-  bool groups = false;  ///< the walk groups of the last force evaluation
+  bool groups = false;   ///< the walk groups of the last force evaluation
+  bool domains = false;  ///< under mpirun: each rank's ORB domain
 };
 
 /// The Walk panel (app/walk_view.h): which view of the picked particle's walk is shown.

@@ -18,8 +18,8 @@ namespace bhviz::app {
 struct UiInfo {
   const SimSession* session = nullptr;
   const PerfHistory* perf = nullptr;
-  bool cudaBuilt = false;       ///< the CUDA backend is in this build
-  const char* vertexPath = "";  ///< how the vertex buffer is written
+  bool cudaBuilt = false;  ///< the CUDA backend is in this build
+  std::string vertexPath;  ///< how the vertex buffer is written
   std::string glDescription;
   std::size_t overlayBoxes = 0;          ///< boxes drawn by the tree overlay
   const char* overlayPath = "";          ///< how they were made (OverlayWriter::path)
@@ -31,6 +31,8 @@ struct UiInfo {
   const WalkInspection* walk = nullptr;  ///< the picked particle's walk (Walk panel)
   const AccuracyMeter* meter = nullptr;  ///< the live accuracy meter
   const SweepRunner* sweep = nullptr;    ///< the window's θ sweep
+  /// Under mpirun: each rank's report after the last frame's steps (empty for one process).
+  std::vector<sim::RankReport> ranks;
 };
 
 void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);

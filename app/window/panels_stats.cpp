@@ -55,6 +55,43 @@ void stageTable(const PerfHistory& perf) {
   ImGui::EndTable();
 }
 
+// Under mpirun: each rank's last substep, and how evenly the work (interactions) was spread.
+void rankTable(const std::vector<sim::RankReport>& ranks) {
+  double maxWork = 0.0, sumWork = 0.0;
+  for (const sim::RankReport& r : ranks) {
+    const double w = double(r.last.interactions.cell + r.last.interactions.particle);
+    maxWork = std::max(maxWork, w);
+    sumWork += w;
+  }
+  const double imbalance = sumWork > 0.0 ? maxWork * double(ranks.size()) / sumWork : 1.0;
+  ImGui::Text("%zu ranks; work imbalance (max / mean) %.3f", ranks.size(), imbalance);
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("ranks", 6, flags)) return;
+  for (const char* h : {"rank", "particles", "step ms", "walk", "let", "domains"}) {
+    ImGui::TableSetupColumn(h);
+  }
+  ImGui::TableHeadersRow();
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    const sim::StepProfile& p = ranks[k].last;
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::Text("%zu", k);
+    ImGui::TableSetColumnIndex(1);
+    ImGui::Text("%llu", static_cast<unsigned long long>(ranks[k].particles));
+    ImGui::TableSetColumnIndex(2);
+    ImGui::Text("%.2f", p.total());
+    ImGui::TableSetColumnIndex(3);
+    ImGui::Text("%.2f", p[sim::Stage::Walk]);
+    ImGui::TableSetColumnIndex(4);
+    ImGui::Text("%.2f", p[sim::Stage::Let]);
+    ImGui::TableSetColumnIndex(5);
+    ImGui::Text("%.2f", p[sim::Stage::Domains]);
+  }
+  ImGui::EndTable();
+  ImGui::TextDisabled("the last substep of each rank; stages above: the slowest rank's");
+}
+
 }  // namespace
 
 void drawPerformancePanel(AppState& s, const UiInfo& info) {
@@ -67,7 +104,8 @@ void drawPerformancePanel(AppState& s, const UiInfo& info) {
   const FrameRecord& m = perf.smoothed();
   ImGui::Text("%.1f FPS (%.2f ms/frame), %.1f substeps/frame", perf.fps(), m.frameMs,
               perf.smoothedSubsteps());
-  ImGui::Text("simulation %.2f ms, vertex write %.2f ms (%s)", m.simMs, m.writeMs, info.vertexPath);
+  ImGui::Text("simulation %.2f ms, vertex write %.2f ms (%s)", m.simMs, m.writeMs,
+              info.vertexPath.c_str());
   if (m.gpuRenderMs >= 0.0) {
     ImGui::Text("render %.2f ms on the GPU (%.2f ms to submit it and the UI)", m.gpuRenderMs,
                 m.renderMs);
@@ -79,6 +117,9 @@ void drawPerformancePanel(AppState& s, const UiInfo& info) {
   ImGui::TextDisabled("moving averages of the previous frames (EMA, weight %.2f)",
                       PerfHistory::kSmoothing);
   if (ImGui::CollapsingHeader("stages", ImGuiTreeNodeFlags_DefaultOpen)) stageTable(perf);
+  if (!info.ranks.empty() && ImGui::CollapsingHeader("ranks", ImGuiTreeNodeFlags_DefaultOpen)) {
+    rankTable(info.ranks);
+  }
   if (ImGui::CollapsingHeader("history", ImGuiTreeNodeFlags_DefaultOpen)) {
     const auto& frames = perf.frames();
     plot("##step", frames.series([](const FrameRecord& r) { return float(r.step.total()); }),

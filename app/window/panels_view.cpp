@@ -47,6 +47,13 @@ void drawTreePanel(AppState& s, const UiInfo& info) {
   ImGui::Checkbox("cells", &s.overlay.cells);
   ImGui::SameLine();
   ImGui::Checkbox("groups", &s.overlay.groups);
+  if (!info.ranks.empty()) {
+    ImGui::SameLine();
+    ImGui::Checkbox("domains", &s.overlay.domains);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("each rank's ORB domain, coloured by rank (cells and groups: rank 0's)");
+    }
+  }
   if (ImGui::DragIntRange2("levels", &s.overlay.minLevel, &s.overlay.maxLevel, 0.1f, 0,
                            sim::kMaxLevel)) {
     s.overlay.minLevel = std::clamp(s.overlay.minLevel, 0, sim::kMaxLevel);
@@ -122,7 +129,7 @@ void drawHelpWindow(AppState& s, const UiInfo& info) {
   }
   ImGui::Separator();
   ImGui::TextDisabled("%s", info.glDescription.c_str());
-  ImGui::TextDisabled("vertex buffer: %s", info.vertexPath);
+  ImGui::TextDisabled("vertex buffer: %s", info.vertexPath.c_str());
   ImGui::End();
 }
 

@@ -436,6 +436,7 @@ void WindowApp::updateOverlay() {
   request.minLevel = m_state.overlay.minLevel;
   request.maxLevel = m_state.overlay.maxLevel;
   request.groups = m_state.overlay.groups;
+  request.domains = m_state.overlay.domains;
   std::vector<render::OverlayBox> walk;
   if (m_walk.active()) {  // a pick: its walk drawn over the tree overlay
     const WalkPanelState& ws = m_state.walk;
@@ -482,6 +483,7 @@ UiInfo WindowApp::uiInfo() const {
   info.cudaBuilt = true;
 #endif
   info.vertexPath = m_scene.vertexPath();
+  if (m_session) info.ranks = m_session->ranks();
   info.overlayPath = m_scene.overlayPath();
   info.glDescription = m_window.glDescription();
   info.overlayBoxes = m_overlayBoxes;

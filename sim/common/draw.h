@@ -24,10 +24,14 @@ struct BoxQuery {
   std::array<Rgba, kMaxLevel + 1> cellColour{};  ///< by level
   bool groups = false;  ///< the walk groups' boxes of their active particles
   Rgba groupColour{};
+  /// A distributed run's ORB domains, one box per rank (other backends export none), coloured
+  /// by rank (cyclic).
+  bool domains = false;
+  std::array<Rgba, 8> domainColour{};
 };
 
 /// One exported box: centre and half-size [length], colour. Cells come first, level by level,
-/// then the groups.
+/// then the groups, then the domains.
 struct DrawBox {
   float centre[3];
   float halfSize[3];

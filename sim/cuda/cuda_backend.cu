@@ -88,7 +88,7 @@ void timed(StageEvents& events, Stage stage, Stream s, Launch&& launch) {
 /// An N that one window frame steps at an interactive rate on a current GPU (~10 ms on an H200).
 constexpr std::size_t kInteractiveParticles = 1'000'000;
 
-class CudaBackend final : public Backend, public DeviceAccess {
+class CudaBackend final : public Backend, public DeviceAccess, private ForceParts {
  public:
   BackendTraits traits() const override {
     return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup}, true, kInteractiveParticles};
@@ -117,26 +117,13 @@ class CudaBackend final : public Backend, public DeviceAccess {
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                      bool oldAccValid) override {
-    const MacSetup mac = macSetup(p, oldAccValid);
-    const Stream s = m_stream;
-    timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
-    timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
-    timed(m_events, Stage::Sort, s, [&] { launchSort(m_p, m_ws, s); });
-    timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
-    timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, mac, s); });
-    const ActiveRule rule{clock.tick, clock.depth, targets == ForceTargets::All};
-    timed(m_events, Stage::Groups, s,
-          [&] { launchGroups(m_tree, m_p, m_ws, rule, p.nGroup, m_groups, m_device, s); });
-    m_counters.reserve(1);
-    timed(m_events, Stage::Walk, s, [&] {
-      launchWalk(m_tree, m_groups, m_p, rule, WalkSettings{mac, p.quadrupole, p.softening},
-                 m_counters.data(), m_device, s);
-    });
-    const InteractionCounts c = downloadCounters(m_counters.data(), &m_groupCount);
-    m_profile.interactions.cell += c.cell;
-    m_profile.interactions.particle += c.particle;
-    m_profile.interactions.targets += c.targets;
-    m_events.collect(m_profile);
+    build(clock, p, targets, oldAccValid, nullptr);
+    walkLocal();
+  }
+
+  ForceParts* forceParts() override {
+    m_distributed = true;  // from now on the walks count each particle's work
+    return this;
   }
 
   void closeKicks(const Clock& clock) override {
@@ -221,11 +208,122 @@ class CudaBackend final : public Backend, public DeviceAccess {
  private:
   std::uint32_t count() const { return static_cast<std::uint32_t>(m_p.n); }
 
+  // ---- ForceParts: the force evaluation in parts, for a rank of a distributed run --------------
+
+  void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+             const KeyFrame* frame) override {
+    m_mac = macSetup(p, oldAccValid);
+    m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
+    m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
+    m_hostTreeValid = false;
+    if (m_p.n == 0) {  // a rank of a distributed run may hold none
+      m_tree.levelBegin.clear();
+      m_tree.cells = 0;
+      m_groupCount = 0;
+      return;
+    }
+    const Stream s = m_stream;
+    if (frame != nullptr) {  // every rank's trees in one frame (sim/dist): no bounding box
+      m_ws.reserve(m_p.n);
+      copyToDevice(m_ws.frame.data(), frame, sizeof(KeyFrame));
+    } else {
+      timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
+    }
+    timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
+    timed(m_events, Stage::Sort, s, [&] { launchSort(m_p, m_ws, s); });
+    timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
+    timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s); });
+    timed(m_events, Stage::Groups, s,
+          [&] { launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s); });
+    if (m_distributed) {
+      m_work.reserve(m_p.n);
+      BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_work.data(), 0, m_p.n * sizeof(std::uint32_t), s));
+    }
+  }
+
+  Box bounds() const override {
+    if (m_p.n == 0) return {};
+    launchBoundingBox(m_p, m_ws, m_stream);
+    return downloadBox(m_ws);
+  }
+
+  TargetRegion targetRegion() const override {
+    TargetRegion r;
+    if (m_p.n == 0) return r;
+    const Groups g = downloadGroups(m_groups);
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      grow(r.box, g.box[k]);
+      r.accMin = std::min(r.accMin, g.accMin[k]);
+    }
+    return r;
+  }
+
+  /// Cut on the host from a copy of the tree, made once per build for every receiver.
+  LetTree essentialTree(const TargetRegion& region) const override {
+    if (m_p.n == 0 || !region.any()) return {};
+    if (!m_hostTreeValid) {
+      downloadTree(m_tree, m_ws, m_hostTree, true);
+      m_hostPosMass.resize(m_p.n);
+      copyToHost(m_hostPosMass.data(), m_p.posMass.data(), m_p.n * sizeof(Vec4));
+      m_hostTreeValid = true;
+    }
+    return sim::essentialTree(m_hostTree, m_hostPosMass, m_mac, region);
+  }
+
+  void walkLocal() override {
+    if (m_p.n == 0) return;
+    walk(WalkSources{m_tree.walkCell.data(), m_tree.box.data(), m_tree.cells, m_p.posMass.data()},
+         false);
+  }
+
+  void walkImported(const LetTree& let) override {
+    if (m_p.n == 0 || let.empty()) return;
+    const Tree& t = let.tree;
+    const std::size_t cells = t.cellCount();
+    std::vector<WalkCell> records(cells);
+    for (std::size_t k = 0; k < cells; ++k) {
+      records[k] = walkCellOf(t.comMass[k], t.quad[k], t.box[k], t.opening[k], t.first[k],
+                              t.count[k], t.child[k], t.childCount[k]);
+    }
+    m_letCells.reserve(cells);
+    m_letBox.reserve(cells);
+    m_letPosMass.reserve(std::max<std::size_t>(let.posMass.size(), 1));
+    copyToDevice(m_letCells.data(), records.data(), cells * sizeof(WalkCell));
+    copyToDevice(m_letBox.data(), t.box.data(), cells * sizeof(Box));
+    if (!let.posMass.empty()) {
+      copyToDevice(m_letPosMass.data(), let.posMass.data(), let.posMass.size() * sizeof(Vec4));
+    }
+    walk(WalkSources{m_letCells.data(), m_letBox.data(), cells, m_letPosMass.data()}, true);
+  }
+
+  std::vector<std::uint32_t> work() const override {
+    std::vector<std::uint32_t> w(m_p.n, 0);
+    if (m_distributed && m_p.n > 0) {
+      copyToHost(w.data(), m_work.data(), m_p.n * sizeof(std::uint32_t));
+    }
+    return w;
+  }
+
+  /// One walk of the built groups over `sources`: written, or added (an imported tree).
+  void walk(const WalkSources& sources, bool add) {
+    const Stream s = m_stream;
+    m_counters.reserve(1);
+    const WalkOutput out{add, m_distributed ? m_work.data() : nullptr};
+    timed(m_events, Stage::Walk, s, [&] {
+      launchWalk(sources, m_groups, m_p, m_rule, m_walk, out, m_counters.data(), m_device, s);
+    });
+    const InteractionCounts c = downloadCounters(m_counters.data(), &m_groupCount);
+    m_profile.interactions.cell += c.cell;
+    m_profile.interactions.particle += c.particle;
+    if (!add) m_profile.interactions.targets += c.targets;  // a target of several trees is one
+    m_events.collect(m_profile);
+  }
+
   Stream m_stream = nullptr;
   /// Of the device current when the backend was made, which runs all its work.
   const DeviceProperties m_device = queryDeviceProperties();
   DeviceParticles m_p;
-  BuildWorkspace m_ws;
+  mutable BuildWorkspace m_ws;  // bounds() reduces into it
   DeviceTree m_tree;
   DeviceGroups m_groups;
   DeviceBuffer<WalkCounters> m_counters;
@@ -237,6 +335,19 @@ class CudaBackend final : public Backend, public DeviceAccess {
   mutable DeviceBuffer<DrawBox> m_drawScratch;  // boxes() on their way to the host
   StageEvents m_events;
   StepProfile m_profile;
+
+  // The parts of the last build (ForceParts).
+  MacSetup m_mac;
+  WalkSettings m_walk;
+  ActiveRule m_rule{};
+  bool m_distributed = false;          // forceParts() was asked for: count the work
+  DeviceBuffer<std::uint32_t> m_work;  // per particle, interactions since the build
+  DeviceBuffer<WalkCell> m_letCells;   // an imported LET's walk records, boxes, particles
+  DeviceBuffer<Box> m_letBox;
+  DeviceBuffer<Vec4> m_letPosMass;
+  mutable Tree m_hostTree;  // the build's tree on the host, for the LETs
+  mutable std::vector<Vec4> m_hostPosMass;
+  mutable bool m_hostTreeValid = false;
 };
 
 }  // namespace
@@ -266,6 +377,12 @@ void checkDeviceCapacity(std::size_t n) {
       << double(freeBytes) / 1073741824.0 << " GiB are free";
     throw CudaUnavailable(s.str());
   }
+}
+
+void useDevice(int ordinal) {
+  const int count = deviceCount();
+  if (count == 0) throw CudaUnavailable("no CUDA device found");
+  BHVIZ_CUDA_CHECK(cudaSetDevice(ordinal % count));
 }
 
 std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles) {

@@ -33,6 +33,10 @@ std::string deviceDescription();
 /// Throws CudaUnavailable unless a device exists with memory for n particles.
 void checkDeviceCapacity(std::size_t n);
 
+/// Makes device `ordinal` modulo the device count current for this host thread (each rank of a
+/// distributed run on one machine its own GPU, round robin). Throws CudaUnavailable without one.
+void useDevice(int ordinal);
+
 /// A backend on the current device. Throws CudaUnavailable (see checkDeviceCapacity).
 std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles);
 

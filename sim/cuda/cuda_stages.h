@@ -17,6 +17,7 @@
 
 #include "sim/clock.h"
 #include "sim/common/conserved.h"
+#include "sim/common/gravity.h"
 #include "sim/common/keys.h"
 #include "sim/common/mac.h"
 #include "sim/common/vec.h"
@@ -80,6 +81,32 @@ struct alignas(16) WalkCell {
   Vec4 quadTail;       ///< P's xz, yz; tr Q; 0 [mass·length²]
 };
 static_assert(sizeof(WalkCell) == 64, "one record per 64 bytes");
+
+/// Distances rounded up by 2^-20 relative cover the few roundings of a subtraction, a dot product
+/// and a square root (moments.cu: bmax); a reach² rounded up by 2^-17 more than the walk's own
+/// rounding of its box-to-COM distance (walk.cu).
+inline constexpr float kMomentRoundUp = 1.0f + 0x1.0p-20f;
+inline constexpr float kReachRoundUp = 1.0f + 0x1.0p-17f;
+
+/// The walk's record of a cell from its moments and links: the moments kernel's, and an
+/// imported LET's on the host.
+BHVIZ_HD inline WalkCell walkCellOf(const Vec4& comMass, const Quadrupole& q, const Box& box,
+                                    float opening, std::uint32_t first, std::uint32_t count,
+                                    std::uint32_t child, unsigned childCount) {
+  const Vec3 com{comMass.x, comMass.y, comMass.z};
+  const float reach = farthestCornerDistance(com, box) * kMomentRoundUp;
+  const bool leaf = childCount == 0;
+  WalkCell w;
+  w.comMass = comMass;
+  w.opening = opening;
+  w.reach2 = reach * reach * kReachRoundUp;
+  w.link = leaf ? first : child;
+  w.span = (leaf ? count << 4 : 0u) | childCount;
+  const QuadSource p = quadSource(q, 0.0f);  // the traceless form (gravity.h)
+  w.quadHead = {p.xx, p.yy, p.zz, p.xy};
+  w.quadTail = {p.xz, p.yz, q.xx + q.yy + q.zz, 0.0f};
+  return w;
+}
 
 /// The octree on the device, in the layout of sim::Tree.
 struct DeviceTree {

@@ -25,8 +25,7 @@ namespace bhviz::sim::cuda {
 
 namespace {
 
-constexpr float kRoundUp = 1.0f + 0x1.0p-20f;
-constexpr float kReachRoundUp = 1.0f + 0x1.0p-17f;
+constexpr float kRoundUp = kMomentRoundUp;
 
 struct MomentArrays {
   const std::uint32_t* first;
@@ -138,18 +137,8 @@ __global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
   const CellShape shape{m.mass, side, m.box, m.com, m.bmax, m.q.xx + m.q.yy + m.q.zz};
   const float opening = openingValue(mac.code, mac.theta, mac.param, shape);
   a.opening[c] = opening;
-  const float reach = farthestCornerDistance(m.com, m.box) * kRoundUp;
-  const bool leaf = children == 0;
-  WalkCell w;
-  w.comMass = {m.com.x, m.com.y, m.com.z, m.mass};
-  w.opening = opening;
-  w.reach2 = reach * reach * kReachRoundUp;
-  w.link = leaf ? a.first[c] : a.child[c];
-  w.span = (leaf ? a.count[c] << 4 : 0u) | children;
-  const QuadSource p = quadSource(m.q, 0.0f);  // the traceless form (gravity.h)
-  w.quadHead = {p.xx, p.yy, p.zz, p.xy};
-  w.quadTail = {p.xz, p.yz, shape.b2, 0.0f};
-  a.walkCell[c] = w;
+  a.walkCell[c] = walkCellOf(Vec4{m.com.x, m.com.y, m.com.z, m.mass}, m.q, m.box, opening,
+                             a.first[c], a.count[c], a.child[c], children);
 }
 
 }  // namespace

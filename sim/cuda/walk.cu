@@ -90,8 +90,11 @@ struct WalkArgs {
   const std::uint32_t* __restrict__ groups;
   const std::uint32_t* __restrict__ order;  // walk order of the group indices
   // particles
-  const Vec4* __restrict__ posMass;
+  const Vec4* __restrict__ posMass;  // the targets
+  const Vec4* __restrict__ sources;  // the tree's particles: posMass, or an imported LET's
   Vec4* __restrict__ accPot;
+  bool add;                          // add to accPot (a second tree's share) instead of writing
+  std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   const std::uint8_t* __restrict__ bin;
   ActiveRule rule;
   MacSetup mac;
@@ -305,7 +308,7 @@ __device__ __forceinline__ void appendLeaves(const WalkArgs& a, WarpShared& sh, 
       for (unsigned step = 16; step > 0; step >>= 1) {
         if (sh.r.leafEnd[leaf + step - 1] <= j) leaf += step;
       }
-      source = a.posMass[sh.r.leafBase[leaf] + j];
+      source = a.sources[sh.r.leafBase[leaf] + j];
     }
     // The flush of what is pending overlaps the loads just issued; then < 32 are pending, and
     // the 32 new slots do not reach them.
@@ -479,7 +482,17 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     for (int i = 0; i < kTargets; ++i) {
       const std::uint32_t k = lane + 32u * i;
       const bool write = k < n && isTarget(a.rule, a.bin[first + k]);
-      if (write) a.accPot[first + k] = t.acc[i];
+      if (write) {
+        const Vec4 sum = t.acc[i];
+        if (a.add) {
+          const Vec4 before = a.accPot[first + k];
+          a.accPot[first + k] = {before.x + sum.x, before.y + sum.y, before.z + sum.z,
+                                 before.w + sum.w};
+        } else {
+          a.accPot[first + k] = sum;
+        }
+        if (a.work != nullptr) a.work[first + k] += r.cells + r.particles;
+      }
       active += __popc(__ballot_sync(kFull, write));
     }
     if (lane == 0) {
@@ -582,12 +595,19 @@ void queryWalkBlocks(DeviceProperties& device) {
 void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p, ActiveRule rule,
                 const WalkSettings& s, WalkCounters* d_counters, const DeviceProperties& device,
                 Stream stream) {
+  launchWalk(WalkSources{tree.walkCell.data(), tree.box.data(), tree.cells, p.posMass.data()}, g, p,
+             rule, s, WalkOutput{}, d_counters, device, stream);
+}
+
+void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles& p, ActiveRule rule,
+                const WalkSettings& s, const WalkOutput& out, WalkCounters* d_counters,
+                const DeviceProperties& device, Stream stream) {
   if (device.ordinal < 0) {
     throw std::invalid_argument(
         "launchWalk: device properties not queried (queryDeviceProperties)");
   }
   BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_counters, 0, sizeof(WalkCounters), stream));
-  if (p.n == 0 || tree.cells == 0) return;
+  if (p.n == 0 || tree.count == 0) return;
   BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&d_counters->groups, g.size.data(), sizeof(unsigned int),
                                    cudaMemcpyDeviceToDevice, stream));
   if (g.nGroup < 1 || g.nGroup > kMaxWalkGroup) {
@@ -600,8 +620,8 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& 
                                 ", supported 0 or a power of two in 256.." +
                                 std::to_string(kSharedStack));
   }
-  const WalkArgs a{tree.walkCell.data(),
-                   tree.box.data(),
+  const WalkArgs a{tree.cells,
+                   tree.box,
                    g.first.data(),
                    g.count.data(),
                    g.box.data(),
@@ -609,7 +629,10 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& 
                    g.size.data(),
                    scheduleGroups(g, stream),
                    p.posMass.data(),
+                   tree.posMass,
                    p.accPot.data(),
+                   out.add,
+                   out.work,
                    p.bin.data(),
                    rule,
                    s.mac,

@@ -54,6 +54,28 @@ void launchWalk(const DeviceTree& tree, const DeviceGroups& groups, DevicePartic
                 ActiveRule rule, const WalkSettings& s, WalkCounters* d_counters,
                 const DeviceProperties& device, Stream stream);
 
+/// A tree the walk takes its sources from: the local tree (the overload above), or an imported
+/// LET uploaded to the device (its walk records, tight boxes and particles).
+struct WalkSources {
+  const WalkCell* cells = nullptr;
+  const Box* box = nullptr;
+  std::size_t count = 0;          ///< cells
+  const Vec4* posMass = nullptr;  ///< the particles the leaves' first/count index
+};
+
+/// Where the sums go: written (the local tree) or added (another tree's share) to accPot of the
+/// targets; with `work`, each target's entry grows by its group's interactions (cells + leaf
+/// particles) — the weight of the domain decomposition.
+struct WalkOutput {
+  bool add = false;
+  std::uint32_t* work = nullptr;  ///< device memory, one entry per particle, or null
+};
+
+/// launchWalk with the sources and the output spelled out.
+void launchWalk(const WalkSources& sources, const DeviceGroups& groups, DeviceParticles& p,
+                ActiveRule rule, const WalkSettings& s, const WalkOutput& out,
+                WalkCounters* d_counters, const DeviceProperties& device, Stream stream);
+
 /// Fills device.walkBlocks (device.multiProcessors already set) for the current device: the
 /// resident blocks of each walk kernel. Called by queryDeviceProperties.
 void queryWalkBlocks(DeviceProperties& device);

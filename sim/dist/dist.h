@@ -46,6 +46,8 @@ class Job {
 
   int rank() const { return m_rank; }
   int size() const { return m_size; }
+  /// This rank among the ranks on its machine (0, 1, …): which of the machine's GPUs it takes.
+  int localRank() const { return m_localRank; }
   bool leader() const { return m_rank == 0; }
 
   /// Followers: serves the leader's commands until it finishes; returns the exit status the
@@ -58,6 +60,7 @@ class Job {
   Job(int rank, int size) : m_rank(rank), m_size(size) {}
   int m_rank = 0;
   int m_size = 1;
+  int m_localRank = 0;
   bool m_finished = false;
 };
 

@@ -26,6 +26,7 @@ enum class Op : std::uint32_t {
   Destroy,
   Upload,
   Download,
+  Sample,
   OpenKicks,
   Drift,
   Forces,
@@ -44,7 +45,7 @@ struct Command {
   std::int32_t value = 0;    ///< Quit: exit status; Create: LocalKind; Forces: ForceTargets
   std::uint8_t flag = 0;     ///< Forces: oldAccValid
   float dt = 0.0f;
-  std::uint64_t n = 0;  ///< Create: particles; NonFinite: how many ids
+  std::uint64_t n = 0;  ///< Create: particles; NonFinite: how many ids; Sample: the stride
   Clock clock;
   SimParams params;
   DistSettings settings;
@@ -65,6 +66,9 @@ void execute(const Command& c, RankShare& s) {
       break;
     case Op::Download:
       s.download(nullptr);
+      break;
+    case Op::Sample:
+      s.downloadSample(nullptr, static_cast<std::uint32_t>(c.n));
       break;
     case Op::OpenKicks:
       s.openKicks(c.clock, c.params);
@@ -126,6 +130,11 @@ class DistBackend final : public Backend {
   void download(Particles& p) const override {
     collective(command(Op::Download), [&] { m_share->download(&p); });
   }
+  void downloadSample(Particles& p, std::uint32_t stride) const override {
+    Command c = command(Op::Sample);
+    c.n = stride;
+    collective(c, [&] { m_share->downloadSample(&p, stride); });
+  }
   std::size_t size() const override { return m_share->size(); }
 
   int openKicks(const Clock& clock, const SimParams& p) override {
@@ -185,8 +194,19 @@ class DistBackend final : public Backend {
   // What the leader draws is its own share's tree; the scratch and the reference are one
   // process's, of the local kind.
   TreeCensus treeCensus() const override { return m_share->local().treeCensus(); }
-  std::size_t boxCount(const BoxQuery& q) const override { return m_share->local().boxCount(q); }
-  std::vector<DrawBox> boxes(const BoxQuery& q) const override { return m_share->local().boxes(q); }
+  std::size_t boxCount(const BoxQuery& q) const override {
+    return m_share->local().boxCount(q) + (q.domains ? m_share->domains().size() : 0);
+  }
+  std::vector<DrawBox> boxes(const BoxQuery& q) const override {
+    std::vector<DrawBox> out = m_share->local().boxes(q);
+    if (q.domains) {
+      const std::vector<Box>& d = m_share->domains();
+      for (std::size_t r = 0; r < d.size(); ++r) {
+        out.push_back(drawBox(d[r], q.domainColour[r % q.domainColour.size()]));
+      }
+    }
+    return out;
+  }
   std::unique_ptr<Backend> makeScratch(std::size_t n) const override {
     return m_share->local().makeScratch(n);
   }
@@ -249,6 +269,11 @@ std::unique_ptr<Job> Job::startIfLaunched(int* argc, char*** argv) {
   MPI_Comm_size(g_comm, &size);
   shareCores();
   std::unique_ptr<Job> job(new Job(rank, size));
+  MPI_Comm here = MPI_COMM_NULL;  // the ranks that share this machine's memory
+  checkMpi(MPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &here),
+           "MPI_Comm_split_type");
+  MPI_Comm_rank(here, &job->m_localRank);
+  MPI_Comm_free(&here);
   g_job = job.get();
   return job;
 }

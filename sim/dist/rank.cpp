@@ -134,9 +134,11 @@ void RankShare::upload(const Particles* all) {
   decompose();
 }
 
-void RankShare::download(Particles* all) {
+void RankShare::download(Particles* all) { downloadSample(all, 1); }
+
+void RankShare::downloadSample(Particles* all, std::uint32_t stride) {
   Particles mine;
-  m_local->download(mine);
+  m_local->downloadSample(mine, stride);
   const std::vector<PackedParticle> packed =
       gatherVectors(packAll(mine), m_rank, m_ranks, packedParticleType());
   if (m_rank == 0) *all = unpackAll(packed);
@@ -144,6 +146,12 @@ void RankShare::download(Particles* all) {
 
 void RankShare::decompose() {
   Timer t(m_dist, Stage::Domains);
+  if (m_ranks == 1) {  // one domain, the particles' box: nothing to cut or to move
+    m_domains = {m_parts->bounds()};
+    m_report.domain = m_domains[0];
+    m_workValid = false;
+    return;
+  }
   Particles mine;
   m_local->download(mine);
   std::vector<std::uint64_t> weight(mine.size(), 1);
@@ -172,6 +180,7 @@ void RankShare::decompose() {
              "MPI_Allreduce");
   };
   const OrbResult result = dist::decompose(m_ranks, root, orb, sum, orbSettings);
+  m_domains = result.domains;
   m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
   ++m_report.decompositions;
   exchange(mine, orb.domain());
@@ -233,7 +242,7 @@ bool RankShare::rebalanceDue() {
 }
 
 int RankShare::openKicks(const Clock& clock, const SimParams& p) {
-  if (clock.synchronized() && m_workValid && rebalanceDue()) decompose();
+  if (m_ranks > 1 && clock.synchronized() && m_workValid && rebalanceDue()) decompose();
   int deepest = m_local->openKicks(clock, p);
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &deepest, 1, MPI_INT, MPI_MAX, jobComm()), "MPI_Allreduce");
   return deepest;

@@ -19,6 +19,8 @@ class RankShare {
   void upload(const Particles* all);
   /// Leader: fills `all` with every rank's particles (rank by rank); followers: null.
   void download(Particles* all);
+  /// download of the particles whose id is a multiple of stride, each rank sending only those.
+  void downloadSample(Particles* all, std::uint32_t stride);
   std::uint64_t size() const { return m_size; }
 
   int openKicks(const Clock& clock, const SimParams& p);
@@ -35,6 +37,9 @@ class RankShare {
   void resetProfile();
   /// Leader: one report per rank.
   std::vector<RankReport> reports();
+
+  /// Every rank's ORB domain from the last decomposition (known on every rank).
+  const std::vector<Box>& domains() const { return m_domains; }
 
   Backend& local() { return *m_local; }
   const Backend& local() const { return *m_local; }
@@ -62,6 +67,7 @@ class RankShare {
   /// The key frame of every rank's tree: the ORB's cuts lie on its octree planes, so no cell
   /// finer than a cut's plane is cut by a domain face (K > 1; kept while it holds everyone).
   KeyFrame m_frame{{0, 0, 0}, 0.0f};
+  std::vector<Box> m_domains;         ///< every rank's, from the last decomposition
   std::vector<std::uint32_t> m_work;  ///< per local particle, when m_workValid
   bool m_workValid = false;
   StepProfile m_dist;   ///< the distributed stages (domains, let) since resetProfile

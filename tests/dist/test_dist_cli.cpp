@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,8 +13,10 @@
 #include <thread>
 
 #include "process_support.h"
+#include "render/image.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/io/snapshot.h"
+#include "test_render_support.h"
 
 using bhviz::test::Process;
 using bhviz::test::readText;
@@ -189,4 +192,54 @@ TEST(DistCli, KilledRankEndsTheJob) {
   EXPECT_NE(readText(dir.path / "status"), "0\n");
   const std::string err = readText(dir.path / "err");
   EXPECT_NE(err.find("rank 2"), std::string::npos) << err;
+}
+
+// The live view: the window opens on rank 0 while three ranks simulate, draws every rank's
+// particles and the ORB domains, and closing it (--quit-after) ends every rank with status 0.
+TEST(DistCli, WindowOnRankZero) {
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "no xvfb-run";
+  TempDir dir;
+  const fs::path shot = dir.path / "window.png";
+  const Process p = runBhviz(
+      "--backend cpu --scenario merger --n 4000 --quit-after 15 --overlay domains --screenshot " +
+          shot.string(),
+      "xvfb-run -a -s '-screen 0 1280x720x24' " + mpirun(3));
+  ASSERT_EQ(p.status, 0) << p.err << p.out;
+  EXPECT_NE(p.out.find("3 ranks"), std::string::npos) << p.out;
+  ASSERT_TRUE(fs::exists(shot));
+  EXPECT_GT(bhviz::test::imageStats(bhviz::render::readPng(shot)).litFraction, 0.002);
+}
+
+// Headless frames of three ranks: as many as one process writes; the domains overlay draws
+// boxes over the same particles (more lit pixels than the frame without it).
+TEST(DistCli, HeadlessFramesWithDomains) {
+  TempDir plain, boxed;
+  const std::string common =
+      "--headless --backend cpu --threads 1 --scenario plummer --n 3000 --steps 2 --quiet "
+      "--size 320x240 --frames ";
+  const Process a = runRanks(3, common + plain.path.string());
+  ASSERT_EQ(a.status, 0) << a.err;
+  const Process b = runRanks(3, common + boxed.path.string() + " --overlay domains");
+  ASSERT_EQ(b.status, 0) << b.err;
+  std::vector<fs::path> framesA, framesB;
+  for (auto& e : fs::directory_iterator(plain.path)) framesA.push_back(e.path());
+  for (auto& e : fs::directory_iterator(boxed.path)) framesB.push_back(e.path());
+  ASSERT_EQ(framesA.size(), 3u);  // the initial state and two steps
+  ASSERT_EQ(framesB.size(), 3u);
+  std::sort(framesA.begin(), framesA.end());
+  std::sort(framesB.begin(), framesB.end());
+  // The particles are drawn near white; the domains' edges in the ranks' colours.
+  const auto coloured = [](const fs::path& png) {
+    const bhviz::render::Image img = bhviz::render::readPng(png);
+    int n = 0;
+    for (int y = 0; y < img.height; ++y) {
+      for (int x = 0; x < img.width; ++x) {
+        const std::uint8_t* px = img.pixel(x, y);
+        n += std::max({px[0], px[1], px[2]}) - std::min({px[0], px[1], px[2]}) > 60;
+      }
+    }
+    return n;
+  };
+  EXPECT_GT(bhviz::test::imageStats(bhviz::render::readPng(framesA.back())).litFraction, 0.01);
+  EXPECT_GT(coloured(framesB.back()), coloured(framesA.back()) + 100) << "no domain drawn";
 }

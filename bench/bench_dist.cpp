@@ -1,0 +1,195 @@
+// The distributed backend, measured: mpirun -np K bench_dist [--scenario merger --n 1000000
+// --steps 20 --warmup 3 --backend cpu --theta 0.5 --csv FILE]. Rank 0 prints, per rank, the
+// median over the timed steps of each stage, the decomposition (ORB + exchange) and LET times,
+// the LET bytes sent per step and the work (interactions) share; then the step's wall time and
+// the work imbalance (max / mean). With K = 1 it also times the same steps on the local backend
+// alone: the distributed path's overhead.
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "sim/dist/dist.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/simulation.h"
+#if BHVIZ_HAVE_CUDA
+#include "sim/cuda/cuda_backend.h"
+#endif
+
+using namespace bhviz::sim;
+
+namespace {
+
+struct Options {
+  std::string scenario = "merger";
+  std::size_t n = 100000;
+  int steps = 10;
+  int warmup = 2;
+  std::string backend = "cpu";
+  float theta = 0.5f;
+  std::string csv;
+};
+
+std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
+#if BHVIZ_HAVE_CUDA
+  if (kind == dist::LocalKind::Cuda) return cuda::makeCudaBackend(n);
+#endif
+  (void)n;
+  if (kind == dist::LocalKind::Cuda) throw std::runtime_error("built without CUDA");
+  return makeCpuBackend();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Median wall time of a substep on the local backend alone (K = 1's baseline).
+double aloneMs(const Options& o, dist::LocalKind kind, const Particles& initial,
+               const SimParams& p) {
+  Simulation sim(makeLocal(kind, o.n), initial, p);
+  for (int s = 0; s < o.warmup; ++s) sim.substep();
+  std::vector<double> ms;
+  for (int s = 0; s < o.steps; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sim.substep();
+    ms.push_back(msSince(t0));
+  }
+  return median(ms);
+}
+
+int lead(const Options& o, int ranks) {
+  const dist::LocalKind kind = o.backend == "cuda" ? dist::LocalKind::Cuda : dist::LocalKind::Cpu;
+  SimParams p;
+  p.theta = o.theta;
+  const Particles initial = makeScenario(o.scenario, o.n, 1);
+  Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n), initial, p);
+  for (int s = 0; s < o.warmup; ++s) sim.substep();
+
+  const auto K = static_cast<std::size_t>(ranks);
+  std::vector<std::vector<std::array<double, static_cast<int>(Stage::Count)>>> stages(K);
+  std::vector<std::vector<double>> letBytes(K), work(K);
+  std::vector<double> wall, imbalance;
+  std::vector<RankReport> before = sim.backend().rankReports();
+  for (int s = 0; s < o.steps; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sim.substep();
+    wall.push_back(msSince(t0));
+    const std::vector<RankReport> now = sim.backend().rankReports();
+    double maxWork = 0.0, sumWork = 0.0;
+    for (std::size_t r = 0; r < K; ++r) {
+      stages[r].push_back(now[r].last.ms);
+      letBytes[r].push_back(double(now[r].letBytesSent - before[r].letBytesSent));
+      const double w = double(now[r].work - before[r].work);
+      work[r].push_back(w);
+      maxWork = std::max(maxWork, w);
+      sumWork += w;
+    }
+    imbalance.push_back(sumWork > 0 ? maxWork * double(K) / sumWork : 1.0);
+    before = now;
+  }
+
+  std::printf("bench_dist: %s, N = %zu, %d ranks (%s), theta %.2f, %d steps (medians)\n",
+              o.scenario.c_str(), o.n, ranks, std::string(sim.backend().name()).c_str(), o.theta,
+              o.steps);
+  std::printf("%4s %10s", "rank", "particles");
+  for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
+    std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
+  }
+  std::printf(" %10s %12s %8s\n", "total ms", "LET MB/step", "work %");
+  std::ofstream csv;
+  if (!o.csv.empty()) {
+    csv.open(o.csv);
+    csv << "ranks,rank,particles";
+    for (auto name : kStageNames) csv << ',' << name << "_ms";
+    csv << ",total_ms,let_bytes_per_step,work_share,step_wall_ms,imbalance\n";
+  }
+  const std::vector<RankReport> last = sim.backend().rankReports();
+  double workSum = 0.0;
+  for (std::size_t r = 0; r < K; ++r) workSum += median(work[r]);
+  for (std::size_t r = 0; r < K; ++r) {
+    std::printf("%4zu %10llu", r, static_cast<unsigned long long>(last[r].particles));
+    double total = 0.0;
+    std::vector<double> med(static_cast<int>(Stage::Count));
+    for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
+      std::vector<double> v;
+      for (const auto& a : stages[r]) v.push_back(a[static_cast<std::size_t>(s)]);
+      med[static_cast<std::size_t>(s)] = median(v);
+      total += med[static_cast<std::size_t>(s)];
+      std::printf(" %9.3f", med[static_cast<std::size_t>(s)]);
+    }
+    const double share = workSum > 0 ? 100.0 * median(work[r]) / workSum : 0.0;
+    std::printf(" %10.3f %12.3f %8.2f\n", total, median(letBytes[r]) / 1e6, share);
+    if (csv) {
+      csv << ranks << ',' << r << ',' << last[r].particles;
+      for (double m : med) csv << ',' << m;
+      csv << ',' << total << ',' << median(letBytes[r]) << ',' << share / 100.0 << ','
+          << median(wall) << ',' << median(imbalance) << '\n';
+    }
+  }
+  std::printf("step: %.3f ms wall (rank 0's clock), work imbalance %.4f\n", median(wall),
+              median(imbalance));
+  if (ranks == 1) {
+    const double alone = aloneMs(o, kind, initial, p);
+    std::printf("the local backend alone: %.3f ms; the distributed path's overhead %+.2f %%\n",
+                alone, 100.0 * (median(wall) / alone - 1.0));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::unique_ptr<dist::Job> job;
+  try {
+    job = dist::Job::startIfLaunched(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_dist: " << e.what() << '\n';
+    return 2;
+  }
+  if (!job) {
+    std::cerr << "bench_dist runs under mpirun: mpirun -np K bench_dist [options]\n";
+    return 2;
+  }
+  if (!job->leader()) {
+    return job->serve([&](dist::LocalKind kind, std::size_t n) {
+#if BHVIZ_HAVE_CUDA
+      // The ranks of one machine take its GPUs in turn.
+      if (kind == dist::LocalKind::Cuda) cuda::useDevice(job->localRank());
+#endif
+      return makeLocal(kind, n);
+    });
+  }
+  Options o;
+  CLI::App app("bench_dist: the distributed backend's stages per rank");
+  app.add_option("--scenario", o.scenario, "built-in scenario (default merger)");
+  app.add_option("--n", o.n, "particles (default 100000)");
+  app.add_option("--steps", o.steps, "timed substeps (default 10)");
+  app.add_option("--warmup", o.warmup, "untimed substeps first (default 2)");
+  app.add_option("--backend", o.backend, "each rank's backend: cpu or cuda (default cpu)");
+  app.add_option("--theta", o.theta, "opening angle, Bonsai MAC (default 0.5)");
+  app.add_option("--csv", o.csv, "also write the table as CSV");
+  int status = 0;
+  try {
+    app.parse(argc, argv);
+    status = lead(o, job->size());
+  } catch (const CLI::ParseError& e) {
+    status = app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_dist: " << e.what() << '\n';
+    status = 1;
+  }
+  job->finish(status);
+  return status;
+}

@@ -1,0 +1,49 @@
+# Sourced (bash) on a bare NVIDIA GPU server right after `source .gpu-bundle/env.sh`, from the
+# project's root there:  source .gpu-bundle/env.sh; source scripts/gpu-mpi-env.sh
+# Makes `mpirun -np K ...` work from Debian's OpenMPI 4.1.4 that scripts/gpu-bundle.sh ships in
+# .gpu-bundle/deps and env.sh unpacks into /tmp/deps (`dpkg -x`, so no maintainer scripts ran):
+# - `mpirun`: dpkg -x does not make Debian's alternatives links (/usr/bin/mpirun ->
+#   /etc/alternatives/mpirun -> mpirun.openmpi -> orterun), so /tmp/deps/mpi-bin holds an
+#   `mpirun` (and `mpiexec`) link to /tmp/deps/usr/bin/orterun and goes first on PATH.
+# - OPAL_PREFIX=/tmp/deps/usr: OpenMPI was built for prefix /usr; this relocates its component
+#   directory (lib/x86_64-linux-gnu/openmpi/lib/openmpi3) and help files (share/openmpi).
+#   PMIX_INSTALL_PREFIX and PMIX_MCA_mca_base_component_path do the same for libpmix2.
+# - OMPI_MCA_*: one machine, shared memory only. The bundle leaves out UCX, libfabric, PSM,
+#   verbs and libnl, so those components cannot load: they are excluded by name and load
+#   errors are not shown. /etc/openmpi/openmpi-mca-params.conf is not read from /tmp/deps
+#   (sysconfdir stays /etc/openmpi), so its defaults are repeated here. plm isolated launches
+#   the ranks locally without ssh (not on the image); vader's single copy is off (CMA's
+#   process_vm_readv is often refused in containers); oversubscription is allowed, ranks are
+#   not bound, and root may run mpirun (the server's user).
+# Where `mpirun` is already on PATH (a system OpenMPI) only the quiet-down variables and NCCL's
+# are set. NCCL_NVLS_ENABLE=0 in either case: NVLink SHARP multicast stays off on lent machines.
+export NCCL_NVLS_ENABLE=0
+export OMPI_MCA_mca_base_component_show_load_errors=0
+export OMPI_MCA_btl_base_warn_component_unused=0
+if ! command -v mpirun >/dev/null 2>&1; then
+  _ompi_run=
+  for _f in /tmp/deps/usr/bin/orterun /tmp/deps/usr/bin/mpirun.openmpi; do
+    [ -x "$_f" ] && { _ompi_run=$_f; break; }
+  done
+  if [ -n "$_ompi_run" ]; then
+    mkdir -p /tmp/deps/mpi-bin
+    ln -sfn "$_ompi_run" /tmp/deps/mpi-bin/mpirun
+    ln -sfn "$_ompi_run" /tmp/deps/mpi-bin/mpiexec
+    export PATH=/tmp/deps/mpi-bin:/tmp/deps/usr/bin${PATH:+:$PATH}
+    export OPAL_PREFIX=/tmp/deps/usr
+    export PMIX_INSTALL_PREFIX=/tmp/deps/usr/lib/x86_64-linux-gnu/pmix2
+    export PMIX_MCA_mca_base_component_path=/tmp/deps/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+    export OMPI_MCA_plm=isolated
+    export OMPI_MCA_pml=ob1
+    export OMPI_MCA_btl=self,vader
+    export OMPI_MCA_mtl='^ofi,psm,psm2'
+    export OMPI_MCA_osc='^ucx,pt2pt'
+    export OMPI_MCA_btl_vader_single_copy_mechanism=none
+    export OMPI_MCA_rmaps_base_oversubscribe=1
+    export OMPI_MCA_hwloc_base_binding_policy=none
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  else
+    echo "gpu-mpi-env.sh: no mpirun on PATH and none in /tmp/deps (source .gpu-bundle/env.sh first)" >&2
+  fi
+  unset _ompi_run _f
+fi
