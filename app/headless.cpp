@@ -132,6 +132,7 @@ SceneSettings sceneOf(const Options& o) {
   scene.n = o.n;
   scene.seed = o.seed;
   scene.backend = o.backend;
+  scene.rebalance = o.rebalance;
   scene.snapshotPath = o.loadPath;
   return scene;
 }

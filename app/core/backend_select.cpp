@@ -76,7 +76,7 @@ BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
 #endif
 }
 
-BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n) {
+BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n, double rebalance) {
   sim::dist::Job* job = sim::dist::currentJob();
   if (job == nullptr) return selectBackend(choice, n);
   // Each rank holds about n / K particles; rank 0 holds them all while it spreads them.
@@ -85,7 +85,9 @@ BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n) {
     throw BackendUnavailable("the " + std::string(selection.backend->name()) +
                              " backend cannot run under mpirun yet; use --backend cpu");
   }
-  selection.backend = sim::dist::makeDistributedBackend(std::move(selection.backend), n);
+  sim::dist::DistSettings settings;
+  settings.imbalance = rebalance;
+  selection.backend = sim::dist::makeDistributedBackend(std::move(selection.backend), n, settings);
   std::ostringstream note;
   note << "bhviz: " << job->size() << " rank" << (job->size() > 1 ? "s" : "") << " (mpirun), "
        << selection.backend->name() << " backend on each";

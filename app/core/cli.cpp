@@ -41,7 +41,7 @@ struct RawArgs {
   std::string quadrupole, curve;
   std::string backend = "auto";
   std::string seed = "1";
-  std::string threads, stats, dumpAccel;
+  std::string threads, stats, dumpAccel, rebalance;
   bool quiet = false;
   std::string frames, screenshot;
   std::string frameEvery = "1";
@@ -191,6 +191,11 @@ void defineOptions(CLI::App& app, RawArgs& r) {
       ->type_name("S");
   app.add_option("--threads", r.threads, "OpenMP threads, in [1, 4096] (default: OpenMP's)")
       ->type_name("T");
+  app.add_option("--rebalance", r.rebalance,
+                 "Under mpirun: cut the domains again at a full step only when the measured work's "
+                 "imbalance (max / mean over ranks) passes R, in [1, 100]; 0 (default): at every "
+                 "full step")
+      ->type_name("R");
   app.add_option("--stats", r.stats, "Write run statistics as JSON")->type_name("FILE.json");
   app.add_option("--dump-accel", r.dumpAccel,
                  "After the run, recompute every force and write them as CSV, sorted by id")
@@ -449,6 +454,13 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   o.backend = toBackend(r.backend);
   if (app.count("--threads") > 0) {
     o.threads = static_cast<int>(toInteger("--threads", r.threads, 1, 4096));
+  }
+  if (app.count("--rebalance") > 0) {
+    o.rebalance = toFloat("--rebalance", r.rebalance);
+    if (!(o.rebalance == 0.0 || (o.rebalance >= 1.0 && o.rebalance <= 100.0))) {
+      throw UsageError("--rebalance = " + quoted(r.rebalance) +
+                       " is out of range: must be 0 or in [1, 100]");
+    }
   }
   if (app.count("--quit-after") > 0) {
     o.quitAfter = static_cast<int>(toInteger("--quit-after", r.quitAfter, 1, 1'000'000'000));

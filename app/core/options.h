@@ -26,10 +26,13 @@ struct Options {
   std::uint64_t seed = 1;           ///< initial-condition seed
   BackendChoice backend = BackendChoice::Auto;  ///< --backend; see selectBackend
   int threads = 0;                              ///< OpenMP threads; 0 = OpenMP's own default
-  std::string statsPath;                        ///< --stats FILE.json; empty = none
-  std::string dumpAccelPath;                    ///< --dump-accel FILE.csv; empty = none
-  bool quiet = false;                           ///< no progress lines on stdout
-  FrameOptions frames;                          ///< --frames, --screenshot and their look
+  /// --rebalance: under mpirun, decompose again at a full step when the work's imbalance
+  /// (max / mean) passes it; 0 = at every full step
+  double rebalance = 0.0;
+  std::string statsPath;      ///< --stats FILE.json; empty = none
+  std::string dumpAccelPath;  ///< --dump-accel FILE.csv; empty = none
+  bool quiet = false;         ///< no progress lines on stdout
+  FrameOptions frames;        ///< --frames, --screenshot and their look
   /// --quit-after K: end after K frames (window) or steps (headless); 0 = never
   int quitAfter = 0;
   // Snapshots (sim/io/snapshot.h), headless only.

@@ -57,7 +57,8 @@ SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params)
     startTime = snapshot.time;
     m_scene.n = m_initial.size();
   }
-  BackendSelection selection = selectSimulationBackend(m_scene.backend, m_scene.n);
+  BackendSelection selection =
+      selectSimulationBackend(m_scene.backend, m_scene.n, m_scene.rebalance);
   requireWithinLimits(params, *selection.backend);
   m_note = selection.note;
   if (scene.snapshotPath.empty()) {

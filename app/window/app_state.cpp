@@ -10,6 +10,7 @@ AppState initialState(const Options& o, std::size_t n) {
   s.scene.n = n;
   s.scene.seed = o.seed;
   s.scene.backend = o.backend;
+  s.scene.rebalance = o.rebalance;
   s.scene.snapshotPath = o.loadPath;
   if (!o.loadPath.empty()) s.files.snapshotPath = o.loadPath;
   s.params = o.params;

@@ -243,3 +243,23 @@ TEST(DistCli, HeadlessFramesWithDomains) {
   EXPECT_GT(bhviz::test::imageStats(bhviz::render::readPng(framesA.back())).litFraction, 0.01);
   EXPECT_GT(coloured(framesB.back()), coloured(framesA.back()) + 100) << "no domain drawn";
 }
+
+// --rebalance: the domains are cut again at every full step by default; with a threshold the
+// imbalance never reaches, only at the start. Out of range: refused before any work.
+TEST(DistCli, RebalanceThreshold) {
+  TempDir dir;
+  auto decompositions = [&](const std::string& extra) {
+    const fs::path stats = dir.path / "s.json";
+    const Process p = runRanks(2,
+                               "--headless --backend cpu --threads 1 --scenario plummer "
+                               "--n 2000 --steps 5 --quiet --stats " +
+                                   stats.string() + extra);
+    EXPECT_EQ(p.status, 0) << p.err;
+    return nlohmann::json::parse(readText(stats)).at("ranks").at(0).at("decompositions").get<int>();
+  };
+  EXPECT_EQ(decompositions(""), 6);  // the start and five full steps
+  EXPECT_EQ(decompositions(" --rebalance 100"), 1);
+  const Process bad = runBhviz("--headless --backend cpu --rebalance 0.5 --steps 1");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--rebalance"), std::string::npos) << bad.err;
+}
