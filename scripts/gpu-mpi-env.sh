@@ -9,8 +9,9 @@
 #   directory (lib/x86_64-linux-gnu/openmpi/lib/openmpi3) and help files (share/openmpi).
 #   PMIX_INSTALL_PREFIX and PMIX_MCA_mca_base_component_path do the same for libpmix2.
 # - OMPI_MCA_*: one machine, shared memory only. The bundle leaves out UCX, libfabric, PSM,
-#   verbs and libnl, so those components cannot load: they are excluded by name and load
-#   errors are not shown. /etc/openmpi/openmpi-mca-params.conf is not read from /tmp/deps
+#   verbs and libnl, so those components cannot load: they are excluded by name (reachable
+#   weighted, not netlink, which needs libnl; only btl tcp uses it) and load errors are not
+#   shown. /etc/openmpi/openmpi-mca-params.conf is not read from /tmp/deps
 #   (sysconfdir stays /etc/openmpi), so its defaults are repeated here. plm isolated launches
 #   the ranks locally without ssh (not on the image); vader's single copy is off (CMA's
 #   process_vm_readv is often refused in containers); oversubscription is allowed, ranks are
@@ -38,6 +39,7 @@ if ! command -v mpirun >/dev/null 2>&1; then
     export OMPI_MCA_btl=self,vader
     export OMPI_MCA_mtl='^ofi,psm,psm2'
     export OMPI_MCA_osc='^ucx,pt2pt'
+    export OMPI_MCA_reachable=weighted
     export OMPI_MCA_btl_vader_single_copy_mechanism=none
     export OMPI_MCA_rmaps_base_oversubscribe=1
     export OMPI_MCA_hwloc_base_binding_policy=none
