@@ -8,8 +8,8 @@
 #   scripts/gpu-check.sh BIN_DIR [OUT_DIR]
 # On the lent GPU server: `source .gpu-bundle/env.sh; scripts/gpu-check.sh .gpu-bin $OUT`.
 # Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1,
-# BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1 (to split the checks over calls
-# of a time limit). mpirun comes from the system or from the bundle (scripts/gpu-mpi-env.sh).
+# BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1, BHVIZ_MPI_ONLY=1 (only section 5;
+# to split the checks over calls of a time limit). mpirun comes from the system or from the bundle (scripts/gpu-mpi-env.sh).
 set -u
 
 BIN_DIR=${1:?usage: gpu-check.sh BIN_DIR [OUT_DIR]}
@@ -19,6 +19,8 @@ SUMMARY=()
 FAILED=0
 
 note() { SUMMARY+=("$(printf '%-34s %s' "$1" "$2")"); }
+MPI_ONLY=${BHVIZ_MPI_ONLY:-0}
+[ "$MPI_ONLY" = 1 ] && BHVIZ_SKIP_TESTS=1
 
 # Runs "$@", appending its output to the log $1; records pass/fail under the label $2.
 run_logged() {
@@ -82,7 +84,9 @@ sanitize_filter() {
     *) echo "*" ;;
   esac
 }
-if [ "${BHVIZ_SKIP_SANITIZE:-0}" = 1 ]; then
+if [ "$MPI_ONLY" = 1 ]; then
+  :
+elif [ "${BHVIZ_SKIP_SANITIZE:-0}" = 1 ]; then
   note "compute-sanitizer" "skipped (BHVIZ_SKIP_SANITIZE=1)"
 elif [ -x "$SAN" ]; then
   SAN_LOG="$OUT_DIR/sanitizer.log"
@@ -117,7 +121,7 @@ bench_args() {
     *) echo "" ;;
   esac
 }
-if [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ]; then
+if [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ] && [ "$MPI_ONLY" != 1 ]; then
   BENCH_LOG="$OUT_DIR/bench.log"
   : >"$BENCH_LOG"
   for b in "$BIN_DIR"/bench_*; do
@@ -130,7 +134,7 @@ fi
 
 # 4. The command line on the CUDA backend: a million-particle merger, a few steps, and its
 #    picture rendered headless (EGL on the GPU) with the tree overlay written on the device.
-if [ -x "$BIN_DIR/bhviz" ]; then
+if [ -x "$BIN_DIR/bhviz" ] && [ "$MPI_ONLY" != 1 ]; then
   run_logged "$OUT_DIR/bhviz.log" "bhviz headless merger 1M (cuda)" "$BIN_DIR/bhviz" --headless \
     --backend cuda --scenario merger --n 1000000 --steps 4 --stats "$OUT_DIR/bhviz-stats.json" \
     --screenshot "$OUT_DIR/merger-1m.png" --overlay tree --overlay-levels 3:5
@@ -163,7 +167,7 @@ elif [ -x "$BIN_DIR/test_dist" ]; then
     note "  mpi sanitizer summaries" "$(grep -E 'ERROR SUMMARY' "$MPI_LOG" | paste -sd ' ' -)"
   fi
   if [ -x "$BIN_DIR/bench_dist" ] && [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ]; then
-    for n in 1000000 4000000; do
+    for n in 1000000 4000000 16000000; do
       for k in 1 2; do
         run_logged "$MPI_LOG" "bench_dist cuda N=$n K=$k" "${MPIRUN[@]}" -np "$k" \
           "$BIN_DIR/bench_dist" --backend cuda --scenario merger --n "$n" --steps 10 --warmup 3 \

@@ -16,16 +16,19 @@
 #   the ranks locally without ssh (not on the image); vader's single copy is off (CMA's
 #   process_vm_readv is often refused in containers); oversubscription is allowed, ranks are
 #   not bound, and root may run mpirun (the server's user).
-# Where `mpirun` is already on PATH (a system OpenMPI) only the quiet-down variables and NCCL's
-# are set. NCCL_NVLS_ENABLE=0 in either case: NVLink SHARP multicast stays off on lent machines.
+# The bundle's mpirun is used whenever it is there, even beside a system one: our binaries link
+# the bundle's libmpi, and a system mpirun of another version loads its own components against
+# the bundle's libpmix on LD_LIBRARY_PATH (seen on the lent H100: Ubuntu 24.04's mpirun failed
+# with "mca_pmix_ext3x.so: undefined symbol: PMIx_Info_create"). Without the bundle a system
+# mpirun is left alone: only the quiet-down variables and NCCL's are set. NCCL_NVLS_ENABLE=0 in either case: NVLink SHARP multicast stays off on lent machines.
 export NCCL_NVLS_ENABLE=0
 export OMPI_MCA_mca_base_component_show_load_errors=0
 export OMPI_MCA_btl_base_warn_component_unused=0
-if ! command -v mpirun >/dev/null 2>&1; then
-  _ompi_run=
-  for _f in /tmp/deps/usr/bin/orterun /tmp/deps/usr/bin/mpirun.openmpi; do
-    [ -x "$_f" ] && { _ompi_run=$_f; break; }
-  done
+_ompi_run=
+for _f in /tmp/deps/usr/bin/orterun /tmp/deps/usr/bin/mpirun.openmpi; do
+  [ -x "$_f" ] && { _ompi_run=$_f; break; }
+done
+if [ -n "$_ompi_run" ] || ! command -v mpirun >/dev/null 2>&1; then
   if [ -n "$_ompi_run" ]; then
     mkdir -p /tmp/deps/mpi-bin
     ln -sfn "$_ompi_run" /tmp/deps/mpi-bin/mpirun
@@ -47,5 +50,5 @@ if ! command -v mpirun >/dev/null 2>&1; then
   else
     echo "gpu-mpi-env.sh: no mpirun on PATH and none in /tmp/deps (source .gpu-bundle/env.sh first)" >&2
   fi
-  unset _ompi_run _f
 fi
+unset _ompi_run _f

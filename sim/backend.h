@@ -109,6 +109,7 @@ struct RankReport {
   std::uint64_t letCellsSent = 0, letParticlesSent = 0, letBytesSent = 0;
   std::uint64_t letCellsReceived = 0, letParticlesReceived = 0, letBytesReceived = 0;
   std::uint64_t decompositions = 0;  ///< ORB decompositions and particle exchanges [1]
+  std::uint64_t particlesSent = 0;   ///< particles the exchanges sent to other ranks [1]
   Box domain;                        ///< the rank's ORB domain
 };
 

@@ -87,6 +87,7 @@ Json rankJson(int rank, const sim::RankReport& r) {
       {"total_ms", r.total.total()},
       {"work", r.work},
       {"decompositions", r.decompositions},
+      {"particles_sent", r.particlesSent},
       {"domain", boxJson(r.domain)},
       {"let", Json{{"cells_sent", r.letCellsSent},
                    {"particles_sent", r.letParticlesSent},
@@ -114,7 +115,7 @@ double imbalance(const std::vector<sim::RankReport>& ranks) {
 // interactions{…}, energy{start, end}, energy_drift, momentum{start, end},
 // angular_momentum{start, end}, bin_histogram (at the end), aborted (+ abort_reason,
 // nonfinite_ids when it is true); under mpirun also ranks[{rank, particles, stage_ms, total_ms,
-// work, decompositions, domain, let{…}}] and imbalance (max / mean work).
+// work, decompositions, particles_sent, domain, let{…}}] and imbalance (max / mean work).
 Json statsJson(const RunReport& r) {
   const double substeps = static_cast<double>(r.substeps);
   Json j;

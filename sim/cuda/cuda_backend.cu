@@ -117,14 +117,14 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                      bool oldAccValid) override {
-    build(clock, p, targets, oldAccValid, nullptr);
-    walkLocal();
+    buildStages(clock, p, targets, oldAccValid, nullptr);
+    if (m_p.n > 0) {
+      walk(WalkSources{m_tree.walkCell.data(), m_tree.box.data(), m_tree.cells, m_p.posMass.data()},
+           false);
+    }
   }
 
-  ForceParts* forceParts() override {
-    m_distributed = true;  // from now on the walks count each particle's work
-    return this;
-  }
+  ForceParts* forceParts() override { return this; }
 
   void closeKicks(const Clock& clock) override {
     timed(m_events, Stage::Integrate, m_stream, [&] { launchCloseKicks(m_p, clock, m_stream); });
@@ -212,6 +212,13 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
 
   void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
              const KeyFrame* frame) override {
+    m_distributed = true;  // from now on the walks count each particle's work
+    buildStages(clock, p, targets, oldAccValid, frame);
+  }
+
+  /// The build stages of computeForces, in the given frame when there is one.
+  void buildStages(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+                   const KeyFrame* frame) {
     m_mac = macSetup(p, oldAccValid);
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
@@ -340,7 +347,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   MacSetup m_mac;
   WalkSettings m_walk;
   ActiveRule m_rule{};
-  bool m_distributed = false;          // forceParts() was asked for: count the work
+  bool m_distributed = false;          // built through ForceParts: count the work
   DeviceBuffer<std::uint32_t> m_work;  // per particle, interactions since the build
   DeviceBuffer<WalkCell> m_letCells;   // an imported LET's walk records, boxes, particles
   DeviceBuffer<Box> m_letBox;

@@ -98,13 +98,16 @@ struct RegionMessage {
 
 RankShare::RankShare(std::unique_ptr<Backend> local, const DistSettings& settings)
     : m_local(std::move(local)), m_settings(settings) {
+  MPI_Comm_rank(jobComm(), &m_rank);
+  MPI_Comm_size(jobComm(), &m_ranks);
+  // One rank is one process's run: its backend computes its forces whole, with no essential
+  // trees, work counts or decompositions (the distributed path's overhead at K = 1).
+  if (m_ranks == 1) return;
   m_parts = m_local->forceParts();
   if (m_parts == nullptr) {
     throw std::invalid_argument(std::string("the ") + std::string(m_local->name()) +
                                 " backend cannot run as a rank of a distributed run yet");
   }
-  MPI_Comm_rank(jobComm(), &m_rank);
-  MPI_Comm_size(jobComm(), &m_ranks);
 }
 
 void RankShare::upload(const Particles* all) {
@@ -147,8 +150,12 @@ void RankShare::downloadSample(Particles* all, std::uint32_t stride) {
 void RankShare::decompose() {
   Timer t(m_dist, Stage::Domains);
   if (m_ranks == 1) {  // one domain, the particles' box: nothing to cut or to move
-    m_domains = {m_parts->bounds()};
-    m_report.domain = m_domains[0];
+    Particles mine;
+    m_local->download(mine);
+    Box box;
+    for (const Vec4& p : mine.posMass) grow(box, Vec3{p.x, p.y, p.z});
+    m_domains = {box};
+    m_report.domain = box;
     m_workValid = false;
     return;
   }
@@ -188,15 +195,31 @@ void RankShare::decompose() {
 }
 
 void RankShare::exchange(const Particles& mine, const std::vector<int>& owner) {
+  // Only the particles that change rank travel; the others stay where they are, in order.
   const auto K = static_cast<std::size_t>(m_ranks);
   std::vector<int> sendCounts(K, 0), recvCounts(K, 0);
-  for (int o : owner) ++sendCounts[static_cast<std::size_t>(o)];
+  std::size_t kept = 0;
+  for (int o : owner) {
+    if (o == m_rank) {
+      ++kept;
+    } else {
+      ++sendCounts[static_cast<std::size_t>(o)];
+    }
+  }
   const std::vector<int> sendDispls = displacements(sendCounts);
-  std::vector<PackedParticle> out(mine.size());
+  std::vector<PackedParticle> out(mine.size() - kept);
+  Particles next;
+  next.resize(kept);
   {
     std::vector<int> at = sendDispls;
+    std::size_t k = 0;
     for (std::size_t i = 0; i < mine.size(); ++i) {
-      out[static_cast<std::size_t>(at[static_cast<std::size_t>(owner[i])]++)] = pack(mine, i);
+      const auto o = static_cast<std::size_t>(owner[i]);
+      if (owner[i] == m_rank) {
+        unpack(pack(mine, i), next, k++);
+      } else {
+        out[static_cast<std::size_t>(at[o]++)] = pack(mine, i);
+      }
     }
   }
   checkMpi(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, jobComm()),
@@ -207,8 +230,10 @@ void RankShare::exchange(const Particles& mine, const std::vector<int>& owner) {
                          in.data(), recvCounts.data(), recvDispls.data(), packedParticleType(),
                          jobComm()),
            "MPI_Alltoallv");
-  out.clear();
-  m_local->upload(unpackAll(in));
+  next.resize(kept + in.size());
+  for (std::size_t j = 0; j < in.size(); ++j) unpack(in[j], next, kept + j);
+  m_report.particlesSent += out.size();
+  m_local->upload(next);
 }
 
 Box RankShare::globalBounds(const Box& local) const {
@@ -252,6 +277,10 @@ void RankShare::drift(float dt) { m_local->drift(dt); }
 
 void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                               bool oldAccValid) {
+  if (m_ranks == 1) {
+    m_local->computeForces(clock, p, targets, oldAccValid);
+    return;
+  }
   const KeyFrame* frame = treeFrame();
   m_parts->build(clock, p, targets, oldAccValid, frame);
   const auto K = static_cast<std::size_t>(m_ranks);
