@@ -13,6 +13,7 @@
 #include "sim/diagnostics.h"
 #include "sim/direct_sum.h"
 #include "sim/let.h"
+#include "sim/orb.h"
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/profile.h"
@@ -98,6 +99,18 @@ class ForceParts {
   /// Per particle, in the current order: its interactions (cells and particles) in the walks
   /// since the last build; meaningful for the particles that were targets of that build.
   virtual std::vector<std::uint32_t> work() const = 0;
+
+  // The decomposition where the particles are: the ORB counts there, and only the particles
+  // that change rank come to the host and go.
+
+  /// The ORB's view of the particles (sim/orb.h), each weighed by orbWeight of its work since
+  /// the last build, or 1 each with `unitWeights`.
+  virtual std::unique_ptr<OrbParticles> orbParticles(bool unitWeights) const = 0;
+  /// Copies of the particles at `indices` (current order).
+  virtual Particles gather(const std::vector<std::uint32_t>& indices) const = 0;
+  /// Removes the particles at `leaving` (current order, ascending, distinct), keeping the
+  /// others' order, and appends `arriving`. The tree and the work of the last build are gone.
+  virtual void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) = 0;
 };
 
 /// One rank of a distributed run, for the statistics and the Performance panel.

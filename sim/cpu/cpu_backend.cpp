@@ -102,6 +102,54 @@ void CpuBackend::closeKicks(const Clock& clock) {
   cpu::closeKicks(m_particles, clock);
 }
 
+std::unique_ptr<OrbParticles> CpuBackend::orbParticles(bool unitWeights) const {
+  const Particles& s = m_particles;
+  std::vector<std::uint64_t> weight(s.size(), 1);
+  if (!unitWeights && m_work.size() == s.size()) {
+    for (std::size_t i = 0; i < s.size(); ++i) weight[i] = orbWeight(m_work[i], s.bin[i]);
+  }
+  return std::make_unique<HostOrbParticles>(s.posMass, std::move(weight));
+}
+
+Particles CpuBackend::gather(const std::vector<std::uint32_t>& indices) const {
+  Particles out;
+  out.resize(indices.size());
+  const Particles& s = m_particles;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const std::uint32_t i = indices[k];
+    if (i >= s.size()) throw std::out_of_range("gather: no particle " + std::to_string(i));
+    out.posMass[k] = s.posMass[i], out.vel[k] = s.vel[i], out.accPot[k] = s.accPot[i];
+    out.id[k] = s.id[i], out.tag[k] = s.tag[i], out.bin[k] = s.bin[i];
+  }
+  return out;
+}
+
+void CpuBackend::exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) {
+  Particles& s = m_particles;
+  std::size_t kept = 0, next = 0;  // next: the next leaving index
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (next < leaving.size() && leaving[next] == i) {
+      ++next;
+      continue;
+    }
+    s.posMass[kept] = s.posMass[i], s.vel[kept] = s.vel[i], s.accPot[kept] = s.accPot[i];
+    s.id[kept] = s.id[i], s.tag[kept] = s.tag[i], s.bin[kept] = s.bin[i];
+    ++kept;
+  }
+  if (next != leaving.size()) throw std::invalid_argument("exchange: leaving not ascending");
+  s.resize(kept + arriving.size());
+  for (std::size_t j = 0; j < arriving.size(); ++j) {
+    const std::size_t k = kept + j;
+    s.posMass[k] = arriving.posMass[j], s.vel[k] = arriving.vel[j];
+    s.accPot[k] = arriving.accPot[j], s.id[k] = arriving.id[j];
+    s.tag[k] = arriving.tag[j], s.bin[k] = arriving.bin[j];
+  }
+  m_active.assign(s.size(), 1);
+  m_tree = {};
+  m_groups = {};
+  m_work.clear();
+}
+
 std::vector<std::uint32_t> CpuBackend::nonFiniteIds(std::size_t max) const {
   // Positions, then velocities, then forces: one runaway particle soon makes every force
   // (and through the kicks every velocity) NaN, and it is the one worth naming.

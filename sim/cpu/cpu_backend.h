@@ -67,6 +67,9 @@ class CpuBackend final : public Backend, private ForceParts {
   void walkLocal() override;
   void walkImported(const LetTree& let) override;
   std::vector<std::uint32_t> work() const override { return m_work; }
+  std::unique_ptr<OrbParticles> orbParticles(bool unitWeights) const override;
+  Particles gather(const std::vector<std::uint32_t>& indices) const override;
+  void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override;
   void walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::WalkMode mode);
 
   Particles m_particles;

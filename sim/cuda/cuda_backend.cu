@@ -14,6 +14,7 @@
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/domains.h"
 #include "sim/cuda/draw.h"
 #include "sim/cuda/walk.h"
 
@@ -311,6 +312,24 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     return w;
   }
 
+  std::unique_ptr<OrbParticles> orbParticles(bool unitWeights) const override {
+    const std::uint32_t* work = unitWeights || !m_distributed ? nullptr : m_work.data();
+    return makeDeviceOrbParticles(m_p.posMass.data(), work, m_p.bin.data(), m_p.n, m_stream);
+  }
+
+  Particles gather(const std::vector<std::uint32_t>& indices) const override {
+    return gatherParticles(m_p, indices, m_moving, m_stream);
+  }
+
+  void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override {
+    removeAndAppend(m_p, leaving, arriving, m_ws, m_stream);
+    m_tree.levelBegin.clear();  // the tree and the work were of the particles before
+    m_tree.cells = 0;
+    m_groupCount = 0;
+    m_hostTreeValid = false;
+    m_distributed = false;  // no work measured for these particles yet
+  }
+
   /// One walk of the built groups over `sources`: written, or added (an imported tree).
   void walk(const WalkSources& sources, bool add) {
     const Stream s = m_stream;
@@ -352,7 +371,8 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   DeviceBuffer<WalkCell> m_letCells;   // an imported LET's walk records, boxes, particles
   DeviceBuffer<Box> m_letBox;
   DeviceBuffer<Vec4> m_letPosMass;
-  mutable Tree m_hostTree;  // the build's tree on the host, for the LETs
+  mutable DeviceParticles m_moving;  // the particles gather() copies to the host
+  mutable Tree m_hostTree;           // the build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;
   mutable bool m_hostTreeValid = false;
 };

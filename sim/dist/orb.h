@@ -7,9 +7,9 @@
 // weights are each particle's measured work, so work is balanced, not counts.
 //
 // No MPI here: the sums over ranks come from a callback (MPI_Allreduce in a run, nothing on one
-// process), and the counting over one rank's particles from OrbParticles (the host's below, the
-// GPU's in sim/cuda/). Weights are integers and sums exact, so every rank takes the same
-// decisions from the same numbers.
+// process), and the counting over one rank's particles from sim::OrbParticles (sim/orb.h: the
+// host's twin, the GPU's in sim/cuda/). Weights are integers and sums exact, so every rank takes
+// the same decisions from the same numbers.
 
 #include <cstdint>
 #include <functional>
@@ -17,46 +17,13 @@
 
 #include "sim/common/keys.h"
 #include "sim/common/vec.h"
+#include "sim/orb.h"
 
 namespace bhviz::sim::dist {
 
-/// A domain is named by the first rank it holds: the domain [r, r + k) of ranks. What one level
-/// does to the domain named r (indexed by r; axis < 0: not split at this level).
-struct OrbCut {
-  int axis = -1;       ///< 0, 1, 2: x, y, z
-  float position = 0;  ///< particles with coordinate < position stay low [length]
-  int high = 0;        ///< the name of the high half: r + ⌊k/2⌋
-};
-
-/// One rank's particles as the ORB sees them; each particle carries the name of its domain
-/// (0 before the first level: the domain of every rank).
-class OrbParticles {
- public:
-  virtual ~OrbParticles() = default;
-  /// below[r] = Σ weight of this rank's particles of domain r whose coordinate along
-  /// cuts[r].axis is < cuts[r].position, for each split domain r (others left as they are).
-  virtual void weighBelow(const std::vector<OrbCut>& cuts,
-                          std::vector<std::uint64_t>& below) const = 0;
-  /// Applies a level: a particle of split domain r at or above the cut moves to cuts[r].high.
-  virtual void split(const std::vector<OrbCut>& cuts) = 0;
-};
-
-/// The CPU twin: positions, weights and domain names in host memory.
-class HostOrbParticles final : public OrbParticles {
- public:
-  /// `posMass` and `weight` are read, not copied: they must outlive this object.
-  HostOrbParticles(const std::vector<Vec4>& posMass, const std::vector<std::uint64_t>& weight);
-  void weighBelow(const std::vector<OrbCut>& cuts,
-                  std::vector<std::uint64_t>& below) const override;
-  void split(const std::vector<OrbCut>& cuts) override;
-  /// Each particle's domain (its rank, after decompose).
-  const std::vector<int>& domain() const { return m_domain; }
-
- private:
-  const std::vector<Vec4>& m_posMass;
-  const std::vector<std::uint64_t>& m_weight;
-  std::vector<int> m_domain;
-};
+using sim::HostOrbParticles;
+using sim::OrbCut;
+using sim::OrbParticles;
 
 /// Sums each entry over every rank, in place (MPI_Allreduce; nothing on one process).
 using SumOverRanks = std::function<void(std::vector<std::uint64_t>&)>;

@@ -159,20 +159,7 @@ void RankShare::decompose() {
     m_workValid = false;
     return;
   }
-  Particles mine;
-  m_local->download(mine);
-  std::vector<std::uint64_t> weight(mine.size(), 1);
-  if (m_workValid && m_work.size() == mine.size()) {
-    // Work per full step: an evaluation's interactions, 2^bin evaluations per full step.
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-      const std::uint64_t w = std::max<std::uint64_t>(m_work[i], 1)
-                              << std::min<int>(mine.bin[i], 20);
-      weight[i] = std::min<std::uint64_t>(w, std::uint64_t{1} << 40);
-    }
-  }
-  Box local;
-  for (const Vec4& p : mine.posMass) grow(local, Vec3{p.x, p.y, p.z});
-  const Box root = globalBounds(local);
+  const Box root = globalBounds(m_parts->bounds());
   // The trees' frame until the next decomposition: a little larger than the particles' cube,
   // so that the particles stay inside it while they move.
   m_frame = keyFrameFor(root);
@@ -180,46 +167,39 @@ void RankShare::decompose() {
   m_frame.side *= 1.0f + kFrameMargin;
   OrbSettings orbSettings = m_settings.orb;
   orbSettings.grid = m_frame;
-  HostOrbParticles orb(mine.posMass, weight);
+  // Weights: the measured work where an evaluation of every particle measured it, else 1.
+  const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(!m_workValid);
   const SumOverRanks sum = [](std::vector<std::uint64_t>& v) {
     checkMpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT64_T,
                            MPI_SUM, jobComm()),
              "MPI_Allreduce");
   };
-  const OrbResult result = dist::decompose(m_ranks, root, orb, sum, orbSettings);
+  const OrbResult result = dist::decompose(m_ranks, root, *orb, sum, orbSettings);
   m_domains = result.domains;
   m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
   ++m_report.decompositions;
-  exchange(mine, orb.domain());
+  exchange(orb->domains());
   m_workValid = false;
 }
 
-void RankShare::exchange(const Particles& mine, const std::vector<int>& owner) {
-  // Only the particles that change rank travel; the others stay where they are, in order.
+void RankShare::exchange(const std::vector<int>& owner) {
+  // Only the particles that change rank travel: they come to the host, the others stay.
   const auto K = static_cast<std::size_t>(m_ranks);
   std::vector<int> sendCounts(K, 0), recvCounts(K, 0);
-  std::size_t kept = 0;
-  for (int o : owner) {
-    if (o == m_rank) {
-      ++kept;
-    } else {
-      ++sendCounts[static_cast<std::size_t>(o)];
-    }
+  std::vector<std::uint32_t> leaving;
+  for (std::size_t i = 0; i < owner.size(); ++i) {
+    if (owner[i] == m_rank) continue;
+    leaving.push_back(static_cast<std::uint32_t>(i));
+    ++sendCounts[static_cast<std::size_t>(owner[i])];
   }
+  const Particles movers = m_parts->gather(leaving);
   const std::vector<int> sendDispls = displacements(sendCounts);
-  std::vector<PackedParticle> out(mine.size() - kept);
-  Particles next;
-  next.resize(kept);
+  std::vector<PackedParticle> out(movers.size());
   {
     std::vector<int> at = sendDispls;
-    std::size_t k = 0;
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-      const auto o = static_cast<std::size_t>(owner[i]);
-      if (owner[i] == m_rank) {
-        unpack(pack(mine, i), next, k++);
-      } else {
-        out[static_cast<std::size_t>(at[o]++)] = pack(mine, i);
-      }
+    for (std::size_t k = 0; k < movers.size(); ++k) {
+      const auto o = static_cast<std::size_t>(owner[leaving[k]]);
+      out[static_cast<std::size_t>(at[o]++)] = pack(movers, k);
     }
   }
   checkMpi(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, jobComm()),
@@ -230,10 +210,8 @@ void RankShare::exchange(const Particles& mine, const std::vector<int>& owner) {
                          in.data(), recvCounts.data(), recvDispls.data(), packedParticleType(),
                          jobComm()),
            "MPI_Alltoallv");
-  next.resize(kept + in.size());
-  for (std::size_t j = 0; j < in.size(); ++j) unpack(in[j], next, kept + j);
   m_report.particlesSent += out.size();
-  m_local->upload(next);
+  m_parts->exchange(leaving, unpackAll(in));
 }
 
 Box RankShare::globalBounds(const Box& local) const {
@@ -258,7 +236,7 @@ const KeyFrame* RankShare::treeFrame() {
 bool RankShare::rebalanceDue() {
   if (m_settings.imbalance <= 0.0) return true;
   std::uint64_t work = 0;
-  for (std::uint32_t w : m_work) work += w;
+  for (std::uint32_t w : m_parts->work()) work += w;
   std::uint64_t max = work, sum = work;
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_UINT64_T, MPI_MAX, jobComm()), "MPI_Allreduce");
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, jobComm()), "MPI_Allreduce");
@@ -339,10 +317,7 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     m_parts->walkImported(let);
   }
   // An evaluation of every particle measures the work the next decomposition balances.
-  if (targets == ForceTargets::All || clock.synchronized()) {
-    m_work = m_parts->work();
-    m_workValid = true;
-  }
+  if (targets == ForceTargets::All || clock.synchronized()) m_workValid = true;
 }
 
 void RankShare::closeKicks(const Clock& clock) { m_local->closeKicks(clock); }

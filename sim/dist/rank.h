@@ -48,8 +48,8 @@ class RankShare {
   /// ORB over every rank's particles (weights: measured work when an evaluation of every
   /// particle has measured it, else 1), then the particle exchange.
   void decompose();
-  /// Sends each local particle to owner[i]; keeps what arrives.
-  void exchange(const Particles& mine, const std::vector<int>& owner);
+  /// Sends each local particle i with owner[i] ≠ this rank there; keeps what arrives.
+  void exchange(const std::vector<int>& owner);
   bool rebalanceDue();
   /// The bounding box of every rank's particles (a reduction).
   Box globalBounds(const Box& local) const;
@@ -67,8 +67,8 @@ class RankShare {
   /// The key frame of every rank's tree: the ORB's cuts lie on its octree planes, so no cell
   /// finer than a cut's plane is cut by a domain face (K > 1; kept while it holds everyone).
   KeyFrame m_frame{{0, 0, 0}, 0.0f};
-  std::vector<Box> m_domains;         ///< every rank's, from the last decomposition
-  std::vector<std::uint32_t> m_work;  ///< per local particle, when m_workValid
+  std::vector<Box> m_domains;  ///< every rank's, from the last decomposition
+  /// An evaluation of every particle has measured the work since the last decomposition.
   bool m_workValid = false;
   StepProfile m_dist;   ///< the distributed stages (domains, let) since resetProfile
   RankReport m_report;  ///< this rank's, totals up to the last resetProfile

@@ -1,0 +1,57 @@
+// The ORB's CPU twin (sim/orb.h): one rank's particles weighed and split on the host.
+
+#include "sim/orb.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace bhviz::sim {
+
+namespace {
+
+float component(const Vec4& p, int axis) { return axis == 0 ? p.x : axis == 1 ? p.y : p.z; }
+
+}  // namespace
+
+HostOrbParticles::HostOrbParticles(const std::vector<Vec4>& posMass,
+                                   std::vector<std::uint64_t> weight)
+    : m_posMass(posMass), m_weight(std::move(weight)), m_domain(posMass.size(), 0) {
+  if (m_weight.size() != m_posMass.size()) {
+    throw std::invalid_argument("ORB: one weight per particle is needed");
+  }
+}
+
+void HostOrbParticles::weighBelow(const std::vector<OrbCut>& cuts,
+                                  std::vector<std::uint64_t>& below) const {
+  std::vector<std::uint64_t> sums(cuts.size(), 0);
+  const std::size_t n = m_posMass.size();
+  const int domains = static_cast<int>(cuts.size());
+#pragma omp parallel
+  {
+    std::vector<std::uint64_t> mine(cuts.size(), 0);
+#pragma omp for nowait
+    for (std::size_t i = 0; i < n; ++i) {
+      const int d = m_domain[i];
+      if (d < domains && cuts[d].axis >= 0 &&
+          component(m_posMass[i], cuts[d].axis) < cuts[d].position) {
+        mine[d] += m_weight[i];
+      }
+    }
+#pragma omp critical
+    for (std::size_t d = 0; d < mine.size(); ++d) sums[d] += mine[d];
+  }
+  for (std::size_t d = 0; d < cuts.size(); ++d) {
+    if (cuts[d].axis >= 0) below[d] = sums[d];
+  }
+}
+
+void HostOrbParticles::split(const std::vector<OrbCut>& cuts) {
+  const std::size_t n = m_posMass.size();
+#pragma omp parallel for
+  for (std::size_t i = 0; i < n; ++i) {
+    const OrbCut& c = cuts[m_domain[i]];
+    if (c.axis >= 0 && !(component(m_posMass[i], c.axis) < c.position)) m_domain[i] = c.high;
+  }
+}
+
+}  // namespace bhviz::sim

@@ -1,0 +1,246 @@
+// A rank's part of the domains stage on the device (domains.h).
+//
+// The ORB's weigh kernel sums each splitting domain's weight below its cut in shared memory
+// (one 64-bit counter per domain, up to kSharedDomains domains; global atomics beyond), then
+// adds the block's sums to the result: integer sums, so every order gives the CPU twin's
+// numbers exactly. The exchange compacts each particle array with cub::DeviceSelect::Flagged
+// (stable: the kept particles keep their order) into the workspace's scratch arrays and
+// appends the arrivals after them.
+#include <cub/device/device_select.cuh>
+#include <stdexcept>
+#include <string>
+
+#include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/domains.h"
+
+namespace bhviz::sim::cuda {
+
+namespace {
+
+constexpr int kSharedDomains = 2048;  // 16 KiB of counters per block
+
+__device__ __forceinline__ float coordinate(const Vec4& p, int axis) {
+  return axis == 0 ? p.x : axis == 1 ? p.y : p.z;
+}
+
+template <bool kShared>
+__global__ void weighKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
+                            const std::uint32_t* __restrict__ work,
+                            const std::uint8_t* __restrict__ bin, const int* __restrict__ domain,
+                            const OrbCut* __restrict__ cuts, int domains,
+                            unsigned long long* __restrict__ below) {
+  __shared__ unsigned long long sums[kShared ? kSharedDomains : 1];
+  if (kShared) {
+    for (int k = threadIdx.x; k < domains; k += blockDim.x) sums[k] = 0;
+    __syncthreads();
+  }
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * blockDim.x) {
+    const int d = domain[i];
+    const OrbCut c = cuts[d];
+    if (c.axis < 0 || !(coordinate(posMass[i], c.axis) < c.position)) continue;
+    const unsigned long long w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
+    atomicAdd(kShared ? &sums[d] : &below[d], w);
+  }
+  if (kShared) {
+    __syncthreads();
+    for (int k = threadIdx.x; k < domains; k += blockDim.x) {
+      if (sums[k] != 0) atomicAdd(&below[k], sums[k]);
+    }
+  }
+}
+
+__global__ void splitKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
+                            int* __restrict__ domain, const OrbCut* __restrict__ cuts) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const OrbCut c = cuts[domain[i]];
+  if (c.axis >= 0 && !(coordinate(posMass[i], c.axis) < c.position)) domain[i] = c.high;
+}
+
+class DeviceOrbParticles final : public OrbParticles {
+ public:
+  DeviceOrbParticles(const Vec4* posMass, const std::uint32_t* work, const std::uint8_t* bin,
+                     std::size_t n, Stream stream)
+      : m_posMass(posMass), m_work(work), m_bin(bin), m_n(n), m_stream(stream) {
+    m_domain.reserve(std::max<std::size_t>(n, 1));
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_domain.data(), 0, n * sizeof(int), stream));
+  }
+
+  void weighBelow(const std::vector<OrbCut>& cuts,
+                  std::vector<std::uint64_t>& below) const override {
+    const int domains = static_cast<int>(cuts.size());
+    upload(cuts);
+    m_below.reserve(cuts.size());
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_below.data(), 0, cuts.size() * 8, m_stream));
+    if (m_n > 0) {
+      const unsigned blocks = std::min(blocksFor(m_n), 1024u);
+      const auto n = static_cast<std::uint32_t>(m_n);
+      if (domains <= kSharedDomains) {
+        weighKernel<true><<<blocks, kBlock, 0, m_stream>>>(
+            n, m_posMass, m_work, m_bin, m_domain.data(), m_cuts.data(), domains, m_below.data());
+      } else {
+        weighKernel<false><<<blocks, kBlock, 0, m_stream>>>(
+            n, m_posMass, m_work, m_bin, m_domain.data(), m_cuts.data(), domains, m_below.data());
+      }
+      BHVIZ_CUDA_CHECK_LAUNCH();
+    }
+    std::vector<unsigned long long> sums(cuts.size());
+    copyToHost(sums.data(), m_below.data(), cuts.size() * 8);
+    for (std::size_t d = 0; d < cuts.size(); ++d) {
+      if (cuts[d].axis >= 0) below[d] = sums[d];
+    }
+  }
+
+  void split(const std::vector<OrbCut>& cuts) override {
+    upload(cuts);
+    if (m_n == 0) return;
+    splitKernel<<<blocksFor(m_n), kBlock, 0, m_stream>>>(static_cast<std::uint32_t>(m_n), m_posMass,
+                                                         m_domain.data(), m_cuts.data());
+    BHVIZ_CUDA_CHECK_LAUNCH();
+  }
+
+  std::vector<int> domains() const override {
+    std::vector<int> out(m_n);
+    if (m_n > 0) copyToHost(out.data(), m_domain.data(), m_n * sizeof(int));
+    return out;
+  }
+
+ private:
+  void upload(const std::vector<OrbCut>& cuts) const {
+    m_cuts.reserve(cuts.size());
+    copyToDevice(m_cuts.data(), cuts.data(), cuts.size() * sizeof(OrbCut));
+  }
+
+  const Vec4* m_posMass;
+  const std::uint32_t* m_work;
+  const std::uint8_t* m_bin;
+  std::size_t m_n;
+  Stream m_stream;
+  DeviceBuffer<int> m_domain;
+  mutable DeviceBuffer<OrbCut> m_cuts;
+  mutable DeviceBuffer<unsigned long long> m_below;
+};
+
+__global__ void gatherKernel(std::uint32_t m, const std::uint32_t* __restrict__ index,
+                             const Vec4* __restrict__ posMass, const Vec4* __restrict__ vel,
+                             const Vec4* __restrict__ accPot, const std::uint32_t* __restrict__ id,
+                             const std::uint8_t* __restrict__ tag,
+                             const std::uint8_t* __restrict__ bin, Vec4* outPosMass, Vec4* outVel,
+                             Vec4* outAccPot, std::uint32_t* outId, std::uint8_t* outTag,
+                             std::uint8_t* outBin) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= m) return;
+  const std::uint32_t i = index[k];
+  outPosMass[k] = posMass[i];
+  outVel[k] = vel[i];
+  outAccPot[k] = accPot[i];
+  outId[k] = id[i];
+  outTag[k] = tag[i];
+  outBin[k] = bin[i];
+}
+
+__global__ void clearKernel(std::uint32_t m, const std::uint32_t* __restrict__ index,
+                            std::uint8_t* __restrict__ keep) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < m) keep[index[k]] = 0;
+}
+
+/// Indices on the device, checked against n.
+void uploadIndices(const std::vector<std::uint32_t>& indices, std::size_t n,
+                   DeviceBuffer<std::uint32_t>& d) {
+  for (std::uint32_t i : indices) {
+    if (i >= n)
+      throw std::out_of_range("particle index " + std::to_string(i) + " of " + std::to_string(n));
+  }
+  d.reserve(std::max<std::size_t>(indices.size(), 1));
+  copyToDevice(d.data(), indices.data(), indices.size() * sizeof(std::uint32_t));
+}
+
+template <typename T>
+void compact(const T* in, const std::uint8_t* keep, T* out, std::size_t n, BuildWorkspace& ws,
+             DeviceBuffer<int>& selected, Stream stream) {
+  std::size_t bytes = 0;
+  const int count = static_cast<int>(n);
+  BHVIZ_CUDA_CHECK(
+      cub::DeviceSelect::Flagged(nullptr, bytes, in, keep, out, selected.data(), count, stream));
+  ws.temp.reserve(bytes);
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::Flagged(ws.temp.data(), bytes, in, keep, out, selected.data(),
+                                              count, stream));
+}
+
+template <typename T>
+void append(T* d, std::size_t at, const std::vector<T>& h) {
+  if (!h.empty()) copyToDevice(d + at, h.data(), h.size() * sizeof(T));
+}
+
+}  // namespace
+
+std::unique_ptr<OrbParticles> makeDeviceOrbParticles(const Vec4* posMass, const std::uint32_t* work,
+                                                     const std::uint8_t* bin, std::size_t n,
+                                                     Stream stream) {
+  return std::make_unique<DeviceOrbParticles>(posMass, work, bin, n, stream);
+}
+
+Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint32_t>& indices,
+                          DeviceParticles& scratch, Stream stream) {
+  Particles out;
+  if (indices.empty()) return out;
+  DeviceBuffer<std::uint32_t> index;
+  uploadIndices(indices, p.n, index);
+  const std::size_t m = indices.size();
+  scratch.resize(m);
+  gatherKernel<<<blocksFor(m), kBlock, 0, stream>>>(
+      static_cast<std::uint32_t>(m), index.data(), p.posMass.data(), p.vel.data(), p.accPot.data(),
+      p.id.data(), p.tag.data(), p.bin.data(), scratch.posMass.data(), scratch.vel.data(),
+      scratch.accPot.data(), scratch.id.data(), scratch.tag.data(), scratch.bin.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  downloadParticles(scratch, out);
+  return out;
+}
+
+void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
+                     const Particles& arriving, BuildWorkspace& ws, Stream stream) {
+  const std::size_t n = p.n;
+  if (leaving.size() > n) throw std::invalid_argument("removeAndAppend: more leaving than held");
+  const std::size_t kept = n - leaving.size();
+  const std::size_t next = kept + arriving.size();
+  DeviceParticles& out = ws.scratch;
+  out.resize(std::max<std::size_t>(next, 1));
+  if (n > 0) {
+    DeviceBuffer<std::uint8_t> keep;
+    DeviceBuffer<std::uint32_t> index;
+    DeviceBuffer<int> selected;
+    keep.reserve(n);
+    selected.reserve(1);
+    fillBytes(keep.data(), 1, n);
+    if (!leaving.empty()) {
+      uploadIndices(leaving, n, index);
+      clearKernel<<<blocksFor(leaving.size()), kBlock, 0, stream>>>(
+          static_cast<std::uint32_t>(leaving.size()), index.data(), keep.data());
+      BHVIZ_CUDA_CHECK_LAUNCH();
+    }
+    compact(p.posMass.data(), keep.data(), out.posMass.data(), n, ws, selected, stream);
+    compact(p.vel.data(), keep.data(), out.vel.data(), n, ws, selected, stream);
+    compact(p.accPot.data(), keep.data(), out.accPot.data(), n, ws, selected, stream);
+    compact(p.id.data(), keep.data(), out.id.data(), n, ws, selected, stream);
+    compact(p.tag.data(), keep.data(), out.tag.data(), n, ws, selected, stream);
+    compact(p.bin.data(), keep.data(), out.bin.data(), n, ws, selected, stream);
+    int got = 0;
+    copyToHost(&got, selected.data(), sizeof(int));
+    if (static_cast<std::size_t>(got) != kept) {
+      throw std::invalid_argument("removeAndAppend: the leaving indices are not distinct");
+    }
+  }
+  append(out.posMass.data(), kept, arriving.posMass);
+  append(out.vel.data(), kept, arriving.vel);
+  append(out.accPot.data(), kept, arriving.accPot);
+  append(out.id.data(), kept, arriving.id);
+  append(out.tag.data(), kept, arriving.tag);
+  append(out.bin.data(), kept, arriving.bin);
+  out.n = next;
+  p.swap(out);
+  ws.reserve(next);
+}
+
+}  // namespace bhviz::sim::cuda

@@ -1,0 +1,31 @@
+#pragma once
+// The CUDA twin of a rank's part of the domains stage (sim/dist/): the ORB's counts on the
+// device (the twin of sim::HostOrbParticles), and the particle exchange's two device steps —
+// gather the particles that leave, and remove them while the arrivals are appended. Plain C++:
+// compiles under g++ and nvcc; the CUDA runtime stays inside domains.cu.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/cuda/cuda_stages.h"
+#include "sim/orb.h"
+
+namespace bhviz::sim::cuda {
+
+/// The ORB's view of n particles in device memory: positions, and weights orbWeight(work, bin)
+/// (work may be null: every weight 1). The arrays must outlive the object and not move.
+std::unique_ptr<OrbParticles> makeDeviceOrbParticles(const Vec4* posMass, const std::uint32_t* work,
+                                                     const std::uint8_t* bin, std::size_t n,
+                                                     Stream stream);
+
+/// Copies of the particles at `indices` (blocking); `scratch` holds them on the device first.
+Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint32_t>& indices,
+                          DeviceParticles& scratch, Stream stream);
+
+/// Removes the particles at `leaving` (distinct indices) keeping the others' order, and appends
+/// `arriving` (blocking). `ws` lends its scratch particles and CUB storage.
+void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
+                     const Particles& arriving, BuildWorkspace& ws, Stream stream);
+
+}  // namespace bhviz::sim::cuda

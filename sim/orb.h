@@ -1,0 +1,63 @@
+#pragma once
+// What the domain decomposition (sim/dist/orb.h: weighted orthogonal recursive bisection) asks
+// of one rank's particles, where they live: the weight below a cut in each splitting domain, a
+// level's cuts applied, and each particle's domain at the end. The CPU twin is below
+// (sim/cpu/orb.cpp); the CUDA backend's counts on the device (sim/cuda/orb.cu). A backend hands
+// one out through ForceParts::orbParticles.
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/common/vec.h"
+
+namespace bhviz::sim {
+
+/// A domain is named by the first rank it holds: the domain [r, r + k) of ranks. What one level
+/// does to the domain named r (indexed by r; axis < 0: not split at this level).
+struct OrbCut {
+  int axis = -1;       ///< 0, 1, 2: x, y, z
+  float position = 0;  ///< particles with coordinate < position stay low [length]
+  int high = 0;        ///< the name of the high half: r + ⌊k/2⌋
+};
+
+/// One rank's particles as the ORB sees them; each particle carries the name of its domain
+/// (0 before the first level: the domain of every rank).
+class OrbParticles {
+ public:
+  virtual ~OrbParticles() = default;
+  /// below[r] = Σ weight of this rank's particles of domain r whose coordinate along
+  /// cuts[r].axis is < cuts[r].position, for each split domain r (others left as they are).
+  virtual void weighBelow(const std::vector<OrbCut>& cuts,
+                          std::vector<std::uint64_t>& below) const = 0;
+  /// Applies a level: a particle of split domain r at or above the cut moves to cuts[r].high.
+  virtual void split(const std::vector<OrbCut>& cuts) = 0;
+  /// Each particle's domain (its rank, after the last level), in the particles' order.
+  virtual std::vector<int> domains() const = 0;
+};
+
+/// The weight of a particle in a decomposition: its interactions in one evaluation (at least
+/// 1) times the 2^bin evaluations of its bin per full step, capped at 2^40 so that sums over
+/// billions of particles stay within 64 bits.
+BHVIZ_HD inline std::uint64_t orbWeight(std::uint32_t work, std::uint8_t bin) {
+  const std::uint64_t w = static_cast<std::uint64_t>(work > 0 ? work : 1u) << (bin < 20 ? bin : 20);
+  return w < (std::uint64_t{1} << 40) ? w : (std::uint64_t{1} << 40);
+}
+
+/// The CPU twin: positions read in place, weights and domain names its own.
+class HostOrbParticles final : public OrbParticles {
+ public:
+  /// `posMass` is read, not copied: it must outlive this object.
+  HostOrbParticles(const std::vector<Vec4>& posMass, std::vector<std::uint64_t> weight);
+  void weighBelow(const std::vector<OrbCut>& cuts,
+                  std::vector<std::uint64_t>& below) const override;
+  void split(const std::vector<OrbCut>& cuts) override;
+  std::vector<int> domains() const override { return m_domain; }
+  const std::vector<int>& domain() const { return m_domain; }
+
+ private:
+  const std::vector<Vec4>& m_posMass;
+  std::vector<std::uint64_t> m_weight;
+  std::vector<int> m_domain;
+};
+
+}  // namespace bhviz::sim

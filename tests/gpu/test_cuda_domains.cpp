@@ -1,0 +1,183 @@
+// The CUDA twin of a rank's domains stage against the CPU's, on fresh random inputs: the ORB's
+// weights below random cuts and whole decompositions (the same integers, so the same cuts and
+// the same domain of every particle), the particles gathered, and the exchange's removal and
+// appending; then a CUDA backend's ForceParts against a CPU backend's on the same state.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "sim/backend.h"
+#include "sim/cuda/cuda_backend.h"
+#include "sim/cuda/domains.h"
+#include "sim/dist/orb.h"
+#include "sim/ic/initial_conditions.h"
+
+using namespace bhviz::sim;
+
+namespace {
+
+bool haveGpu() { return cuda::deviceCount() > 0; }
+
+struct Fixture {
+  Particles p;
+  std::vector<std::uint32_t> work;
+};
+
+Fixture randomState(std::size_t n, std::uint64_t seed) {
+  Fixture f;
+  f.p = makePlummer(n, seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::uint32_t> w(0, 5000);
+  std::uniform_int_distribution<int> b(0, 6);
+  f.work.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    f.work[i] = w(rng);
+    f.p.bin[i] = static_cast<std::uint8_t>(b(rng));
+  }
+  return f;
+}
+
+Box boundsOf(const Particles& p) {
+  Box b;
+  for (const Vec4& q : p.posMass) grow(b, Vec3{q.x, q.y, q.z});
+  return b;
+}
+
+}  // namespace
+
+TEST(CudaDomains, OrbCountsAndDecompositionsAreTheCpuTwins) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const Fixture f = randomState(50000 + 7919 * seed, seed);
+    const std::size_t n = f.p.size();
+    std::vector<std::uint64_t> weight(n);
+    for (std::size_t i = 0; i < n; ++i) weight[i] = orbWeight(f.work[i], f.p.bin[i]);
+    cuda::DeviceParticles d;
+    cuda::uploadParticles(f.p, d);
+    cuda::DeviceBuffer<std::uint32_t> work;
+    work.reserve(n);
+    cuda::copyToDevice(work.data(), f.work.data(), n * sizeof(std::uint32_t));
+
+    // Random cuts of random domains, one level.
+    {
+      HostOrbParticles host(f.p.posMass, weight);
+      auto device =
+          cuda::makeDeviceOrbParticles(d.posMass.data(), work.data(), d.bin.data(), n, nullptr);
+      std::mt19937_64 rng(seed * 17);
+      std::uniform_real_distribution<float> x(-2.0f, 2.0f);
+      for (int round = 0; round < 20; ++round) {
+        std::vector<OrbCut> cuts(5);
+        cuts[0] = {static_cast<int>(rng() % 3), x(rng), 2};
+        std::vector<std::uint64_t> a(5, 7), b(5, 7);
+        host.weighBelow(cuts, a);
+        device->weighBelow(cuts, b);
+        ASSERT_EQ(a, b) << "seed " << seed << " round " << round;
+      }
+    }
+    // Whole decompositions, K = 1..7, weights measured or 1.
+    for (bool unit : {false, true}) {
+      for (int K = 1; K <= 7; ++K) {
+        HostOrbParticles host(f.p.posMass, unit ? std::vector<std::uint64_t>(n, 1) : weight);
+        auto device = cuda::makeDeviceOrbParticles(d.posMass.data(), unit ? nullptr : work.data(),
+                                                   d.bin.data(), n, nullptr);
+        const auto none = [](std::vector<std::uint64_t>&) {};
+        const dist::OrbResult a = dist::decompose(K, boundsOf(f.p), host, none);
+        const dist::OrbResult b = dist::decompose(K, boundsOf(f.p), *device, none);
+        ASSERT_EQ(a.weight, b.weight) << "K " << K;
+        ASSERT_EQ(host.domains(), device->domains()) << "K " << K;
+      }
+    }
+  }
+}
+
+TEST(CudaDomains, GatherRemoveAndAppendAreTheCpuBackends) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const Fixture f = randomState(30000, 9);
+  auto gpu = cuda::makeCudaBackend(f.p.size());
+  auto cpu = makeCpuBackend();
+  gpu->upload(f.p);
+  cpu->upload(f.p);
+  std::mt19937_64 rng(4);
+  std::vector<std::uint32_t> leaving;
+  for (std::uint32_t i = 0; i < f.p.size(); ++i) {
+    if (rng() % 7 == 0) leaving.push_back(i);
+  }
+  const Particles a = cpu->forceParts()->gather(leaving);
+  const Particles b = gpu->forceParts()->gather(leaving);
+  ASSERT_EQ(a.id, b.id);
+  ASSERT_EQ(0, std::memcmp(a.posMass.data(), b.posMass.data(), a.size() * sizeof(Vec4)));
+  const Particles arriving = makePlummer(1234, 77);  // ids overlap: only the layout matters here
+  cpu->forceParts()->exchange(leaving, arriving);
+  gpu->forceParts()->exchange(leaving, arriving);
+  Particles c, g;
+  cpu->download(c);
+  gpu->download(g);
+  ASSERT_EQ(c.size(), f.p.size() - leaving.size() + arriving.size());
+  EXPECT_EQ(c.id, g.id);
+  EXPECT_EQ(c.tag, g.tag);
+  EXPECT_EQ(c.bin, g.bin);
+  EXPECT_EQ(0, std::memcmp(c.posMass.data(), g.posMass.data(), c.size() * sizeof(Vec4)));
+  EXPECT_EQ(0, std::memcmp(c.vel.data(), g.vel.data(), c.size() * sizeof(Vec4)));
+  EXPECT_EQ(0, std::memcmp(c.accPot.data(), g.accPot.data(), c.size() * sizeof(Vec4)));
+  // Duplicate or out-of-range indices are refused.
+  EXPECT_THROW(gpu->forceParts()->exchange({1, 1}, Particles{}), std::invalid_argument);
+  EXPECT_THROW(gpu->forceParts()->gather({static_cast<std::uint32_t>(g.size())}),
+               std::out_of_range);
+}
+
+// The parts of a force evaluation on the GPU against the CPU's: a LET cut by each from its own
+// tree of the same particles for the same region, walked by the other's groups, gives the same
+// forces to fp32 rounding as the CPU's own walk of the CPU's LET.
+TEST(CudaDomains, ImportedLetWalkIsTheCpuWalk) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  Particles all = makePlummer(20000, 5);
+  Particles a, b;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Particles& to = all.posMass[i].x < 0.0f ? a : b;
+    const std::size_t k = to.size();
+    to.resize(k + 1);
+    to.posMass[k] = all.posMass[i], to.vel[k] = all.vel[i], to.id[k] = all.id[i];
+  }
+  SimParams p;
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  auto source = makeCpuBackend();
+  source->upload(b);
+  source->forceParts()->build(clock, p, ForceTargets::All, false);
+  auto cpu = makeCpuBackend();
+  auto gpu = cuda::makeCudaBackend(a.size());
+  for (Backend* t : {cpu.get(), gpu.get()}) {
+    t->upload(a);
+    t->forceParts()->build(clock, p, ForceTargets::All, false);
+    const LetTree let = source->forceParts()->essentialTree(t->forceParts()->targetRegion());
+    ASSERT_GT(let.cellCount(), 1u);
+    t->forceParts()->walkLocal();
+    t->forceParts()->walkImported(let);
+  }
+  Particles c, g;
+  cpu->download(c);
+  gpu->download(g);
+  std::vector<std::uint32_t> order(c.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](auto x, auto y) { return c.id[x] < c.id[y]; });
+  std::vector<std::uint32_t> gorder(g.size());
+  std::iota(gorder.begin(), gorder.end(), 0u);
+  std::sort(gorder.begin(), gorder.end(), [&](auto x, auto y) { return g.id[x] < g.id[y]; });
+  double worst = 0.0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Vec4 x = c.accPot[order[k]], y = g.accPot[gorder[k]];
+    ASSERT_EQ(c.id[order[k]], g.id[gorder[k]]);
+    const double dx = x.x - y.x, dy = x.y - y.y, dz = x.z - y.z;
+    const double mag = std::sqrt(double(x.x) * x.x + double(x.y) * x.y + double(x.z) * x.z);
+    worst = std::max(worst, std::sqrt(dx * dx + dy * dy + dz * dz) / mag);
+  }
+  EXPECT_LT(worst, 2e-4) << "the GPU's walks of its tree and the LET against the CPU's";
+  const std::vector<std::uint32_t> wc = cpu->forceParts()->work();
+  const std::vector<std::uint32_t> wg = gpu->forceParts()->work();
+  EXPECT_EQ(std::accumulate(wc.begin(), wc.end(), 0ull),
+            std::accumulate(wg.begin(), wg.end(), 0ull));
+}
