@@ -169,7 +169,9 @@ elif [ -x "$BIN_DIR/test_dist" ]; then
   fi
   if [ -x "$BIN_DIR/bench_dist" ] && [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ]; then
     for n in 1000000 4000000 16000000; do
-      for k in 1 2; do
+      ks="1 2"
+      [ "$n" = 1000000 ] && ks="1 2 3 4"  # the imbalance target: K = 2, 3, 4 at 1 M
+      for k in $ks; do
         run_logged "$MPI_LOG" "bench_dist cuda N=$n K=$k" "${MPIRUN[@]}" -np "$k" \
           "$BIN_DIR/bench_dist" --backend cuda --scenario merger --n "$n" --steps 10 --warmup 3 \
           --csv "$OUT_DIR/bench_dist_${n}_${k}.csv"

@@ -20,6 +20,24 @@ struct OrbCut {
   int high = 0;        ///< the name of the high half: r + ⌊k/2⌋
 };
 
+/// Candidate cuts of one splitting domain (indexed by the domain's name; axis < 0: none): the
+/// planes a + j·h, j = 0..m, along `axis`. Its histogram has m + 2 entries from `offset`: the
+/// weight below a, then of each [a + j·h, a + (j+1)·h), then at or above a + m·h.
+struct OrbGrid {
+  int axis = -1;
+  float a = 0.0f;  ///< [length]
+  float h = 0.0f;  ///< [length], > 0
+  int m = 0;       ///< intervals [1]
+  int offset = 0;  ///< first entry in the histogram [1]
+};
+
+/// The interval of a coordinate in a grid: -1 below a, m at or above a + m·h.
+BHVIZ_HD inline int orbBin(float x, const OrbGrid& g) {
+  const float t = (x - g.a) / g.h;
+  if (!(t >= 0.0f)) return -1;
+  return t >= static_cast<float>(g.m) ? g.m : static_cast<int>(t);
+}
+
 /// One rank's particles as the ORB sees them; each particle carries the name of its domain
 /// (0 before the first level: the domain of every rank).
 class OrbParticles {
@@ -29,6 +47,10 @@ class OrbParticles {
   /// cuts[r].axis is < cuts[r].position, for each split domain r (others left as they are).
   virtual void weighBelow(const std::vector<OrbCut>& cuts,
                           std::vector<std::uint64_t>& below) const = 0;
+  /// hist[grids[r].offset + orbBin(x, grids[r]) + 1] += weight, for each particle of a domain r
+  /// with a grid (x its coordinate along grids[r].axis); other entries left as they are.
+  virtual void histogram(const std::vector<OrbGrid>& grids,
+                         std::vector<std::uint64_t>& hist) const = 0;
   /// Applies a level: a particle of split domain r at or above the cut moves to cuts[r].high.
   virtual void split(const std::vector<OrbCut>& cuts) = 0;
   /// Each particle's domain (its rank, after the last level), in the particles' order.
@@ -50,6 +72,8 @@ class HostOrbParticles final : public OrbParticles {
   HostOrbParticles(const std::vector<Vec4>& posMass, std::vector<std::uint64_t> weight);
   void weighBelow(const std::vector<OrbCut>& cuts,
                   std::vector<std::uint64_t>& below) const override;
+  void histogram(const std::vector<OrbGrid>& grids,
+                 std::vector<std::uint64_t>& hist) const override;
   void split(const std::vector<OrbCut>& cuts) override;
   std::vector<int> domains() const override { return m_domain; }
   const std::vector<int>& domain() const { return m_domain; }

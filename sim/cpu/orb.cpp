@@ -45,6 +45,26 @@ void HostOrbParticles::weighBelow(const std::vector<OrbCut>& cuts,
   }
 }
 
+void HostOrbParticles::histogram(const std::vector<OrbGrid>& grids,
+                                 std::vector<std::uint64_t>& hist) const {
+  const std::size_t n = m_posMass.size();
+  const int domains = static_cast<int>(grids.size());
+#pragma omp parallel
+  {
+    std::vector<std::uint64_t> mine(hist.size(), 0);
+#pragma omp for nowait
+    for (std::size_t i = 0; i < n; ++i) {
+      const int d = m_domain[i];
+      if (d >= domains || grids[d].axis < 0) continue;
+      const OrbGrid& g = grids[d];
+      mine[static_cast<std::size_t>(g.offset + orbBin(component(m_posMass[i], g.axis), g) + 1)] +=
+          m_weight[i];
+    }
+#pragma omp critical
+    for (std::size_t k = 0; k < mine.size(); ++k) hist[k] += mine[k];
+  }
+}
+
 void HostOrbParticles::split(const std::vector<OrbCut>& cuts) {
   const std::size_t n = m_posMass.size();
 #pragma omp parallel for

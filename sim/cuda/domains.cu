@@ -50,6 +50,19 @@ __global__ void weighKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
   }
 }
 
+__global__ void histogramKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
+                                const std::uint32_t* __restrict__ work,
+                                const std::uint8_t* __restrict__ bin,
+                                const int* __restrict__ domain, const OrbGrid* __restrict__ grids,
+                                unsigned long long* __restrict__ hist) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const OrbGrid g = grids[domain[i]];
+  if (g.axis < 0) return;
+  const unsigned long long w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
+  atomicAdd(&hist[g.offset + orbBin(coordinate(posMass[i], g.axis), g) + 1], w);
+}
+
 __global__ void splitKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
                             int* __restrict__ domain, const OrbCut* __restrict__ cuts) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -92,6 +105,23 @@ class DeviceOrbParticles final : public OrbParticles {
     }
   }
 
+  void histogram(const std::vector<OrbGrid>& grids,
+                 std::vector<std::uint64_t>& hist) const override {
+    m_grids.reserve(std::max<std::size_t>(grids.size(), 1));
+    copyToDevice(m_grids.data(), grids.data(), grids.size() * sizeof(OrbGrid));
+    m_hist.reserve(std::max<std::size_t>(hist.size(), 1));
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_hist.data(), 0, hist.size() * 8, m_stream));
+    if (m_n > 0) {
+      histogramKernel<<<blocksFor(m_n), kBlock, 0, m_stream>>>(
+          static_cast<std::uint32_t>(m_n), m_posMass, m_work, m_bin, m_domain.data(),
+          m_grids.data(), m_hist.data());
+      BHVIZ_CUDA_CHECK_LAUNCH();
+    }
+    std::vector<unsigned long long> sums(hist.size());
+    copyToHost(sums.data(), m_hist.data(), hist.size() * 8);
+    for (std::size_t k = 0; k < hist.size(); ++k) hist[k] += sums[k];
+  }
+
   void split(const std::vector<OrbCut>& cuts) override {
     upload(cuts);
     if (m_n == 0) return;
@@ -120,6 +150,8 @@ class DeviceOrbParticles final : public OrbParticles {
   DeviceBuffer<int> m_domain;
   mutable DeviceBuffer<OrbCut> m_cuts;
   mutable DeviceBuffer<unsigned long long> m_below;
+  mutable DeviceBuffer<OrbGrid> m_grids;
+  mutable DeviceBuffer<unsigned long long> m_hist;
 };
 
 __global__ void gatherKernel(std::uint32_t m, const std::uint32_t* __restrict__ index,

@@ -25,66 +25,76 @@ std::uint64_t lowShare(std::uint64_t total, int low, int ranks) {
 
 std::uint64_t distance(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : b - a; }
 
-/// One domain being split at this level, and its bisection.
-struct Bisection {
+/// One domain being split at this level, and the search for its cut.
+struct Search {
   int name = 0;   ///< first rank
   int ranks = 0;  ///< ranks it holds
   int axis = 0;
-  float lo = 0, hi = 0;    ///< the bisection's interval
-  float lo0 = 0, hi0 = 0;  ///< the domain's extent on the axis
-  std::uint64_t total = 0, target = 0, tolerance = 0;
-  float best = 0;  ///< the cut nearest the target so far
+  float lo = 0, hi = 0;  ///< the domain's extent on the axis
+  std::uint64_t total = 0, target = 0;
+  std::uint64_t limit = 0;  ///< a cut this near the target is good
+  float best = 0;           ///< the cut nearest the target so far
   std::uint64_t bestError = UINT64_MAX;
   bool done = false;
+  OrbGrid grid;         ///< this round's candidates
+  long long first = 0;  ///< global index of the grid's plane j = 0 (octree planes)
+  int depth = 0;        ///< octree level of the grid's spacing (0: not octree planes)
 };
 
-/// Moves each cut to the coarsest grid plane (levels 1, 2, … of the frame's octree) that keeps
-/// the weight below within the snap tolerance; a cut no plane serves stays where it was.
-void snapToGrid(std::vector<Bisection>& level, int ranks, OrbParticles& particles,
-                const SumOverRanks& sum, const OrbSettings& settings, int& iterations) {
-  const KeyFrame& g = settings.grid;
-  std::vector<bool> snapped(level.size(), false);
-  std::vector<OrbCut> cuts;
-  std::vector<std::uint64_t> below;
-  for (int depth = 1; depth <= kKeyBitsPerAxis; ++depth) {
-    const float h = g.side / static_cast<float>(1u << depth);
-    cuts.assign(static_cast<std::size_t>(ranks), OrbCut{});
-    bool any = false;
-    std::vector<float> candidate(level.size(), 0.0f);
-    for (std::size_t k = 0; k < level.size(); ++k) {
-      const Bisection& b = level[k];
-      if (snapped[k] || b.total == 0) continue;
-      const float o = component(static_cast<const Vec3&>(g.origin), b.axis);
-      const float c = o + std::round((b.best - o) / h) * h;
-      if (!(c > b.lo0 && c < b.hi0)) continue;  // the plane must cut the domain
-      candidate[k] = c;
-      cuts[b.name] = {b.axis, c, b.name + b.ranks / 2};
-      any = true;
-    }
-    if (!any) continue;
-    below.assign(cuts.size(), 0);
-    particles.weighBelow(cuts, below);
-    sum(below);
-    ++iterations;
-    bool open = false;
-    for (std::size_t k = 0; k < level.size(); ++k) {
-      Bisection& b = level[k];
-      if (snapped[k]) continue;
-      if (cuts[b.name].axis < 0) {
-        open = true;
-        continue;
-      }
-      const auto limit =
-          static_cast<std::uint64_t>(settings.snapTolerance * static_cast<double>(b.total));
-      if (distance(below[b.name], b.target) <= std::max(limit, b.bestError)) {
-        b.best = candidate[k];
-        snapped[k] = true;
-      } else {
-        open = true;
-      }
-    }
-    if (!open) break;
+/// Intervals of a round's grid, and the octree levels one round resolves: a histogram of
+/// 2^kRoundBits intervals per domain and round.
+constexpr int kRoundBits = 12;
+
+/// Sets a round's grid over [a, a + m·h] of domain `s` (its candidates the planes inside the
+/// domain).
+void setGrid(Search& s, double a, double h, int m) {
+  s.grid.axis = s.axis;
+  s.grid.a = static_cast<float>(a);
+  s.grid.h = static_cast<float>(h);
+  s.grid.m = m;
+}
+
+/// Picks the cut of a round from its histogram: the coarsest octree level with a plane within
+/// the limit (the plane nearest the target there), else the nearest plane overall; returns the
+/// interval [j, j + 1) where the weight below crosses the target, for the next round.
+int pick(Search& s, const std::uint64_t* hist) {
+  const int m = s.grid.m;
+  std::vector<std::uint64_t> below(static_cast<std::size_t>(m) + 1);
+  std::uint64_t acc = hist[0];
+  for (int j = 0; j <= m; ++j) {
+    below[static_cast<std::size_t>(j)] = acc;  // below plane j
+    if (j < m) acc += hist[j + 1];
   }
+  int crossing = m - 1;
+  for (int j = 1; j <= m; ++j) {
+    if (below[static_cast<std::size_t>(j)] >= s.target) {
+      crossing = j - 1;
+      break;
+    }
+  }
+  // Candidates by octree level, coarsest first (a plain grid is one level).
+  const int levels = s.depth > 0 ? kRoundBits : 1;
+  for (int step = levels - 1; step >= 0; --step) {
+    const long long every = 1ll << step;  // planes of the level (depth − step)
+    int chosen = -1;
+    std::uint64_t chosenError = UINT64_MAX;
+    for (int j = 0; j <= m; ++j) {
+      if (s.depth > 0 && (s.first + j) % every != 0) continue;
+      const float c = s.grid.a + static_cast<float>(j) * s.grid.h;
+      if (!(c > s.lo && c < s.hi)) continue;  // the plane must cut the domain
+      const std::uint64_t e = distance(below[static_cast<std::size_t>(j)], s.target);
+      if (e < chosenError) chosen = j, chosenError = e;
+    }
+    if (chosen < 0) continue;
+    const float c = s.grid.a + static_cast<float>(chosen) * s.grid.h;
+    if (chosenError < s.bestError) s.bestError = chosenError, s.best = c;
+    if (chosenError <= s.limit) {
+      s.best = c, s.bestError = chosenError;
+      s.done = true;
+      break;
+    }
+  }
+  return crossing;
 }
 
 }  // namespace
@@ -117,64 +127,74 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
     sum(total);
   }
   while (true) {
-    std::vector<Bisection> level;
+    std::vector<Search> level;
     for (int d = 0; d < ranks; ++d) {
       if (span[d] < 2) continue;
-      Bisection b;
-      b.name = d;
-      b.ranks = span[d];
-      b.axis = longestAxis(r.domains[d]);
-      b.lo = component(r.domains[d].lo, b.axis);
-      b.hi = component(r.domains[d].hi, b.axis);
-      b.lo0 = b.lo, b.hi0 = b.hi;
-      b.total = total[d];
-      b.target = lowShare(b.total, b.ranks / 2, b.ranks);
-      b.tolerance = static_cast<std::uint64_t>(settings.tolerance * static_cast<double>(b.total));
-      b.best = 0.5f * (b.lo + b.hi);
-      level.push_back(b);
+      Search s;
+      s.name = d;
+      s.ranks = span[d];
+      s.axis = longestAxis(r.domains[d]);
+      s.lo = component(r.domains[d].lo, s.axis);
+      s.hi = component(r.domains[d].hi, s.axis);
+      s.total = total[d];
+      s.target = lowShare(s.total, s.ranks / 2, s.ranks);
+      const bool grid = settings.grid.side > 0.0f;
+      const double fraction = grid ? settings.snapTolerance : settings.tolerance;
+      s.limit = static_cast<std::uint64_t>(fraction * static_cast<double>(s.total));
+      s.best = s.lo;  // a domain with no extent: everything goes high
+      s.done = !(s.hi > s.lo);
+      if (grid) {
+        // Round 1: the octree planes of levels 1..12 of the frame over the domain.
+        const double o = component(settings.grid.origin, s.axis);
+        const double h = settings.grid.side / double(1 << kRoundBits);
+        s.depth = kRoundBits;
+        s.first = static_cast<long long>(std::floor((s.lo - o) / h));
+        const int m = static_cast<int>(std::ceil((s.hi - o) / h)) - static_cast<int>(s.first);
+        setGrid(s, o + double(s.first) * h, h, std::max(m, 1));
+      } else {
+        setGrid(s, s.lo, (double(s.hi) - s.lo) / double(1 << kRoundBits), 1 << kRoundBits);
+      }
+      level.push_back(s);
     }
     if (level.empty()) break;
     ++r.levels;
-    std::vector<OrbCut> cuts(K);
-    std::vector<std::uint64_t> below(K, 0);
-    for (int it = 0; it < settings.maxIterations; ++it) {
-      bool open = false;
-      for (const Bisection& b : level) {
-        if (b.done) continue;
-        cuts[b.name] = {b.axis, 0.5f * (b.lo + b.hi), b.name + b.ranks / 2};
-        open = true;
+    // Rounds: one pass and one reduction each; the second refines the first's crossing
+    // interval (octree levels 13..21, or 2^-24 of the extent without a frame).
+    for (int round = 0; round < 2; ++round) {
+      std::vector<OrbGrid> grids(K);
+      int entries = 0;
+      for (Search& s : level) {
+        if (s.done || !(s.grid.h > 0.0f)) continue;
+        s.grid.offset = entries;
+        grids[static_cast<std::size_t>(s.name)] = s.grid;
+        entries += s.grid.m + 2;
       }
-      if (!open) break;
-      std::fill(below.begin(), below.end(), 0);
-      // Domains already cut are weighed too (axis kept), harmlessly: one reduction per level step.
-      particles.weighBelow(cuts, below);
-      sum(below);
+      if (entries == 0) break;
+      std::vector<std::uint64_t> hist(static_cast<std::size_t>(entries), 0);
+      particles.histogram(grids, hist);
+      sum(hist);
       ++r.iterations;
-      for (Bisection& b : level) {
-        if (b.done) continue;
-        const float cut = cuts[b.name].position;
-        const std::uint64_t error = distance(below[b.name], b.target);
-        if (error < b.bestError) b.bestError = error, b.best = cut;
-        if (error <= b.tolerance) {
-          b.done = true;
-        } else if (below[b.name] < b.target) {
-          b.lo = cut;
-        } else {
-          b.hi = cut;
+      for (Search& s : level) {
+        if (s.done || grids[static_cast<std::size_t>(s.name)].axis < 0) continue;
+        const int j = pick(s, hist.data() + s.grid.offset);
+        if (s.done || round == 1) continue;
+        const double a = double(s.grid.a) + double(j) * s.grid.h;
+        const int sub = s.depth > 0 ? 1 << (kMaxLevel - kRoundBits) : 1 << kRoundBits;
+        if (s.depth > 0) {
+          s.first = (s.first + j) * sub;
+          s.depth = kMaxLevel;
         }
-        // The interval has shrunk to neighbouring floats: no cut between them does better.
-        if (!(0.5f * (b.lo + b.hi) > b.lo && 0.5f * (b.lo + b.hi) < b.hi)) b.done = true;
+        setGrid(s, a, double(s.grid.h) / sub, sub);
       }
     }
-    if (settings.grid.side > 0.0f) snapToGrid(level, ranks, particles, sum, settings, r.iterations);
     // Apply the best cut of each domain, and weigh the halves with it.
-    std::fill(cuts.begin(), cuts.end(), OrbCut{});
-    for (const Bisection& b : level) cuts[b.name] = {b.axis, b.best, b.name + b.ranks / 2};
-    std::fill(below.begin(), below.end(), 0);
+    std::vector<OrbCut> cuts(K);
+    std::vector<std::uint64_t> below(K, 0);
+    for (const Search& b : level) cuts[b.name] = {b.axis, b.best, b.name + b.ranks / 2};
     particles.weighBelow(cuts, below);
     sum(below);
     particles.split(cuts);
-    for (const Bisection& b : level) {
+    for (const Search& b : level) {
       const int high = b.name + b.ranks / 2;
       Box& low = r.domains[b.name];
       Box up = low;

@@ -2,9 +2,13 @@
 // Weighted Orthogonal Recursive Bisection (Rehmann's thesis, PKDGRAV): K domains, one per rank,
 // that tile the particles' bounding box. Each level splits every domain that still holds more
 // than one rank on the longest axis of its box, into ⌊k/2⌋ : ⌈k/2⌉ ranks, at the cut whose weight
-// below matches that share of the domain's weight; the cut is found by bisection, every
-// iteration one reduction "weight below the cut" over every splitting domain of the level. The
-// weights are each particle's measured work, so work is balanced, not counts.
+// below matches that share of the domain's weight. The cut is found by bracketing, as the
+// thesis's bisection but 4096 candidates at a time: each round is one pass over the particles
+// that weighs every splitting domain's particles into the intervals between its candidate cuts
+// (a histogram) and one reduction of those weights; the interval where the weight below
+// crosses the target is the next round's range. Two rounds resolve 2^-24 of the extent (the
+// 21 octree levels of the frame, with one). The weights are each particle's measured work, so
+// work is balanced, not counts.
 //
 // No MPI here: the sums over ranks come from a callback (MPI_Allreduce in a run, nothing on one
 // process), and the counting over one rank's particles from sim::OrbParticles (sim/orb.h: the
@@ -29,14 +33,13 @@ using sim::OrbParticles;
 using SumOverRanks = std::function<void(std::vector<std::uint64_t>&)>;
 
 struct OrbSettings {
-  /// A cut is good once the weight below it is within this fraction of its domain's weight of
-  /// the target [1].
+  /// Without a grid: a cut is good once the weight below it is within this fraction of its
+  /// domain's weight of the target (else the nearest of the second round's candidates) [1].
   double tolerance = 1e-4;
-  /// Bisection steps per level at most (a float coordinate is resolved after ~30) [1].
-  int maxIterations = 48;
-  /// When set (side > 0): each cut moves to the plane of the coarsest octree level of this
-  /// frame whose weight below stays within `snapTolerance` of the target, so the local trees
-  /// (built in the same frame) have no cell finer than that cut through by a domain face.
+  /// When set (side > 0): the candidate cuts are the planes of this frame's octree, and the cut
+  /// is the plane of the coarsest level whose weight below is within `snapTolerance` of the
+  /// target, so the local trees (built in the same frame) have no cell finer than that cut
+  /// through by a domain face.
   KeyFrame grid{{0, 0, 0}, 0.0f};
   double snapTolerance = 0.01;  ///< [1] of the domain's weight
 };
@@ -45,7 +48,7 @@ struct OrbResult {
   std::vector<Box> domains;           ///< per rank: its domain (they tile `root`)
   std::vector<std::uint64_t> weight;  ///< per rank: the weight of its domain
   int levels = 0;                     ///< ORB levels [1]
-  int iterations = 0;                 ///< bisection steps (reductions) over every level [1]
+  int iterations = 0;                 ///< search rounds (reductions) over every level [1]
   /// max / mean of weight: the imbalance the cuts leave (1 for a perfect split) [1]
   double imbalance() const;
 };
