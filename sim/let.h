@@ -8,6 +8,8 @@
 // index the LET's own particles. The region's groups lie inside the region's box and have
 // |a_old| ≥ its minimum, and every MAC is monotone in both, so a cell accepted for the region is
 // accepted by each of its groups: no group needs the particles of a cell sent as a multipole.
+// (The sender accepts with a small margin, so that a receiver's own rounding cannot undo it:
+// let.cpp, kLetGuard.)
 
 #include <cstddef>
 #include <cstdint>

@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "sim/backend.h"
+#include "sim/cpu/cpu_backend.h"
+#include "sim/cpu/cpu_stages.h"
 #include "sim/direct_sum.h"
 #include "sim/dist/orb.h"
 #include "sim/ic/initial_conditions.h"
@@ -185,4 +187,43 @@ TEST(Let, BytesRoundTripAndRefuseDamage) {
   broken.tree.childCount[0] = 2;
   const std::vector<std::byte> bad = toBytes(broken);
   EXPECT_THROW(letFromBytes(bad.data(), bad.size()), std::invalid_argument);
+}
+
+// The LET's promise: no group of the receiver opens a cell the sender sent as a multipole (it
+// has no particles or children to open into), for every MAC.
+TEST(Let, NoGroupOpensACellSentAsAMultipole) {
+  const Halves h = split(8000, 13);
+  for (MacKind mac :
+       {MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole, MacKind::Acceleration}) {
+    SCOPED_TRACE(std::string(toString(mac)));
+    SimParams p;
+    p.mac = mac;
+    const bool accMac = mac == MacKind::Acceleration;
+    Particles pa = h.a, pb = h.b;
+    if (accMac) {
+      const std::vector<Accel4d> exact = directSumAll(h.all, p.softening);
+      setExact(pa, h.all, exact), setExact(pb, h.all, exact);
+    }
+    CpuBackend a, b;
+    a.upload(pa);
+    b.upload(pb);
+    const Clock clock{0.0, 0, 0, p.dtMax};
+    a.forceParts()->build(clock, p, ForceTargets::All, accMac);
+    b.forceParts()->build(clock, p, ForceTargets::All, accMac);
+    const LetTree let = b.forceParts()->essentialTree(a.forceParts()->targetRegion());
+    const MacSetup setup = macSetup(p, accMac);
+    std::size_t multipoles = 0;
+    for (std::size_t k = 0; k < let.cellCount(); ++k) {
+      multipoles += let.tree.childCount[k] == 0 && let.tree.count[k] == 0;
+    }
+    ASSERT_GT(multipoles, 0u);
+    const Groups& g = a.groups();
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      const cpu::InteractionList list =
+          cpu::buildInteractionList(let.tree, g.box[k], g.accMin[k], setup);
+      for (std::uint32_t leaf : list.leaves) {
+        ASSERT_GT(let.tree.count[leaf], 0u) << "group " << k << " opens LET cell " << leaf;
+      }
+    }
+  }
 }

@@ -14,6 +14,23 @@ namespace bhviz::sim {
 
 namespace {
 
+/// A cell is sent as a multipole only if the MAC accepts it for the region with its opening
+/// value this much larger. The receiver tests its groups with its own arithmetic (the GPU walk
+/// contracts to FMA, the host does not), and a group on the region's face is exactly as far from
+/// a cell as the region is: without the margin a cell accepted here by a hair could be opened
+/// there by a rounding, and a multipole sent without its particles would be lost.
+constexpr float kLetGuard = 1.0f + 0x1.0p-14f;
+
+/// cpu::classifyCell against the region, with the guard.
+cpu::CellVerdict classifyForRegion(const Tree& t, std::uint32_t c, const TargetRegion& region,
+                                   const MacSetup& mac) {
+  const cpu::CellTest test = cpu::testCell(t, c, region.box, region.accMin, mac);
+  const bool open =
+      mustOpen(mac.code, t.opening[c] * kLetGuard, test.d2, region.accMin, test.overlap);
+  if (!open) return cpu::CellVerdict::Accepted;
+  return t.isLeaf(c) ? cpu::CellVerdict::Leaf : cpu::CellVerdict::Opened;
+}
+
 // Copies cell `c` of `t` to the end of `out` (moments and level; links set by the caller).
 void appendCell(Tree& out, const Tree& t, std::uint32_t c) {
   out.first.push_back(0);
@@ -42,7 +59,7 @@ LetTree essentialTree(const Tree& t, const std::vector<Vec4>& posMass, const Mac
   appendCell(out, t, 0);
   for (std::size_t k = 0; k < source.size(); ++k) {
     const std::uint32_t c = source[k];
-    switch (cpu::classifyCell(t, c, region.box, region.accMin, mac)) {
+    switch (classifyForRegion(t, c, region, mac)) {
       case cpu::CellVerdict::Accepted:
         break;  // a multipole for every group of the region: no particles, no children
       case cpu::CellVerdict::Leaf:
