@@ -9,7 +9,7 @@
 // |a_old| ≥ its minimum, and every MAC is monotone in both, so a cell accepted for the region is
 // accepted by each of its groups: no group needs the particles of a cell sent as a multipole.
 // (The sender accepts with a small margin, so that a receiver's own rounding cannot undo it:
-// let.cpp, kLetGuard.)
+// kLetGuard.)
 
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +19,13 @@
 #include "sim/tree.h"
 
 namespace bhviz::sim {
+
+/// A cell is sent as a multipole only if the MAC accepts it for the region with its opening
+/// value this much larger. The receiver tests its groups with its own arithmetic (the GPU walk
+/// contracts to FMA, the host does not), and a group on the region's face is exactly as far from
+/// a cell as the region is: without the margin a cell accepted here by a hair could be opened
+/// there by a rounding, and a multipole sent without its particles would be lost.
+inline constexpr float kLetGuard = 1.0f + 0x1.0p-14f;
 
 /// Where a rank's targets are: what another rank cuts its LET for.
 struct TargetRegion {

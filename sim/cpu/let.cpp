@@ -14,13 +14,6 @@ namespace bhviz::sim {
 
 namespace {
 
-/// A cell is sent as a multipole only if the MAC accepts it for the region with its opening
-/// value this much larger. The receiver tests its groups with its own arithmetic (the GPU walk
-/// contracts to FMA, the host does not), and a group on the region's face is exactly as far from
-/// a cell as the region is: without the margin a cell accepted here by a hair could be opened
-/// there by a rounding, and a multipole sent without its particles would be lost.
-constexpr float kLetGuard = 1.0f + 0x1.0p-14f;
-
 /// cpu::classifyCell against the region, with the guard.
 cpu::CellVerdict classifyForRegion(const Tree& t, std::uint32_t c, const TargetRegion& region,
                                    const MacSetup& mac) {

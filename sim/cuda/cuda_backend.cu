@@ -16,6 +16,7 @@
 #include "sim/cuda/cuda_stages.h"
 #include "sim/cuda/domains.h"
 #include "sim/cuda/draw.h"
+#include "sim/cuda/let.h"
 #include "sim/cuda/walk.h"
 
 namespace bhviz::sim::cuda {
@@ -85,6 +86,9 @@ void timed(StageEvents& events, Stage stage, Stream s, Launch&& launch) {
   launch();
   events.end(stage, s);
 }
+
+/// Trees of at least this many cells cut their LETs on the device (essentialTree).
+constexpr std::size_t kDeviceLetCells = std::size_t(1) << 18;
 
 /// An N that one window frame steps at an interactive rate on a current GPU (~10 ms on an H200).
 constexpr std::size_t kInteractiveParticles = 1'000'000;
@@ -221,9 +225,9 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   void buildStages(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
                    const KeyFrame* frame) {
     m_mac = macSetup(p, oldAccValid);
+    m_hostTreeValid = false;
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
-    m_hostTreeValid = false;
     if (m_p.n == 0) {  // a rank of a distributed run may hold none
       m_tree.levelBegin.clear();
       m_tree.cells = 0;
@@ -266,9 +270,16 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     return r;
   }
 
-  /// Cut on the host from a copy of the tree, made once per build for every receiver.
+  /// A large tree is cut on the device, where only the LETs come to the host; a small one from
+  /// one host copy per build that serves every receiver (each device cut costs ~3 waits per
+  /// level: with several ranks on one GPU at 1 M particles the copy was 2-3x faster, at 4-16 M
+  /// the device cut 1.5-2.5x; docs/BENCHMARKS.md).
   LetTree essentialTree(const TargetRegion& region) const override {
     if (m_p.n == 0 || !region.any()) return {};
+    if (m_tree.cells >= kDeviceLetCells) {
+      return cutEssentialTree(m_tree, m_p, downloadFrame(m_ws), m_mac, region, m_letScratch,
+                              m_stream);
+    }
     if (!m_hostTreeValid) {
       downloadTree(m_tree, m_ws, m_hostTree, true);
       m_hostPosMass.resize(m_p.n);
@@ -372,7 +383,8 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   DeviceBuffer<Box> m_letBox;
   DeviceBuffer<Vec4> m_letPosMass;
   mutable DeviceParticles m_moving;  // the particles gather() copies to the host
-  mutable Tree m_hostTree;           // the build's tree on the host, for the LETs
+  mutable LetScratch m_letScratch;   // essentialTree()'s device memory
+  mutable Tree m_hostTree;           // a small build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;
   mutable bool m_hostTreeValid = false;
 };

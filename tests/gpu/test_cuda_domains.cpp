@@ -14,6 +14,7 @@
 #include "sim/backend.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/domains.h"
+#include "sim/cuda/let.h"
 #include "sim/dist/orb.h"
 #include "sim/ic/initial_conditions.h"
 
@@ -180,4 +181,82 @@ TEST(CudaDomains, ImportedLetWalkIsTheCpuWalk) {
   const std::vector<std::uint32_t> wg = gpu->forceParts()->work();
   EXPECT_EQ(std::accumulate(wc.begin(), wc.end(), 0ull),
             std::accumulate(wg.begin(), wg.end(), 0ull));
+}
+
+// The LET cut on the device against the CPU's cut of the same tree (built on the device and
+// downloaded): the same cells in the same order (a borderline MAC test could round the other
+// way on the GPU, so equal or nearly), and walking either gives the same forces.
+TEST(CudaDomains, LetCutOnTheDeviceIsTheCpuCut) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  Particles all = makePlummer(40000, 21);
+  Particles a, b;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Particles& to = all.posMass[i].y < 0.1f ? a : b;
+    const std::size_t k = to.size();
+    to.resize(k + 1);
+    to.posMass[k] = all.posMass[i], to.vel[k] = all.vel[i], to.id[k] = all.id[i];
+  }
+  for (MacKind macKind : {MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole}) {
+    SCOPED_TRACE(std::string(toString(macKind)));
+    SimParams p;
+    p.mac = macKind;
+    const Clock clock{0.0, 0, 0, p.dtMax};
+    const MacSetup mac = macSetup(p, false);
+    cuda::DeviceParticles d;
+    cuda::uploadParticles(b, d);
+    cuda::BuildWorkspace ws;
+    cuda::DeviceTree tree;
+    cuda::launchBuild(d, p.curve, p.nLeaf, mac, ws, tree, nullptr);
+    auto target = makeCpuBackend();
+    target->upload(a);
+    target->forceParts()->build(clock, p, ForceTargets::All, false);
+    const TargetRegion region = target->forceParts()->targetRegion();
+    cuda::LetScratch scratch;
+    const LetTree onGpu =
+        cuda::cutEssentialTree(tree, d, cuda::downloadFrame(ws), mac, region, scratch, nullptr);
+    Tree hostTree;
+    cuda::downloadTree(tree, ws, hostTree, true);
+    Particles sorted;
+    cuda::downloadParticles(d, sorted);
+    const LetTree onCpu = essentialTree(hostTree, sorted.posMass, mac, region);
+    ASSERT_GT(onCpu.cellCount(), 1u);
+    const double cells = double(onCpu.cellCount());
+    EXPECT_NEAR(double(onGpu.cellCount()), cells, 1e-3 * cells + 2);
+    if (onGpu.cellCount() == onCpu.cellCount()) {
+      EXPECT_EQ(onGpu.tree.child, onCpu.tree.child);
+      EXPECT_EQ(onGpu.tree.childCount, onCpu.tree.childCount);
+      EXPECT_EQ(onGpu.tree.first, onCpu.tree.first);
+      EXPECT_EQ(onGpu.tree.count, onCpu.tree.count);
+      EXPECT_EQ(onGpu.tree.levelBegin, onCpu.tree.levelBegin);
+      ASSERT_EQ(onGpu.posMass.size(), onCpu.posMass.size());
+      EXPECT_EQ(0, std::memcmp(onGpu.posMass.data(), onCpu.posMass.data(),
+                               onCpu.posMass.size() * sizeof(Vec4)));
+    }
+    // A second cut with the same scratch gives the same LET.
+    const LetTree again =
+        cuda::cutEssentialTree(tree, d, cuda::downloadFrame(ws), mac, region, scratch, nullptr);
+    EXPECT_EQ(toBytes(again), toBytes(onGpu));
+    // The bytes travel and are accepted.
+    const std::vector<std::byte> bytes = toBytes(onGpu);
+    EXPECT_NO_THROW(letFromBytes(bytes.data(), bytes.size()));
+    // The forces of the target's groups from either LET.
+    auto withGpu = makeCpuBackend(), withCpu = makeCpuBackend();
+    for (auto* t : {withGpu.get(), withCpu.get()}) {
+      t->upload(a);
+      t->forceParts()->build(clock, p, ForceTargets::All, false);
+      t->forceParts()->walkLocal();
+    }
+    withGpu->forceParts()->walkImported(onGpu);
+    withCpu->forceParts()->walkImported(onCpu);
+    Particles x, y;
+    withGpu->download(x);
+    withCpu->download(y);
+    double worst = 0.0;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const Vec4 u = x.accPot[k], v = y.accPot[k];
+      const double dd = std::hypot(double(u.x) - v.x, double(u.y) - v.y, double(u.z) - v.z);
+      worst = std::max(worst, dd / std::hypot(double(v.x), double(v.y), double(v.z)));
+    }
+    EXPECT_LT(worst, 1e-5);
+  }
 }

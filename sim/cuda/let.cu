@@ -1,0 +1,192 @@
+// The LET cut on the device (let.h), level by level as the CPU's breadth-first queue takes it:
+// each level's cells are classified against the region (accepted, an opened leaf, opened), the
+// counts of their children and leaf particles scanned into offsets, and the level's records,
+// the next level's cells and the opened leaves' particles written. The order is the CPU's: the
+// cells of a level in their parents' order, children together. The tree bounds the LET, so each
+// level is written where it goes in buffers of the tree's size, and the LET comes to the host once;
+// a level costs two scans and one 8-byte read.
+#include <cub/device/device_scan.cuh>
+
+#include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/let.h"
+
+namespace bhviz::sim::cuda {
+
+namespace {
+
+struct CutArgs {
+  const std::uint32_t* first;
+  const std::uint32_t* count;
+  const std::uint32_t* child;
+  const std::uint8_t* childCount;
+  const std::uint8_t* level;
+  const Vec4* comMass;
+  const Quadrupole* quad;
+  const Box* box;
+  const float* bmax;
+  const float* opening;
+  const Vec4* posMass;
+};
+
+__global__ void classifyKernel(std::uint32_t cells, const std::uint32_t* __restrict__ frontier,
+                               CutArgs t, MacSetup mac, Box region, float accMin,
+                               std::uint32_t* __restrict__ children,
+                               std::uint32_t* __restrict__ particles) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= cells) return;
+  const std::uint32_t c = frontier[k];
+  const float d2 = distSqPointBox(xyz(t.comMass[c]), region);
+  const bool open =
+      mustOpen(mac.code, t.opening[c] * kLetGuard, d2, accMin, overlaps(t.box[c], region));
+  const unsigned n = t.childCount[c];
+  children[k] = open && n > 0 ? n : 0u;
+  particles[k] = open && n == 0 ? t.count[c] : 0u;
+}
+
+struct LevelOut {
+  std::uint32_t *first, *count, *child;
+  std::uint8_t *childCount, *level;
+  Vec4* comMass;
+  Quadrupole* quad;
+  Box* box;
+  float *bmax, *opening;
+  Vec4* posMass;        // the level's leaf particles
+  std::uint32_t* next;  // the next level's cells
+};
+
+__global__ void emitKernel(std::uint32_t cells, const std::uint32_t* __restrict__ frontier,
+                           CutArgs t, const std::uint32_t* __restrict__ children,
+                           const std::uint32_t* __restrict__ childOffset,
+                           const std::uint32_t* __restrict__ particles,
+                           const std::uint32_t* __restrict__ particleOffset, std::uint32_t nextBase,
+                           std::uint32_t particleBase, LevelOut o) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= cells) return;
+  const std::uint32_t c = frontier[k];
+  const std::uint32_t nc = children[k], np = particles[k];
+  o.first[k] = np > 0 ? particleBase + particleOffset[k] : 0u;
+  o.count[k] = np;
+  o.child[k] = nc > 0 ? nextBase + childOffset[k] : 0u;
+  o.childCount[k] = static_cast<std::uint8_t>(nc);
+  o.level[k] = t.level[c];
+  o.comMass[k] = t.comMass[c];
+  o.quad[k] = t.quad[c];
+  o.box[k] = t.box[c];
+  o.bmax[k] = t.bmax[c];
+  o.opening[k] = t.opening[c];
+  for (std::uint32_t j = 0; j < nc; ++j) o.next[childOffset[k] + j] = t.child[c] + j;
+  for (std::uint32_t j = 0; j < np; ++j)
+    o.posMass[particleOffset[k] + j] = t.posMass[t.first[c] + j];
+}
+
+__global__ void totalKernel(const std::uint32_t* offset, const std::uint32_t* count,
+                            std::uint32_t* out) {
+  out[0] = *offset;
+  out[1] = *count;
+}
+
+/// Exclusive sum of n counts into `offsets`; returns the total (blocking).
+std::uint32_t scan(const std::uint32_t* counts, std::uint32_t* offsets, std::uint32_t n,
+                   DeviceBuffer<unsigned char>& temp, DeviceBuffer<std::uint32_t>& total,
+                   Stream stream) {
+  std::size_t bytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, n, stream));
+  temp.reserve(std::max<std::size_t>(bytes, 1));
+  BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, counts, offsets, n, stream));
+  total.reserve(2);  // the last offset and the last count, read in one copy
+  totalKernel<<<1, 1, 0, stream>>>(offsets + (n - 1), counts + (n - 1), total.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  std::uint32_t last[2] = {0, 0};
+  copyToHost(last, total.data(), sizeof last);
+  return last[0] + last[1];
+}
+
+template <typename T>
+void appendLevel(std::vector<T>& to, const DeviceBuffer<T>& from, std::size_t n) {
+  const std::size_t at = to.size();
+  to.resize(at + n);
+  if (n > 0) copyToHost(to.data() + at, from.data(), n * sizeof(T));
+}
+
+}  // namespace
+
+LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const KeyFrame& frame,
+                         const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
+                         Stream stream) {
+  LetTree let;
+  if (!region.any() || tree.cells == 0) return let;
+  const CutArgs t{tree.first.data(), tree.count.data(),   tree.child.data(), tree.childCount.data(),
+                  tree.level.data(), tree.comMass.data(), tree.quad.data(),  tree.box.data(),
+                  tree.bmax.data(),  tree.opening.data(), p.posMass.data()};
+  // The LET is a part of the tree: the tree's cell and particle counts bound it, so the levels
+  // are written where they go and the whole LET comes to the host once at the end.
+  const std::size_t maxCells = tree.cells, maxParticles = std::max<std::size_t>(p.n, 1);
+  LetScratch& w = scratch;
+  auto& [frontier, children, childOffset, particles, particleOffset, temp, total, first, count,
+         child, childCount, level, comMass, posMass, quad, box, bmax, opening] = w;
+  for (auto* b : {&first, &count, &child}) b->reserve(maxCells);
+  childCount.reserve(maxCells);
+  level.reserve(maxCells);
+  comMass.reserve(maxCells);
+  quad.reserve(maxCells);
+  box.reserve(maxCells);
+  bmax.reserve(maxCells);
+  opening.reserve(maxCells);
+  posMass.reserve(maxParticles);
+  for (auto* b :
+       {&frontier[0], &frontier[1], &children, &childOffset, &particles, &particleOffset}) {
+    b->reserve(maxCells);
+  }
+  const std::uint32_t root = 0;
+  copyToDevice(frontier[0].data(), &root, sizeof root);
+  Tree& out = let.tree;
+  out.frame = frame;
+  std::uint32_t cells = 1, base = 0, leafParticles = 0;
+  int current = 0;
+  while (cells > 0) {
+    classifyKernel<<<blocksFor(cells), kBlock, 0, stream>>>(cells, frontier[current].data(), t, mac,
+                                                            region.box, region.accMin,
+                                                            children.data(), particles.data());
+    BHVIZ_CUDA_CHECK_LAUNCH();
+    const std::uint32_t next =
+        scan(children.data(), childOffset.data(), cells, temp, total, stream);
+    const std::uint32_t levelParticles =
+        scan(particles.data(), particleOffset.data(), cells, temp, total, stream);
+    const LevelOut o{first.data() + base,
+                     count.data() + base,
+                     child.data() + base,
+                     childCount.data() + base,
+                     level.data() + base,
+                     comMass.data() + base,
+                     quad.data() + base,
+                     box.data() + base,
+                     bmax.data() + base,
+                     opening.data() + base,
+                     posMass.data() + leafParticles,
+                     frontier[1 - current].data()};
+    emitKernel<<<blocksFor(cells), kBlock, 0, stream>>>(
+        cells, frontier[current].data(), t, children.data(), childOffset.data(), particles.data(),
+        particleOffset.data(), base + cells, leafParticles, o);
+    BHVIZ_CUDA_CHECK_LAUNCH();
+    out.levelBegin.push_back(base);
+    base += cells;
+    leafParticles += levelParticles;
+    cells = next;
+    current = 1 - current;
+  }
+  out.levelBegin.push_back(base);
+  appendLevel(out.first, first, base);
+  appendLevel(out.count, count, base);
+  appendLevel(out.child, child, base);
+  appendLevel(out.childCount, childCount, base);
+  appendLevel(out.level, level, base);
+  appendLevel(out.comMass, comMass, base);
+  appendLevel(out.quad, quad, base);
+  appendLevel(out.box, box, base);
+  appendLevel(out.bmax, bmax, base);
+  appendLevel(out.opening, opening, base);
+  appendLevel(let.posMass, posMass, leafParticles);
+  return let;
+}
+
+}  // namespace bhviz::sim::cuda
