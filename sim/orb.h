@@ -55,6 +55,9 @@ class OrbParticles {
   virtual void split(const std::vector<OrbCut>& cuts) = 0;
   /// Each particle's domain (its rank, after the last level), in the particles' order.
   virtual std::vector<int> domains() const = 0;
+  /// The particles whose domain is not `rank`, ascending, and their domains: what leaves.
+  virtual void leavers(int rank, std::vector<std::uint32_t>& index,
+                       std::vector<int>& domain) const = 0;
 };
 
 /// The weight of a particle in a decomposition: its interactions in one evaluation (at least
@@ -76,6 +79,8 @@ class HostOrbParticles final : public OrbParticles {
                  std::vector<std::uint64_t>& hist) const override;
   void split(const std::vector<OrbCut>& cuts) override;
   std::vector<int> domains() const override { return m_domain; }
+  void leavers(int rank, std::vector<std::uint32_t>& index,
+               std::vector<int>& domain) const override;
   const std::vector<int>& domain() const { return m_domain; }
 
  private:

@@ -65,6 +65,17 @@ void HostOrbParticles::histogram(const std::vector<OrbGrid>& grids,
   }
 }
 
+void HostOrbParticles::leavers(int rank, std::vector<std::uint32_t>& index,
+                               std::vector<int>& domain) const {
+  index.clear();
+  domain.clear();
+  for (std::size_t i = 0; i < m_domain.size(); ++i) {
+    if (m_domain[i] == rank) continue;
+    index.push_back(static_cast<std::uint32_t>(i));
+    domain.push_back(m_domain[i]);
+  }
+}
+
 void HostOrbParticles::split(const std::vector<OrbCut>& cuts) {
   const std::size_t n = m_posMass.size();
 #pragma omp parallel for

@@ -6,6 +6,8 @@
 // numbers exactly. The exchange compacts each particle array with cub::DeviceSelect::Flagged
 // (stable: the kept particles keep their order) into the workspace's scratch arrays and
 // appends the arrivals after them.
+#include <thrust/iterator/counting_iterator.h>
+
 #include <cub/device/device_select.cuh>
 #include <stdexcept>
 #include <string>
@@ -71,6 +73,19 @@ __global__ void splitKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
   if (c.axis >= 0 && !(coordinate(posMass[i], c.axis) < c.position)) domain[i] = c.high;
 }
 
+/// The particles of other domains than one.
+struct Leaves {
+  const int* domain;
+  int rank;
+  __host__ __device__ bool operator()(std::uint32_t i) const { return domain[i] != rank; }
+};
+
+__global__ void domainsOfKernel(std::uint32_t m, const std::uint32_t* __restrict__ index,
+                                const int* __restrict__ domain, int* __restrict__ out) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < m) out[k] = domain[index[k]];
+}
+
 class DeviceOrbParticles final : public OrbParticles {
  public:
   DeviceOrbParticles(const Vec4* posMass, const std::uint32_t* work, const std::uint8_t* bin,
@@ -130,6 +145,37 @@ class DeviceOrbParticles final : public OrbParticles {
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
 
+  void leavers(int rank, std::vector<std::uint32_t>& index,
+               std::vector<int>& domain) const override {
+    index.clear();
+    domain.clear();
+    if (m_n == 0) return;
+    // Selected on the device: only the leavers' indices and domains come to the host.
+    const thrust::counting_iterator<std::uint32_t> all(0);
+    const Leaves leaves{m_domain.data(), rank};
+    m_selected.reserve(m_n);
+    m_count.reserve(1);
+    std::size_t bytes = 0;
+    const int n = static_cast<int>(m_n);
+    BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, m_selected.data(), m_count.data(),
+                                           n, leaves, m_stream));
+    m_temp.reserve(std::max<std::size_t>(bytes, 1));
+    BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(m_temp.data(), bytes, all, m_selected.data(),
+                                           m_count.data(), n, leaves, m_stream));
+    int count = 0;
+    copyToHost(&count, m_count.data(), sizeof count);
+    if (count == 0) return;
+    const auto m = static_cast<std::uint32_t>(count);
+    m_leaverDomain.reserve(m);
+    domainsOfKernel<<<blocksFor(m), kBlock, 0, m_stream>>>(m, m_selected.data(), m_domain.data(),
+                                                           m_leaverDomain.data());
+    BHVIZ_CUDA_CHECK_LAUNCH();
+    index.resize(m);
+    domain.resize(m);
+    copyToHost(index.data(), m_selected.data(), m * sizeof(std::uint32_t));
+    copyToHost(domain.data(), m_leaverDomain.data(), m * sizeof(int));
+  }
+
   std::vector<int> domains() const override {
     std::vector<int> out(m_n);
     if (m_n > 0) copyToHost(out.data(), m_domain.data(), m_n * sizeof(int));
@@ -151,6 +197,9 @@ class DeviceOrbParticles final : public OrbParticles {
   mutable DeviceBuffer<OrbCut> m_cuts;
   mutable DeviceBuffer<unsigned long long> m_below;
   mutable DeviceBuffer<OrbGrid> m_grids;
+  mutable DeviceBuffer<std::uint32_t> m_selected;  // leavers(): their indices
+  mutable DeviceBuffer<int> m_count, m_leaverDomain;
+  mutable DeviceBuffer<unsigned char> m_temp;
   mutable DeviceBuffer<unsigned long long> m_hist;
 };
 

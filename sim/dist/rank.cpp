@@ -178,27 +178,25 @@ void RankShare::decompose() {
   m_domains = result.domains;
   m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
   ++m_report.decompositions;
-  exchange(orb->domains());
+  std::vector<std::uint32_t> leaving;
+  std::vector<int> to;
+  orb->leavers(m_rank, leaving, to);
+  exchange(leaving, to);
   m_workValid = false;
 }
 
-void RankShare::exchange(const std::vector<int>& owner) {
+void RankShare::exchange(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to) {
   // Only the particles that change rank travel: they come to the host, the others stay.
   const auto K = static_cast<std::size_t>(m_ranks);
   std::vector<int> sendCounts(K, 0), recvCounts(K, 0);
-  std::vector<std::uint32_t> leaving;
-  for (std::size_t i = 0; i < owner.size(); ++i) {
-    if (owner[i] == m_rank) continue;
-    leaving.push_back(static_cast<std::uint32_t>(i));
-    ++sendCounts[static_cast<std::size_t>(owner[i])];
-  }
+  for (int r : to) ++sendCounts[static_cast<std::size_t>(r)];
   const Particles movers = m_parts->gather(leaving);
   const std::vector<int> sendDispls = displacements(sendCounts);
   std::vector<PackedParticle> out(movers.size());
   {
     std::vector<int> at = sendDispls;
     for (std::size_t k = 0; k < movers.size(); ++k) {
-      const auto o = static_cast<std::size_t>(owner[leaving[k]]);
+      const auto o = static_cast<std::size_t>(to[k]);
       out[static_cast<std::size_t>(at[o]++)] = pack(movers, k);
     }
   }

@@ -48,8 +48,8 @@ class RankShare {
   /// ORB over every rank's particles (weights: measured work when an evaluation of every
   /// particle has measured it, else 1), then the particle exchange.
   void decompose();
-  /// Sends each local particle i with owner[i] ≠ this rank there; keeps what arrives.
-  void exchange(const std::vector<int>& owner);
+  /// Sends the local particles `leaving` (ascending) to the ranks `to`; keeps what arrives.
+  void exchange(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to);
   bool rebalanceDue();
   /// The bounding box of every rank's particles (a reduction).
   Box globalBounds(const Box& local) const;

@@ -91,6 +91,14 @@ TEST(CudaDomains, OrbCountsAndDecompositionsAreTheCpuTwins) {
         const dist::OrbResult b = dist::decompose(K, boundsOf(f.p), *device, none);
         ASSERT_EQ(a.weight, b.weight) << "K " << K;
         ASSERT_EQ(host.domains(), device->domains()) << "K " << K;
+        for (int r = 0; r < K; ++r) {  // what leaves each rank, selected on the device
+          std::vector<std::uint32_t> ia, ib;
+          std::vector<int> da, db;
+          host.leavers(r, ia, da);
+          device->leavers(r, ib, db);
+          ASSERT_EQ(ia, ib) << "K " << K << " rank " << r;
+          ASSERT_EQ(da, db) << "K " << K << " rank " << r;
+        }
       }
     }
   }
