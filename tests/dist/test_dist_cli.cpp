@@ -200,11 +200,13 @@ TEST(DistCli, WindowOnRankZero) {
   if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "no xvfb-run";
   TempDir dir;
   const fs::path shot = dir.path / "window.png";
+  // Every panel open (the Performance panel's rank table too), the domains drawn.
   const Process p = runBhviz(
       "--backend cpu --scenario merger --n 4000 --quit-after 15 --overlay domains --screenshot " +
           shot.string(),
-      "xvfb-run -a -s '-screen 0 1280x720x24' " + mpirun(3));
+      "BHVIZ_UI_ALL_PANELS=1 xvfb-run -a -s '-screen 0 1280x720x24' " + mpirun(3));
   ASSERT_EQ(p.status, 0) << p.err << p.out;
+  EXPECT_EQ(p.err.find("GL error"), std::string::npos) << p.err;
   EXPECT_NE(p.out.find("3 ranks"), std::string::npos) << p.out;
   ASSERT_TRUE(fs::exists(shot));
   EXPECT_GT(bhviz::test::imageStats(bhviz::render::readPng(shot)).litFraction, 0.002);
