@@ -40,6 +40,14 @@ struct StepProfile {
 
   double& operator[](Stage s) { return ms[static_cast<int>(s)]; }
   double operator[](Stage s) const { return ms[static_cast<int>(s)]; }
+  /// Adds another profile's stage times and interactions.
+  StepProfile& operator+=(const StepProfile& o) {
+    for (std::size_t s = 0; s < ms.size(); ++s) ms[s] += o.ms[s];
+    interactions.cell += o.interactions.cell;
+    interactions.particle += o.interactions.particle;
+    interactions.targets += o.interactions.targets;
+    return *this;
+  }
   double total() const {
     double t = 0.0;
     for (double v : ms) t += v;

@@ -28,13 +28,6 @@ void checkTimeResolvesTick(const char* what, double t, const Clock& c) {
   throw InvalidParameter(s.str());
 }
 
-void accumulate(StepProfile& total, const StepProfile& step) {
-  for (std::size_t s = 0; s < total.ms.size(); ++s) total.ms[s] += step.ms[s];
-  total.interactions.cell += step.interactions.cell;
-  total.interactions.particle += step.interactions.particle;
-  total.interactions.targets += step.interactions.targets;
-}
-
 }  // namespace
 
 Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initial,
@@ -81,7 +74,7 @@ void Simulation::substep() {
   m_backend->computeForces(m_clock, m_params, ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
   m_last = m_backend->profile();
-  accumulate(m_total, m_last);
+  m_total += m_last;
   ++m_substeps;
   checkFinite();
 }

@@ -20,13 +20,6 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-void accumulate(sim::StepProfile& total, const sim::StepProfile& step) {
-  for (std::size_t s = 0; s < total.ms.size(); ++s) total.ms[s] += step.ms[s];
-  total.interactions.cell += step.interactions.cell;
-  total.interactions.particle += step.interactions.particle;
-  total.interactions.targets += step.interactions.targets;
-}
-
 double magnitude(const std::array<double, 3>& v) {
   return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
 }
@@ -92,7 +85,7 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
     while (m_sim->time() < m_targetTime) {
       m_sim->substep();
       ++a.substeps;
-      accumulate(a.profile, m_sim->lastProfile());
+      a.profile += m_sim->lastProfile();
       if (msSince(t0) > budget.maxWallMs) {
         m_targetTime = m_sim->time();  // slower than real time: owe nothing
         break;
@@ -102,7 +95,7 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
     for (int s = 0; s < budget.substepsPerFrame; ++s) {
       m_sim->substep();
       ++a.substeps;
-      accumulate(a.profile, m_sim->lastProfile());
+      a.profile += m_sim->lastProfile();
       if (msSince(t0) > budget.maxWallMs) break;
     }
     m_targetTime = m_sim->time();

@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "sim/cpu/cpu_stages.h"
-#include "sim/cpu/stage_timer.h"
+#include "sim/stage_timer.h"
 
 namespace bhviz::sim::cpu {
 

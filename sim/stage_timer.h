@@ -1,11 +1,12 @@
 #pragma once
-// Private to sim/cpu/: the wall time of a scope, added to one stage of a profile.
+// The wall time of a scope, added to one stage of a profile: the CPU backend's stages and the
+// distributed backend's (sim/dist/). The CUDA backend times its stages with events instead.
 
 #include <chrono>
 
 #include "sim/profile.h"
 
-namespace bhviz::sim::cpu {
+namespace bhviz::sim {
 
 /// Adds the wall-clock time of its scope to one stage of a profile.
 class StageTimer {
@@ -25,4 +26,4 @@ class StageTimer {
   std::chrono::steady_clock::time_point m_start;
 };
 
-}  // namespace bhviz::sim::cpu
+}  // namespace bhviz::sim
