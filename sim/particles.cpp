@@ -46,15 +46,12 @@ void Particles::validate() const {
 
 Particles everyNthId(const Particles& p, std::uint32_t stride) {
   if (stride <= 1) return p;
+  std::size_t kept = 0;
+  for (std::uint32_t id : p.id) kept += id % stride == 0;
   Particles out;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    if (p.id[i] % stride != 0) continue;
-    out.posMass.push_back(p.posMass[i]);
-    out.vel.push_back(p.vel[i]);
-    out.accPot.push_back(p.accPot[i]);
-    out.id.push_back(p.id[i]);
-    out.tag.push_back(p.tag[i]);
-    out.bin.push_back(p.bin[i]);
+  out.resize(kept);
+  for (std::size_t i = 0, k = 0; i < p.size(); ++i) {
+    if (p.id[i] % stride == 0) copyParticle(p, i, out, k++);
   }
   return out;
 }

@@ -36,6 +36,16 @@ struct Particles {
   void validate() const;
 };
 
+/// Copies particle i of `from` into slot k of `to`, every array (`to` already holds slot k).
+inline void copyParticle(const Particles& from, std::size_t i, Particles& to, std::size_t k) {
+  to.posMass[k] = from.posMass[i];
+  to.vel[k] = from.vel[i];
+  to.accPot[k] = from.accPot[i];
+  to.id[k] = from.id[i];
+  to.tag[k] = from.tag[i];
+  to.bin[k] = from.bin[i];
+}
+
 /// The particles of `p` whose id is a multiple of `stride` (≥ 1), in p's order: a stable sample
 /// (the same particles every time, whatever their order or where they are held).
 Particles everyNthId(const Particles& p, std::uint32_t stride);

@@ -36,10 +36,8 @@ Halves split(std::size_t n, std::uint64_t seed) {
     Particles& out = side == 0 ? h.a : h.b;
     for (std::size_t i = 0; i < n; ++i) {
       if (orb.domain()[i] != side) continue;
-      const std::size_t k = out.size();
-      out.resize(k + 1);
-      out.posMass[k] = h.all.posMass[i], out.vel[k] = h.all.vel[i];
-      out.id[k] = h.all.id[i], out.tag[k] = h.all.tag[i];
+      out.resize(out.size() + 1);
+      copyParticle(h.all, i, out, out.size() - 1);
     }
   }
   return h;

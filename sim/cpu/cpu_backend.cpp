@@ -7,13 +7,11 @@
 #include <string>
 
 #include "sim/common/timestep.h"
-#include "sim/cpu/stage_timer.h"
+#include "sim/stage_timer.h"
 
 namespace bhviz::sim {
 
 namespace {
-
-using cpu::StageTimer;
 
 bool finite(const Vec4& v) {
   return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
@@ -118,8 +116,7 @@ Particles CpuBackend::gather(const std::vector<std::uint32_t>& indices) const {
   for (std::size_t k = 0; k < indices.size(); ++k) {
     const std::uint32_t i = indices[k];
     if (i >= s.size()) throw std::out_of_range("gather: no particle " + std::to_string(i));
-    out.posMass[k] = s.posMass[i], out.vel[k] = s.vel[i], out.accPot[k] = s.accPot[i];
-    out.id[k] = s.id[i], out.tag[k] = s.tag[i], out.bin[k] = s.bin[i];
+    copyParticle(s, i, out, k);
   }
   return out;
 }
@@ -132,18 +129,11 @@ void CpuBackend::exchange(const std::vector<std::uint32_t>& leaving, const Parti
       ++next;
       continue;
     }
-    s.posMass[kept] = s.posMass[i], s.vel[kept] = s.vel[i], s.accPot[kept] = s.accPot[i];
-    s.id[kept] = s.id[i], s.tag[kept] = s.tag[i], s.bin[kept] = s.bin[i];
-    ++kept;
+    copyParticle(s, i, s, kept++);
   }
   if (next != leaving.size()) throw std::invalid_argument("exchange: leaving not ascending");
   s.resize(kept + arriving.size());
-  for (std::size_t j = 0; j < arriving.size(); ++j) {
-    const std::size_t k = kept + j;
-    s.posMass[k] = arriving.posMass[j], s.vel[k] = arriving.vel[j];
-    s.accPot[k] = arriving.accPot[j], s.id[k] = arriving.id[j];
-    s.tag[k] = arriving.tag[j], s.bin[k] = arriving.bin[j];
-  }
+  for (std::size_t j = 0; j < arriving.size(); ++j) copyParticle(arriving, j, s, kept + j);
   m_active.assign(s.size(), 1);
   m_tree = {};
   m_groups = {};

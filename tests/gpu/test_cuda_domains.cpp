@@ -10,6 +10,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <utility>
 
 #include "sim/backend.h"
 #include "sim/cuda/cuda_backend.h"
@@ -41,6 +42,18 @@ Fixture randomState(std::size_t n, std::uint64_t seed) {
     f.p.bin[i] = static_cast<std::uint8_t>(b(rng));
   }
   return f;
+}
+
+/// The particles below `cut` along `axis`, and the others.
+std::pair<Particles, Particles> splitBelow(const Particles& all, int axis, float cut) {
+  std::pair<Particles, Particles> halves;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Vec4& q = all.posMass[i];
+    Particles& to = (axis == 0 ? q.x : axis == 1 ? q.y : q.z) < cut ? halves.first : halves.second;
+    to.resize(to.size() + 1);
+    copyParticle(all, i, to, to.size() - 1);
+  }
+  return halves;
 }
 
 Box boundsOf(const Particles& p) {
@@ -144,14 +157,7 @@ TEST(CudaDomains, GatherRemoveAndAppendAreTheCpuBackends) {
 // forces to fp32 rounding as the CPU's own walk of the CPU's LET.
 TEST(CudaDomains, ImportedLetWalkIsTheCpuWalk) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
-  Particles all = makePlummer(20000, 5);
-  Particles a, b;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    Particles& to = all.posMass[i].x < 0.0f ? a : b;
-    const std::size_t k = to.size();
-    to.resize(k + 1);
-    to.posMass[k] = all.posMass[i], to.vel[k] = all.vel[i], to.id[k] = all.id[i];
-  }
+  const auto [a, b] = splitBelow(makePlummer(20000, 5), 0, 0.0f);
   SimParams p;
   const Clock clock{0.0, 0, 0, p.dtMax};
   auto source = makeCpuBackend();
@@ -196,14 +202,7 @@ TEST(CudaDomains, ImportedLetWalkIsTheCpuWalk) {
 // way on the GPU, so equal or nearly), and walking either gives the same forces.
 TEST(CudaDomains, LetCutOnTheDeviceIsTheCpuCut) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
-  Particles all = makePlummer(40000, 21);
-  Particles a, b;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    Particles& to = all.posMass[i].y < 0.1f ? a : b;
-    const std::size_t k = to.size();
-    to.resize(k + 1);
-    to.posMass[k] = all.posMass[i], to.vel[k] = all.vel[i], to.id[k] = all.id[i];
-  }
+  const auto [a, b] = splitBelow(makePlummer(40000, 21), 1, 0.1f);
   for (MacKind macKind : {MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole}) {
     SCOPED_TRACE(std::string(toString(macKind)));
     SimParams p;
