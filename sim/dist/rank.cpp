@@ -6,33 +6,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sim/cpu/cpu_stages.h"
 #include "sim/dist/mpi_util.h"
+#include "sim/stage_timer.h"
 
 namespace bhviz::sim::dist {
 
 namespace {
-
-/// Adds the wall time of its scope to one stage of a profile.
-class Timer {
- public:
-  Timer(StepProfile& p, Stage s) : m_p(p), m_s(s), m_t0(std::chrono::steady_clock::now()) {}
-  ~Timer() {
-    m_p[m_s] +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_t0).count();
-  }
-
- private:
-  StepProfile& m_p;
-  Stage m_s;
-  std::chrono::steady_clock::time_point m_t0;
-};
-
-void add(StepProfile& to, const StepProfile& p) {
-  for (std::size_t s = 0; s < to.ms.size(); ++s) to.ms[s] += p.ms[s];
-  to.interactions.cell += p.interactions.cell;
-  to.interactions.particle += p.interactions.particle;
-  to.interactions.targets += p.interactions.targets;
-}
 
 /// Gathers one trivially copyable value from every rank on rank 0.
 template <typename T>
@@ -111,6 +91,14 @@ RankShare::RankShare(std::unique_ptr<Backend> local, const DistSettings& setting
 }
 
 void RankShare::upload(const Particles* all) {
+  if (m_ranks == 1) {  // one domain, the particles' box: nothing to spread, cut or move
+    m_size = all->size();
+    m_local->upload(*all);
+    m_domains = {cpu::boundingBox(all->posMass)};
+    m_report.domain = m_domains[0];
+    m_workValid = false;
+    return;
+  }
   std::uint64_t n = m_rank == 0 ? all->size() : 0;
   checkMpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, jobComm()), "MPI_Bcast");
   m_size = n;
@@ -126,7 +114,7 @@ void RankShare::upload(const Particles* all) {
   std::vector<PackedParticle> packed = m_rank == 0 ? packAll(*all) : std::vector<PackedParticle>{};
   std::vector<PackedParticle> mine(static_cast<std::size_t>(counts[m_rank]));
   {
-    Timer t(m_dist, Stage::Domains);
+    StageTimer t(m_dist, Stage::Domains);
     checkMpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), packedParticleType(),
                           mine.data(), counts[m_rank], packedParticleType(), 0, jobComm()),
              "MPI_Scatterv");
@@ -148,17 +136,7 @@ void RankShare::downloadSample(Particles* all, std::uint32_t stride) {
 }
 
 void RankShare::decompose() {
-  Timer t(m_dist, Stage::Domains);
-  if (m_ranks == 1) {  // one domain, the particles' box: nothing to cut or to move
-    Particles mine;
-    m_local->download(mine);
-    Box box;
-    for (const Vec4& p : mine.posMass) grow(box, Vec3{p.x, p.y, p.z});
-    m_domains = {box};
-    m_report.domain = box;
-    m_workValid = false;
-    return;
-  }
+  StageTimer t(m_dist, Stage::Domains);
   const Box root = globalBounds(m_parts->bounds());
   // The trees' frame until the next decomposition: a little larger than the particles' cube,
   // so that the particles stay inside it while they move.
@@ -266,7 +244,7 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<int> sendDispls, recvDispls;
   {
-    Timer t(m_dist, Stage::Let);
+    StageTimer t(m_dist, Stage::Let);
     const TargetRegion mine = m_parts->targetRegion();
     const RegionMessage message{mine.box, mine.accMin};
     std::vector<RegionMessage> regions(K);
@@ -299,14 +277,14 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
   // The local tree while the LETs travel.
   m_parts->walkLocal();
   {
-    Timer t(m_dist, Stage::Let);
+    StageTimer t(m_dist, Stage::Let);
     checkMpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
   }
   for (std::size_t r = 0; r < K; ++r) {
     if (recvBytes[r] == 0) continue;
     LetTree let;
     {
-      Timer t(m_dist, Stage::Let);
+      StageTimer t(m_dist, Stage::Let);
       let = letFromBytes(in.data() + recvDispls[r], static_cast<std::size_t>(recvBytes[r]));
       m_report.letCellsReceived += let.cellCount();
       m_report.letParticlesReceived += let.posMass.size();
@@ -352,7 +330,7 @@ Diagnostics RankShare::diagnostics(const Clock& clock) {
 
 StepProfile RankShare::combinedProfile() const {
   StepProfile p = m_local->profile();
-  add(p, m_dist);
+  p += m_dist;
   return p;
 }
 
@@ -370,7 +348,7 @@ StepProfile RankShare::profile() {
 
 void RankShare::resetProfile() {
   const StepProfile p = combinedProfile();
-  add(m_report.total, p);
+  m_report.total += p;
   m_report.work += p.interactions.cell + p.interactions.particle;
   m_local->resetProfile();
   m_dist = {};
@@ -381,7 +359,7 @@ std::vector<RankReport> RankShare::reports() {
   const StepProfile current = combinedProfile();
   r.particles = m_local->size();
   r.last = current;
-  add(r.total, current);
+  r.total += current;
   r.work += current.interactions.cell + current.interactions.particle;
   return gatherToLeader(r, m_rank, m_ranks);
 }

@@ -46,7 +46,7 @@ class RankShare {
 
  private:
   /// ORB over every rank's particles (weights: measured work when an evaluation of every
-  /// particle has measured it, else 1), then the particle exchange.
+  /// particle has measured it, else 1), then the particle exchange. More than one rank only.
   void decompose();
   /// Sends the local particles `leaving` (ascending) to the ranks `to`; keeps what arrives.
   void exchange(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to);
