@@ -21,25 +21,40 @@ HostOrbParticles::HostOrbParticles(const std::vector<Vec4>& posMass,
   }
 }
 
+namespace {
+
+/// Adds each particle's weight to entry entry(i) of `sums` (none where it is negative): per
+/// thread, then merged, so the integer sums are those of any order.
+template <typename Entry>
+void sumWeights(std::size_t n, const std::vector<std::uint64_t>& weight, Entry&& entry,
+                std::vector<std::uint64_t>& sums) {
+#pragma omp parallel
+  {
+    std::vector<std::uint64_t> mine(sums.size(), 0);
+#pragma omp for nowait
+    for (std::size_t i = 0; i < n; ++i) {
+      const long long k = entry(i);
+      if (k >= 0) mine[static_cast<std::size_t>(k)] += weight[i];
+    }
+#pragma omp critical
+    for (std::size_t k = 0; k < mine.size(); ++k) sums[k] += mine[k];
+  }
+}
+
+}  // namespace
+
 void HostOrbParticles::weighBelow(const std::vector<OrbCut>& cuts,
                                   std::vector<std::uint64_t>& below) const {
   std::vector<std::uint64_t> sums(cuts.size(), 0);
-  const std::size_t n = m_posMass.size();
   const int domains = static_cast<int>(cuts.size());
-#pragma omp parallel
-  {
-    std::vector<std::uint64_t> mine(cuts.size(), 0);
-#pragma omp for nowait
-    for (std::size_t i = 0; i < n; ++i) {
-      const int d = m_domain[i];
-      if (d < domains && cuts[d].axis >= 0 &&
-          component(m_posMass[i], cuts[d].axis) < cuts[d].position) {
-        mine[d] += m_weight[i];
-      }
-    }
-#pragma omp critical
-    for (std::size_t d = 0; d < mine.size(); ++d) sums[d] += mine[d];
-  }
+  sumWeights(
+      m_posMass.size(), m_weight,
+      [&](std::size_t i) -> long long {
+        const int d = m_domain[i];
+        if (d >= domains || cuts[d].axis < 0) return -1;
+        return component(m_posMass[i], cuts[d].axis) < cuts[d].position ? d : -1;
+      },
+      sums);
   for (std::size_t d = 0; d < cuts.size(); ++d) {
     if (cuts[d].axis >= 0) below[d] = sums[d];
   }
@@ -47,22 +62,16 @@ void HostOrbParticles::weighBelow(const std::vector<OrbCut>& cuts,
 
 void HostOrbParticles::histogram(const std::vector<OrbGrid>& grids,
                                  std::vector<std::uint64_t>& hist) const {
-  const std::size_t n = m_posMass.size();
   const int domains = static_cast<int>(grids.size());
-#pragma omp parallel
-  {
-    std::vector<std::uint64_t> mine(hist.size(), 0);
-#pragma omp for nowait
-    for (std::size_t i = 0; i < n; ++i) {
-      const int d = m_domain[i];
-      if (d >= domains || grids[d].axis < 0) continue;
-      const OrbGrid& g = grids[d];
-      mine[static_cast<std::size_t>(g.offset + orbBin(component(m_posMass[i], g.axis), g) + 1)] +=
-          m_weight[i];
-    }
-#pragma omp critical
-    for (std::size_t k = 0; k < mine.size(); ++k) hist[k] += mine[k];
-  }
+  sumWeights(
+      m_posMass.size(), m_weight,
+      [&](std::size_t i) -> long long {
+        const int d = m_domain[i];
+        if (d >= domains || grids[d].axis < 0) return -1;
+        const OrbGrid& g = grids[d];
+        return g.offset + orbBin(component(m_posMass[i], g.axis), g) + 1;
+      },
+      hist);
 }
 
 void HostOrbParticles::leavers(int rank, std::vector<std::uint32_t>& index,
