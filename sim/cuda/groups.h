@@ -62,6 +62,11 @@ struct DeviceGroups {
   void poison();
 };
 
+/// The groups' walk order (walk_schedule.cu): a stable radix sort of 8-bit keys over every slot
+/// the groups' buffers hold (the number of groups stays on the device). Returns the group
+/// indices in walk order, in `g.schedule`.
+const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream);
+
 /// The largest N_group launchGroups and launchWalk support (a lane holds up to 4 targets).
 inline constexpr int kMaxWalkGroup = 128;
 

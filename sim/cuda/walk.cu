@@ -31,7 +31,6 @@
 // counter (groups differ widely in cost, so static scheduling would leave warps idle), the
 // fullest groups first (WalkSchedule), so that the grid ends on short groups.
 #include <algorithm>
-#include <cub/device/device_radix_sort.cuh>
 #include <stdexcept>
 #include <string>
 
@@ -516,42 +515,6 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     atomicAdd(&a.counters->particle, total.particles);
     atomicAdd(&a.counters->targets, total.targets);
   }
-}
-
-/// Sort keys of the walk order: the more particles, the smaller the key; slots beyond the
-/// current groups last.
-__global__ void orderKeysKernel(const std::uint32_t* __restrict__ groupCount,
-                                const std::uint32_t* __restrict__ groups, std::uint32_t items,
-                                std::uint8_t* __restrict__ key, std::uint32_t* __restrict__ order) {
-  const std::uint32_t n = *groups;
-  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < items;
-       i += gridDim.x * blockDim.x) {
-    key[i] = std::uint8_t(i < n ? 254u - min(groupCount[i], 254u) : 255u);
-    order[i] = i;
-  }
-}
-
-/// The groups' walk order: a stable radix sort of 8-bit keys over every slot the groups' buffers
-/// hold (the number of groups stays on the device).
-const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream) {
-  WalkSchedule& w = g.schedule;
-  const std::size_t items = g.capacity;
-  for (int k = 0; k < 2; ++k) {
-    w.key[k].reserve(items);
-    w.order[k].reserve(items);
-  }
-  orderKeysKernel<<<264, 256, 0, stream>>>(g.count.data(), g.size.data(), std::uint32_t(items),
-                                           w.key[0].data(), w.order[0].data());
-  BHVIZ_CUDA_CHECK_LAUNCH();
-  std::size_t bytes = 0;
-  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, w.key[0].data(), w.key[1].data(),
-                                                   w.order[0].data(), w.order[1].data(), int(items),
-                                                   0, 8, stream));
-  w.temp.reserve(bytes);
-  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(w.temp.data(), bytes, w.key[0].data(),
-                                                   w.key[1].data(), w.order[0].data(),
-                                                   w.order[1].data(), int(items), 0, 8, stream));
-  return w.order[1].data();
 }
 
 /// Resident blocks of a kernel on the current device, which has `sms` SMs (the persistent
