@@ -191,6 +191,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   report.time = sim.time();
   report.profile = sim.totalProfile();
   report.ranks = sim.backend().rankReports();
+  report.tree = sim.backend().treeStatistics();
   try {
     report.end = sim.diagnostics();
   } catch (const std::exception&) {

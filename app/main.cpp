@@ -10,6 +10,7 @@
 #include "app/core/cli.h"
 #include "app/core/sweep.h"
 #include "app/headless.h"
+#include "app/lesson_run.h"
 #include "app/scene/gl_context.h"
 #include "app/window/window.h"
 #include "app/window/window_app.h"
@@ -25,6 +26,7 @@ int run(int argc, char** argv) {
   if (!options) return 0;  // --help or --version
   if (!options->headless) return runWindow(*options, std::cout, std::cerr);
   if (options->sweep.wanted) return runSweep(*options, std::cout, std::cerr);
+  if (!options->lesson.empty()) return runLesson(*options, std::cout, std::cerr);
   return runHeadless(*options, std::cout, std::cerr);
 }
 

@@ -15,8 +15,12 @@
 // drawn once more and the pictures compared: the interop kernel must draw what the host upload
 // draws. Prints a Markdown table, then those details.
 //
+// With --demo-look, the frame has every render option of issue 16's demo render on (population
+// colours, dust extinction, depth of field: --color population --dust 1 --dof 0.05), and the
+// breakdown adds the render without the dust, without the depth of field and without both.
+//
 //   bench_frame --n 1000000,4000000 --frames 30 --warmup 5 --size 1920x1080 [--show-halo]
-//               [--sprite-pass compute|raster]   (compute, the app's default)
+//               [--sprite-pass compute|raster]   (compute, the app's default) [--demo-look]
 #include <EGL/egl.h>
 
 #include <CLI/CLI.hpp>
@@ -64,7 +68,12 @@ struct Options {
   std::uint64_t seed = 1;
   render::SpritePass pass = render::SpritePass::Compute;
   bool showHalo = false;  ///< the app hides dark matter by default: then ~5/8 of N are drawn
+  bool demoLook = false;  ///< population colours, dust and depth of field on
 };
+
+/// The demo look: what bhviz --color population --dust 1 --dof 0.05 draws.
+constexpr float kDemoDust = 1.0f;
+constexpr float kDemoAperture = 0.05f;
 
 /// One frame's times [ms].
 struct FrameSample {
@@ -109,6 +118,10 @@ struct RenderBreakdown {
   std::uint64_t fragments = 0;      ///< fragment shader invocations of the full raster render
   std::uint64_t postFragments = 0;  ///< the same without particles
   std::string fragmentNote;         ///< why the fragments are unknown, else empty
+  bool demo = false;                ///< the demo look's options (--demo-look) are on in `full`
+  double noDust = 0;                ///< demo look without the extinction
+  double noBlur = 0;                ///< demo look without the depth of field
+  double plain = 0;                 ///< neither: the cost of both is full − plain
 };
 
 /// Everything of one N; GL objects are destroyed before the context (held by main).
@@ -138,6 +151,12 @@ class FrameBench {
     m_scene.frame(m_session->initial(), float(o.width) / float(o.height));
     m_drawn = m_scene.framing().visible;
     m_scene.look().spritePass = o.pass;
+    if (o.demoLook) {
+      app::FrameOptions demo;
+      demo.dust = kDemoDust;
+      demo.dofAperture = kDemoAperture;
+      app::applyLookOptions(m_scene.look(), demo);
+    }
     m_reference.setPalette(m_scene.view().palette());
   }
 
@@ -191,6 +210,16 @@ class FrameBench {
     other.spritePass = m_pass == render::SpritePass::Compute ? render::SpritePass::Raster
                                                              : render::SpritePass::Compute;
     b.otherPass = timedRender(other, reps);
+    const render::RenderParams& look = m_scene.look();
+    if (look.extinction.enabled || look.depthOfField.enabled) {
+      b.demo = true;
+      render::RenderParams noDust = look, noBlur = look, plain = look;
+      noDust.extinction.enabled = plain.extinction.enabled = false;
+      noBlur.depthOfField.enabled = plain.depthOfField.enabled = false;
+      b.noDust = timedRender(noDust, reps);
+      b.noBlur = timedRender(noBlur, reps);
+      b.plain = timedRender(plain, reps);
+    }
     b.passDifference = maxDifference(picture(m_scene.renderer(), m_scene.look()),
                                      picture(m_scene.renderer(), other));
     try {
@@ -204,6 +233,28 @@ class FrameBench {
     if (b.fragmentNote.empty()) b.postFragments = fragments(m_scene.look());
     m_scene.renderer().setParticleCount(count);
     return b;
+  }
+
+  /// The window's followed camera (Camera panel: galaxy 1, else the centre; auto-frame) per
+  /// frame: the sample
+  /// selected and gathered on the device, the aim and the glide [ms wall, median].
+  double followMs(int reps) {
+    app::CameraMode mode;
+    mode.target = app::CameraTarget::Galaxy;
+    mode.autoFrame = true;
+    app::AimSampler sampler;
+    app::CameraFollower follower(false);
+    render::Camera camera = m_scene.camera();
+    std::vector<double> ms;
+    for (int k = 0; k < reps; ++k) {
+      const Clock::time_point t0 = Clock::now();
+      const app::CameraAim aim =
+          sampler.aim(m_session->simulation(), mode, m_scene.view().settings());
+      follower.follow(camera, mode, aim, 1.0f / 60.0f, 16.0f / 9.0f);
+      ms.push_back(msSince(t0));
+      if (!aim.valid) mode.target = app::CameraTarget::Centre;  // a scene of one sphere
+    }
+    return median(std::move(ms));
   }
 
   /// Draws the interop buffer and the uploaded one (both hold the last frame's state).
@@ -265,6 +316,7 @@ class FrameBench {
   static app::ViewSettings viewSettings(const Options& o) {
     app::ViewSettings v;
     v.visible[static_cast<std::size_t>(sim::Component::Halo)] = o.showHalo;
+    if (o.demoLook) v.colorBy = app::ColorBy::Population;
     return v;
   }
 
@@ -292,6 +344,7 @@ struct Row {
   std::vector<FrameSample> samples;
   PictureCheck picture;
   RenderBreakdown render;
+  double follow = 0;  ///< FrameBench::followMs
 };
 
 Row measure(const Options& o, std::size_t n) {
@@ -304,6 +357,7 @@ Row measure(const Options& o, std::size_t n) {
     if (f >= o.warmup) r.samples.push_back(s);
   }
   r.render = bench.renderBreakdown(11);
+  r.follow = bench.followMs(11);
   r.picture = bench.checkPicture();
   const sim::StepProfile& p = bench.lastProfile();
   std::fprintf(stderr, "  N = %zu: last substep walk %.2f ms, %.0f interactions/particle\n", n,
@@ -342,6 +396,8 @@ void printTable(const std::vector<Row>& rows) {
         *std::min_element(render.begin(), render.end()),
         *std::max_element(render.begin(), render.end()), r.picture.differing,
         r.picture.maxDifference, 100.0 * r.picture.lit);
+    std::printf("%s: the followed, auto-framed camera (sample, aim, glide) %.3f ms\n",
+                millions(r.n).c_str(), r.follow);
   }
   for (const Row& r : rows) {
     const RenderBreakdown& b = r.render;
@@ -351,6 +407,13 @@ void printTable(const std::vector<Row>& rows) {
         "most %d levels)",
         millions(r.n).c_str(), b.full, b.full - b.postOnly, b.postOnly, b.full - b.noBloom,
         b.smallSprites, b.otherPass, b.passDifference);
+    if (b.demo) {
+      std::printf(
+          "; demo look (population colours, dust, depth of field): without dust %.3f ms, "
+          "without depth of field %.3f ms, without both %.3f ms: dust + depth of field cost "
+          "%.3f ms (dust %.3f, depth of field %.3f)",
+          b.noDust, b.noBlur, b.plain, b.full - b.plain, b.full - b.noDust, b.full - b.noBlur);
+    }
     if (b.fragmentNote.empty()) {
       const double particleFragments = double(b.fragments) - double(b.postFragments);
       std::printf("; sprite pixels %.3g (%.1f per drawn particle, %.3g per s)\n", particleFragments,
@@ -387,6 +450,9 @@ int main(int argc, char** argv) {
   cli.add_option("--scenario", o.scenario, "a built-in scenario");
   cli.add_option("--seed", o.seed, "initial-condition seed");
   cli.add_flag("--show-halo", o.showHalo, "draw the dark matter too (the app hides it)");
+  cli.add_flag("--demo-look", o.demoLook,
+               "every demo render option on: population colours, dust (--dust 1), depth of "
+               "field (--dof 0.05)");
   std::string pass = "compute";
   cli.add_option("--sprite-pass", pass, "compute (the app's default) or raster")
       ->check(CLI::IsMember({"compute", "raster"}));
@@ -408,10 +474,11 @@ int main(int argc, char** argv) {
     std::printf("device: %s\nGL: %s\n", sim::cuda::deviceDescription().c_str(),
                 context->description().c_str());
     std::printf(
-        "scenario %s, %dx%d, %s, sprites by the %s pass, %d frames after %d warm-up, "
+        "scenario %s, %dx%d, %s, %s, sprites by the %s pass, %d frames after %d warm-up, "
         "medians\n\n",
         o.scenario.c_str(), o.width, o.height,
         o.showHalo ? "every particle drawn" : "dark matter hidden (the app's default)",
+        o.demoLook ? "demo look (population colours, dust, depth of field)" : "plain look",
         o.pass == render::SpritePass::Compute ? "compute" : "raster", o.frames, o.warmup);
     std::vector<Row> rows;
     for (std::size_t n : o.ns) rows.push_back(measure(o, n));

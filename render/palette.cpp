@@ -66,6 +66,35 @@ Palette Palette::discrete(std::vector<glm::vec3> colours) {
   return p;
 }
 
+glm::vec3 blackbodyColour(float kelvin) {
+  // Tanner Helland's fit, in display (gamma-encoded) units of 0..255, of Mitchell Charity's
+  // blackbody table; then to linear light with the tone mapping's gamma of 2.2.
+  const double t = std::clamp(static_cast<double>(kelvin), 1000.0, 40000.0) / 100.0;
+  const double r = t <= 66.0 ? 255.0 : 329.698727446 * std::pow(t - 60.0, -0.1332047592);
+  const double g = t <= 66.0 ? 99.4708025861 * std::log(t) - 161.1195681661
+                             : 288.1221695283 * std::pow(t - 60.0, -0.0755148492);
+  const double b =
+      t >= 66.0 ? 255.0 : (t <= 19.0 ? 0.0 : 138.5177312231 * std::log(t - 10.0) - 305.0447927307);
+  auto linear = [](double c) {
+    return static_cast<float>(std::pow(std::clamp(c, 0.0, 255.0) / 255.0, 2.2));
+  };
+  const glm::vec3 c(linear(r), linear(g), linear(b));
+  return c / std::max({c.r, c.g, c.b});
+}
+
+Palette Palette::blackbody(float kelvinLow, float kelvinHigh, std::size_t n) {
+  Palette p;
+  n = std::max<std::size_t>(n, 2);
+  p.colours.resize(n);
+  const float lo = std::log(kelvinLow), hi = std::log(kelvinHigh);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float f = static_cast<float>(i) / static_cast<float>(n - 1);
+    p.colours[i] = blackbodyColour(std::exp(lo + f * (hi - lo)));
+  }
+  p.smooth = true;
+  return p;
+}
+
 void validate(const Palette& p) {
   if (p.colours.empty()) throw std::invalid_argument("palette: no colours");
   for (const glm::vec3& c : p.colours) {

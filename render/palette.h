@@ -26,7 +26,14 @@ struct Palette {
   static Palette rainbow(std::size_t n = 256);
   /// Discrete map of the given colours (nearest lookup).
   static Palette discrete(std::vector<glm::vec3> colours);
+  /// Blackbody colours (blackbodyColour) from kelvinLow to kelvinHigh, evenly in log T.
+  static Palette blackbody(float kelvinLow, float kelvinHigh, std::size_t n = 256);
 };
+
+/// The colour of a blackbody at `kelvin` (clamped to [1000, 40000] K) as seen on a display with
+/// a D65 white point: linear RGB with the largest channel 1 (Helland's fit to Charity's table of
+/// CIE 1964 colours: 6500 K is white, cooler red, hotter blue).
+glm::vec3 blackbodyColour(float kelvin);
 
 /// Throws std::invalid_argument when the palette has no colour or a non-finite or negative one.
 void validate(const Palette& p);

@@ -2,12 +2,14 @@
 // Private to render/: the particle pass. Owns the vertex buffer (ParticleVertex, 16 bytes) and
 // the palette texture; adds gaussian sprites into the scene buffer, either as point sprites
 // through the rasteriser (draw) or with a compute shader (splat): the same sprites, the same
-// picture up to fixed-point rounding (tests/test_render.cpp compares them).
+// picture up to fixed-point rounding (tests/test_render.cpp compares them). With extinction, the
+// dust pass runs first and each star is dimmed by the dust in front of it (dust_pass.h).
 
 #include <cstddef>
 #include <cstdint>
 
 #include "render/camera.h"
+#include "render/dust_pass.h"
 #include "render/gl_util.h"
 #include "render/palette.h"
 #include "render/renderer.h"
@@ -27,25 +29,29 @@ class ParticleRenderer {
   void setPalette(const Palette& palette);
 
   /// Additive point sprites into the bound framebuffer, whose size is width × height.
-  void draw(const Camera& camera, const ParticleStyle& style, int width, int height);
+  void draw(const Camera& camera, const RenderParams& params, int width, int height);
   /// Whether the compute splat can draw the current particles into width × height: its buffers
-  /// must fit the GL's largest shader storage block (Mesa's is often 128 MiB, about 11 M
-  /// pixels); the raster pass has no such limit.
+  /// (the sums at full, half, quarter and eighth resolution) must fit the GL's largest shader
+  /// storage block (Mesa's is often 128 MiB, about 8 M pixels); the raster pass has no such
+  /// limit.
   bool splatFits(int width, int height) const;
   /// The same sprites added up by the compute splat, written over every pixel of `scene`
   /// (an RGBA16F texture of width × height).
-  void splat(const Camera& camera, const ParticleStyle& style, int width, int height, GLuint scene);
+  void splat(const Camera& camera, const RenderParams& params, int width, int height, GLuint scene);
 
  private:
+  /// The dust pass when extinction is on (before either particle pass).
+  void addDust(const Camera& camera, const RenderParams& params, int width, int height);
   /// The sprite geometry's uniforms (shaders/sprite_geometry.glsl, sprite_profile.glsl).
-  void setSpriteUniforms(GLuint program, const Camera& camera, const ParticleStyle& style,
+  void setSpriteUniforms(GLuint program, const Camera& camera, const RenderParams& params,
                          int width, int height) const;
 
   gl::Program m_program;
   gl::Program m_splatProgram;
   gl::Program m_resolveProgram;
-  gl::Buffer m_light;  // the splat's fixed-point sums: 3 planes of width × height uint
-  std::size_t m_lightPixels = 0;
+  gl::Buffer m_light;           // the splat's fixed-point sums: per level, 3 planes of its cells
+  std::size_t m_lightSums = 0;  // its size [uint]
+  DustPass m_dust;
   std::int64_t m_maxStorageBlock = 0;  // GL_MAX_SHADER_STORAGE_BLOCK_SIZE [bytes]
   gl::VertexArray m_vao;
   gl::ElementBuffer m_vertices;

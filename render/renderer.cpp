@@ -47,10 +47,10 @@ void Renderer::render(const Camera& camera, const RenderParams& params,
                        m_impl->particles.splatFits(target.width, target.height);
   m_impl->post.beginScene(target.width, target.height, /*clear=*/!compute);  // splat: resolved
   if (compute) {
-    m_impl->particles.splat(camera, params.particles, target.width, target.height,
+    m_impl->particles.splat(camera, params, target.width, target.height,
                             m_impl->post.sceneTexture());
   } else {
-    m_impl->particles.draw(camera, params.particles, target.width, target.height);
+    m_impl->particles.draw(camera, params, target.width, target.height);
   }
   m_impl->post.finish(params.tone, params.background, target);
   if (params.overlay) m_impl->overlay.draw(camera, target.width, target.height);

@@ -26,6 +26,35 @@ struct ParticleStyle {
   float minSizePx = 1.5f;    ///< smallest sprite drawn [pixels]
   float maxSizePx = 64.0f;   ///< largest sprite drawn [pixels] (the driver's limit also applies)
   float sharpness = 4.0f;    ///< the profile is exp(−sharpness · r²), r = 1 at the sprite's rim
+  /// Dust (vertices of kDustValue + v, drawn with RenderParams::extinction): each adds optical
+  /// depth in a soft sprite of this diameter, with this optical depth at an unclamped sprite's
+  /// centre, into depth slices spanning ±dustDepth around the camera's target.
+  float dustSize = 0.1f;     ///< dust sprite diameter [world length]
+  float dustOpacity = 0.1f;  ///< optical depth at an unclamped dust sprite's centre [1]
+  float dustDepth = 1.0f;    ///< the slices span target distance ± this [world length]
+};
+
+/// Dust that absorbs: the dust of the vertices that carry it is added up as optical depth τ in
+/// depth slices (at a lower resolution: dust is smooth), summed front to back, and each star's
+/// light is multiplied by exp(−τ) of the dust in front of it along its line of sight (τ at its
+/// depth, interpolated between the slices' boundaries: dust in front dims it, dust behind does
+/// not, dust of its own slice by the share in front).
+struct Extinction {
+  bool enabled = false;   ///< false: dust vertices are ordinary stars, no extra pass
+  float strength = 1.0f;  ///< multiplies ParticleStyle::dustOpacity [1]
+  int slices = 16;        ///< depth slices over ParticleStyle::dustDepth × 2, in [2, 64]
+};
+
+/// Depth of field for additive sprites: a star at distance d is spread over its circle of
+/// confusion, c = aperture · |d − f| / d in pixels per unit depth × pixelsPerUnitAtUnitDepth (a
+/// thin lens focused at f, of diameter aperture × f), added to its sprite in quadrature and
+/// dimmed by the area ratio, so each star keeps its light. The compute splat adds sprites
+/// wider than a few pixels into half- and quarter-resolution sums (the same light, fewer
+/// atomics); the raster pass draws them at full size.
+struct DepthOfField {
+  bool enabled = false;
+  float aperture = 0.05f;  ///< lens diameter / focus distance [1]
+  float focus = 1.0f;      ///< focus distance / the camera's distance to its target [1]
 };
 
 /// From the linear sum to display colours: 1 − exp(−exposure · c) per channel, then gamma.
@@ -49,6 +78,8 @@ struct RenderParams {
   ParticleStyle particles;
   SpritePass spritePass = SpritePass::Compute;
   ToneMapping tone;
+  Extinction extinction;
+  DepthOfField depthOfField;
   glm::vec3 background{0.0f};  ///< display colour behind the particles (0..1)
   bool overlay = true;         ///< draw the boxes given to setBoxes
 };
@@ -111,5 +142,10 @@ class OffscreenTarget {
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+/// The pixels of `target` as drawn so far (for the window's framebuffer 0: its back buffer),
+/// top row first; waits for the GL to finish. The window's coverage check reads the scene
+/// before and after the panels are drawn over it.
+Image readTarget(const RenderTarget& target);
 
 }  // namespace bhviz::render

@@ -14,15 +14,20 @@ namespace bhviz::render {
 ///
 /// `value` picks the colour: values in [0, 1] run along the palette (render/palette.h), from its
 /// first colour at 0 to its last at 1 (Palette::valueOf(i) is the value of colour i); values
-/// outside are clamped. A negative value hides the vertex (it is not drawn at all).
+/// up to kDustValue are clamped to 1. A negative value hides the vertex (it is not drawn at all).
+/// kDustValue + v (v in [0, 1]) is a star of palette coordinate v that also carries dust: with
+/// RenderParams::extinction on, its dust dims the light of everything behind it (and half of its
+/// own depth slice); with extinction off it is an ordinary star of coordinate v.
 struct ParticleVertex {
   float x, y, z;  ///< world position [the caller's length unit]
-  float value;    ///< colour coordinate in [0, 1]; < 0 = hidden
+  float value;    ///< colour coordinate in [0, 1], + kDustValue with dust; < 0 = hidden
 };
 static_assert(sizeof(ParticleVertex) == 16, "ParticleVertex must be 16 bytes (a float4)");
 
 /// A value that hides a vertex.
 inline constexpr float kHiddenValue = -1.0f;
+/// Added to a star's palette coordinate when it carries dust (see ParticleVertex).
+inline constexpr float kDustValue = 2.0f;
 
 /// One axis-aligned wireframe box of the overlay (a tree cell, a group, a domain): 40 bytes.
 struct OverlayBox {

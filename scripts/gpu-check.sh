@@ -78,7 +78,8 @@ sanitize_filter() {
     test_cuda_stages) echo "${BHVIZ_SANITIZE_FILTER:-*n1000_leaf16_*:*n2_*}" ;;
     test_cuda_walk) echo "*n1000_leaf16_group64_*:*n2_leaf1_*" ;;
     test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.BlockStepsWithOneBin*" ;;
-    test_cuda_domains) echo "CudaDomains.GatherRemoveAndAppendAreTheCpuBackends:CudaDomains.ImportedLetWalkIsTheCpuWalk:CudaDomains.LetCutOnTheDeviceIsTheCpuCut" ;;
+    test_cuda_domains) echo "CudaDomains.GatherRemoveAndAppendAreTheCpuBackends:CudaDomains.ImportedLetWalkIsTheCpuWalk:CudaDomains.LetCutOnTheDeviceIsTheCpuCut:CudaSample.*" ;;
+    test_cuda_tree_statistics) echo "*plummer_n20000_*:*merger_n50000_leaf8_*:CudaTreeStatisticsEmpty.*" ;;
     # Not run under the sanitizers: the same kernels as test_cuda_backend run longer (racecheck
     # takes minutes; 0 hazards when measured), and the limits' test runs the executable.
     test_cuda_determinism | test_cuda_limits) echo "" ;;
@@ -131,6 +132,10 @@ if [ "${BHVIZ_SKIP_BENCH:-0}" != 1 ] && [ "$MPI_ONLY" != 1 ]; then
     # shellcheck disable=SC2046  # the arguments are meant to split
     run_logged "$BENCH_LOG" "$(basename "$b")" "$b" $(bench_args "$(basename "$b")")
   done
+  # The demo look (population colours, dust, depth of field), its cost apart, and the followed
+  # camera's, at 1 M and 16 M.
+  [ -x "$BIN_DIR/bench_frame" ] && run_logged "$BENCH_LOG" "bench_frame --demo-look" \
+    "$BIN_DIR/bench_frame" --n 1000000,16000000 --demo-look
 fi
 
 # 4. The command line on the CUDA backend: a million-particle merger, a few steps, and its

@@ -9,7 +9,8 @@ build=${1:-$root/build}
 dest=$root/.gpu-bin
 rm -rf "$dest" && mkdir -p "$dest"
 # test_render also runs on the NVIDIA GL there: both sprite passes must draw the same picture.
-for f in "$build"/tests/gpu/test_* "$build"/tests/test_render "$build"/tests/test_dist \
+for f in "$build"/tests/gpu/test_* "$build"/tests/test_render "$build"/tests/test_render_look \
+  "$build"/tests/test_dist \
   "$build"/bench/bench_* "$build"/bhviz; do
   case "$(basename "$f")" in bench_cpu) continue ;; esac  # the CPU benchmark runs here
   [ -f "$f" ] && [ -x "$f" ] && cp "$f" "$dest/"

@@ -17,6 +17,7 @@
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/profile.h"
+#include "sim/tree_statistics.h"
 
 namespace bhviz::sim {
 
@@ -173,6 +174,9 @@ class Backend {
   // ---- Exports: what the app may draw and measure, whatever the backend --------------------
 
   virtual TreeCensus treeCensus() const = 0;
+  /// Histograms of the last force evaluation's tree (cells per level, leaves by occupancy) and
+  /// of its targets' interactions, counted where the tree lives (sim/tree_statistics.h).
+  virtual TreeStatistics treeStatistics() const = 0;
   /// The number of boxes `q` exports (levels beyond the tree's are left out).
   virtual std::size_t boxCount(const BoxQuery& q) const = 0;
   /// The boxes of `q` on the host.

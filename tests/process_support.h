@@ -54,12 +54,21 @@ inline std::string bhvizExecutable() {
   return moved != nullptr && moved[0] != '\0' ? moved : BHVIZ_EXE;
 }
 
-/// Runs `env bhviz args` (shell-safe arguments: no quotes or spaces in paths).
+/// XDG_CONFIG_HOME=DIR/config: a window run keeps its panels' layout there, not in the user's
+/// own configuration (app/window/layout_file.h), so that runs do not see each other's layouts.
+inline std::string freshConfig(const TempDir& dir) {
+  return "XDG_CONFIG_HOME='" + (dir.path / "config").string() + "'";
+}
+
+/// Runs `env bhviz args` (shell-safe arguments: no quotes or spaces in paths), with a fresh
+/// configuration directory unless `env` sets XDG_CONFIG_HOME.
 inline Process runBhviz(const std::string& args, const std::string& env = "") {
   TempDir dir;
   const fs::path out = dir.path / "stdout", err = dir.path / "stderr";
-  const std::string cmd = env + (env.empty() ? "" : " ") + "'" + bhvizExecutable() + "' " + args +
-                          " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const std::string config =
+      env.find("XDG_CONFIG_HOME=") == std::string::npos ? freshConfig(dir) + " " : "";
+  const std::string cmd = config + env + (env.empty() ? "" : " ") + "'" + bhvizExecutable() + "' " +
+                          args + " >'" + out.string() + "' 2>'" + err.string() + "'";
   const int raw = std::system(cmd.c_str());
   Process p;
   p.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

@@ -378,6 +378,37 @@ TEST_F(CliRun, ExitsZeroWithProgress) {
   }
 }
 
+// The tree record: the last force evaluation's statistics, consistent with themselves and with
+// the run's interaction counts (a few steps change the state little).
+TEST_F(CliRun, StatsDescribeTheLastTree) {
+  ASSERT_EQ(s_process->status, 0) << s_process->err;
+  const json j = json::parse(readText(file("run.json")));
+  ASSERT_TRUE(j.contains("tree"));
+  const json& t = j.at("tree");
+  EXPECT_EQ(t.at("particles"), kN);
+  EXPECT_EQ(t.at("targets"), kN);
+  EXPECT_EQ(t.at("leaf_size"), j.at("params").at("nLeaf"));
+  std::uint64_t cells = 0, leaves = 0, held = t.at("overfull_particles").get<std::uint64_t>();
+  for (const json& c : t.at("cells_per_level")) cells += c.get<std::uint64_t>();
+  EXPECT_EQ(cells, t.at("cells").get<std::uint64_t>());
+  EXPECT_EQ(t.at("cells_per_level").size(), t.at("levels").get<std::size_t>());
+  const json& occupancy = t.at("leaves_by_occupancy");
+  ASSERT_EQ(occupancy.size(), t.at("leaf_size").get<std::size_t>() + 2);
+  for (std::size_t k = 0; k < occupancy.size(); ++k) {
+    leaves += occupancy[k].get<std::uint64_t>();
+    if (k + 1 < occupancy.size()) held += k * occupancy[k].get<std::uint64_t>();
+  }
+  EXPECT_EQ(leaves, t.at("leaves").get<std::uint64_t>());
+  EXPECT_EQ(held, std::uint64_t(kN));
+  std::uint64_t binned = 0;
+  for (const json& b : t.at("interactions_log2")) binned += b.get<std::uint64_t>();
+  EXPECT_EQ(binned, std::uint64_t(kN));
+  const double mean = t.at("interactions_mean").get<double>();
+  EXPECT_NEAR(mean, j.at("interactions").at("per_particle").get<double>(), 0.2 * mean);
+  EXPECT_LE(t.at("interactions_min").get<double>(), mean);
+  EXPECT_GE(t.at("interactions_max").get<double>(), mean);
+}
+
 TEST_F(CliRun, StatsHaveEveryKey) {
   ASSERT_EQ(s_process->status, 0) << s_process->err;
   const json j = json::parse(readText(file("run.json")));

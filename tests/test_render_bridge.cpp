@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <glm/geometric.hpp>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "app/core/cli.h"
 #include "app/scene/overlay_view.h"
 #include "app/scene/particle_view.h"
+#include "app/scene/scene_pipeline.h"
 #include "render/camera.h"
 #include "render/palette.h"
 #include "sim/cpu/cpu_backend.h"
@@ -196,6 +198,90 @@ TEST(ParticleView, SpeedAndBinAreScalarsInTheUnitInterval) {
   EXPECT_FALSE(bin.palette().smooth);
 }
 
+// Blackbody colours: white near 6500 K, red when cooler, blue when hotter; the map runs in log T.
+TEST(Palette, BlackbodyRunsFromRedThroughWhiteToBlue) {
+  const glm::vec3 cool = bhviz::render::blackbodyColour(3000.0f);
+  const glm::vec3 sun = bhviz::render::blackbodyColour(6500.0f);
+  const glm::vec3 hot = bhviz::render::blackbodyColour(15000.0f);
+  EXPECT_FLOAT_EQ(std::max({cool.r, cool.g, cool.b}), 1.0f);
+  EXPECT_GT(cool.r, 2.0f * cool.b);
+  EXPECT_NEAR(sun.r, sun.b, 0.05f);
+  EXPECT_GT(hot.b, 1.3f * hot.r);
+  const Palette p = Palette::blackbody(2500.0f, 25000.0f, 255);
+  ASSERT_EQ(p.colours.size(), 255u);
+  // Colour k sits at 2500 K · 10^(k/254).
+  const float kelvin = 2500.0f * std::pow(10.0f, 100.0f / 254.0f);
+  EXPECT_NEAR(glm::distance(p.colours[100], bhviz::render::blackbodyColour(kelvin)), 0.0f, 1e-5f);
+}
+
+// Population colours: each component's stars within its population's temperatures, the disk's
+// young share as asked, the same value for the same id (so stable over time, whatever the
+// order), dust on about kDustShare of the disk and nowhere else.
+TEST(ParticleView, PopulationsAndDustFollowTheComponentAndTheId) {
+  const auto p = bhviz::sim::makeGalaxy(20000, 7);
+  ViewSettings s;
+  s.colorBy = ColorBy::Population;
+  s.visible.fill(true);
+  ParticleView view(s);
+  view.setDust(true);
+  const Palette palette = view.palette();
+  ASSERT_EQ(palette.colours.size(), std::size_t(bhviz::app::kPopulationPaletteSize));
+  std::vector<bhviz::render::ParticleVertex> v;
+  view.fill(p, v);
+  const float last = float(bhviz::app::kPopulationPaletteSize - 1);
+  std::size_t disk = 0, young = 0, dusty = 0, dustyDisk = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const bool dust = v[i].value >= bhviz::render::kDustValue;
+    const float value = dust ? v[i].value - bhviz::render::kDustValue : v[i].value;
+    const int texel = int(std::lround(value * last));
+    ASSERT_FLOAT_EQ(value * last, float(texel)) << "a value selects one temperature exactly";
+    const Component c = bhviz::sim::tagComponent(p.tag[i]);
+    dusty += dust;
+    switch (c) {
+      case Component::Disk: {
+        ++disk;
+        dustyDisk += dust;
+        const bool isYoung = texel >= bhviz::app::kYoungDisk.lowTexel;
+        young += isYoung;
+        const auto& pop = isYoung ? bhviz::app::kYoungDisk : bhviz::app::kOldDisk;
+        EXPECT_GE(texel, pop.lowTexel);
+        EXPECT_LE(texel, pop.highTexel);
+        break;
+      }
+      case Component::Bulge:
+        EXPECT_GE(texel, bhviz::app::kBulgeStars.lowTexel);
+        EXPECT_LE(texel, bhviz::app::kBulgeStars.highTexel);
+        break;
+      case Component::Halo:
+        EXPECT_EQ(texel, bhviz::app::kPopulationPaletteSize - 1) << "dark matter's colour";
+        break;
+      case Component::Sphere:
+        break;
+    }
+  }
+  ASSERT_GT(disk, 1000u);
+  EXPECT_NEAR(double(young) / disk, bhviz::app::kYoungDisk.share, 0.03);
+  EXPECT_NEAR(double(dustyDisk) / disk, bhviz::app::kDustShare, 0.03);
+  EXPECT_EQ(dusty, dustyDisk) << "only the disk carries dust";
+  // The young disk's palette colours are bluer than the bulge's.
+  const glm::vec3 y = palette.colours[std::size_t(bhviz::app::kYoungDisk.lowTexel)];
+  const glm::vec3 b = palette.colours[std::size_t(bhviz::app::kBulgeStars.highTexel)];
+  EXPECT_GT(y.b / y.r, 1.5f * b.b / b.r);
+  // Stable: a particle's value follows its id, not its index.
+  bhviz::sim::Particles shuffled = p;
+  std::swap(shuffled.posMass[0], shuffled.posMass[1]);
+  std::swap(shuffled.id[0], shuffled.id[1]);
+  std::swap(shuffled.tag[0], shuffled.tag[1]);
+  std::swap(shuffled.vel[0], shuffled.vel[1]);
+  std::vector<bhviz::render::ParticleVertex> w;
+  view.fill(shuffled, w);
+  EXPECT_EQ(w[0].value, v[1].value);
+  EXPECT_EQ(w[1].value, v[0].value);
+  view.setDust(false);
+  view.fill(p, w);
+  for (const auto& x : w) EXPECT_LT(x.value, bhviz::render::kDustValue);
+}
+
 TEST(ParticleView, FramingCentresOnTheVisibleMass) {
   const auto p = bhviz::sim::makeGalaxy(5000, 3);
   const auto f = bhviz::app::frameVisible(p, ViewSettings{});
@@ -299,6 +385,24 @@ TEST(CliPictures, DefaultsAndValues) {
   EXPECT_EQ(o.frames.overlay, bhviz::app::OverlayKind::Tree);
   EXPECT_EQ(o.frames.overlayMinLevel, 3);
   EXPECT_EQ(o.frames.overlayMaxLevel, 5);
+  EXPECT_EQ(shot.frames.dust, 0.0f);
+  EXPECT_EQ(shot.frames.dofAperture, 0.0f);
+  const auto demo = parse({"--headless", "--screenshot", "/tmp/bhviz_cli_pictures.png", "--color",
+                           "population", "--dust", "1.5", "--dof", "0.05", "--focus", "0.8"});
+  EXPECT_EQ(demo.frames.colorBy, ColorBy::Population);
+  EXPECT_FLOAT_EQ(demo.frames.dust, 1.5f);
+  EXPECT_FLOAT_EQ(demo.frames.dofAperture, 0.05f);
+  EXPECT_FLOAT_EQ(demo.frames.dofFocus, 0.8f);
+  bhviz::render::RenderParams look;
+  bhviz::app::applyLookOptions(look, demo.frames);
+  EXPECT_TRUE(look.extinction.enabled);
+  EXPECT_FLOAT_EQ(look.extinction.strength, 1.5f);
+  EXPECT_TRUE(look.depthOfField.enabled);
+  EXPECT_FLOAT_EQ(look.depthOfField.aperture, 0.05f);
+  EXPECT_FLOAT_EQ(look.depthOfField.focus, 0.8f);
+  bhviz::app::applyLookOptions(look, shot.frames);
+  EXPECT_FALSE(look.extinction.enabled);
+  EXPECT_FALSE(look.depthOfField.enabled);
 }
 
 TEST(CliPictures, InvalidValuesAreOneLineNamingTheOption) {
@@ -315,6 +419,14 @@ TEST(CliPictures, InvalidValuesAreOneLineNamingTheOption) {
       {{"--frames", "/tmp", "--frame-every", "0"}, "--frame-every"},
       {{"--screenshot", shot, "--frame-every", "2"}, "--frame-every"},
       {{"--color", "speed"}, "--color"},
+      {{"--screenshot", shot, "--dust", "-1"}, "--dust"},
+      {{"--screenshot", shot, "--dust", "11"}, "--dust"},
+      {{"--screenshot", shot, "--dust", "lots"}, "--dust"},
+      {{"--screenshot", shot, "--dof", "0.9"}, "--dof"},
+      {{"--screenshot", shot, "--dof", "nan"}, "--dof"},
+      {{"--screenshot", shot, "--focus", "2"}, "--focus"},  // without --dof
+      {{"--screenshot", shot, "--dof", "0.1", "--focus", "0"}, "--focus"},
+      {{"--dust", "1"}, "--dust"},  // headless without a picture
       // Under a file: no directory can be made there, not even by root.
       {{"--frames", "/dev/null/frames"}, "--frames"},
       {{"--screenshot", "/dev/null/x.png"}, "--screenshot"},

@@ -104,6 +104,7 @@ TEST(WindowExe, KeyTapsShorterThanAFrameAreNotLost) {
   {
     std::ofstream f(script);
     f << "cd '" << dir.path.string() << "' || exit 9\n"
+      << "export " << freshConfig(dir) << "\n"
       << "'" << bhvizExecutable() << "' --backend cpu --scenario plummer --n 20000 "
       << "--size 640x360 >bhviz.out 2>&1 & pid=$!\n"
       << "w=$(timeout 60 xdotool search --sync --onlyvisible --name '^bhviz$' | head -1)\n"
@@ -383,21 +384,26 @@ TEST(SimSessionFiles, BadFilesChangeNothing) {
 
 TEST(VertexRule, IsWhatParticleViewWrites) {
   const bhviz::sim::Particles p = bhviz::sim::makeScenario("merger", 2000, 3);
-  for (ColorBy colour : {ColorBy::Component, ColorBy::Speed, ColorBy::Bin}) {
-    bhviz::app::ViewSettings settings;
-    settings.colorBy = colour;
-    bhviz::app::ParticleView view(settings);
-    view.calibrate(p);
-    const bhviz::app::VertexRule rule = view.rule();
-    std::vector<bhviz::render::ParticleVertex> vertices;
-    view.fill(p, vertices);
-    int hidden = 0;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      const float v = bhviz::app::vertexValue(rule, p.tag[i], p.vel[i], p.bin[i]);
-      ASSERT_EQ(v, vertices[i].value) << "particle " << i;
-      hidden += v < 0.0f;
+  for (ColorBy colour : {ColorBy::Component, ColorBy::Speed, ColorBy::Bin, ColorBy::Population}) {
+    for (bool dust : {false, true}) {
+      bhviz::app::ViewSettings settings;
+      settings.colorBy = colour;
+      bhviz::app::ParticleView view(settings);
+      view.calibrate(p);
+      view.setDust(dust);
+      const bhviz::app::VertexRule rule = view.rule();
+      std::vector<bhviz::render::ParticleVertex> vertices;
+      view.fill(p, vertices);
+      int hidden = 0, dusty = 0;
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        const float v = bhviz::app::vertexValue(rule, p.tag[i], p.id[i], p.vel[i], p.bin[i]);
+        ASSERT_EQ(v, vertices[i].value) << "particle " << i;
+        hidden += v < 0.0f;
+        dusty += v >= bhviz::render::kDustValue;
+      }
+      EXPECT_GT(hidden, 0) << "the halo is hidden by default";
+      EXPECT_EQ(dusty > 0, dust) << "a share of the disk carries dust when asked";
     }
-    EXPECT_GT(hidden, 0) << "the halo is hidden by default";
   }
 }
 

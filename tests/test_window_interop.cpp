@@ -68,13 +68,19 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
   for (std::size_t k = 0; k < errors->size(); ++k) {
     (*errors)[k] = k % 7 == 0 ? NAN : std::pow(10.0f, -6.0f + 5.0f * float(k % 101) / 100.0f);
   }
+  // Population colours with the disk's dust (the demo render): the ids' hashes on the device
+  // must pick the populations and the dust carriers the host picks, and the dust pass draws both.
   for (app::ColorBy colour : {app::ColorBy::Component, app::ColorBy::Speed, app::ColorBy::Bin,
-                              app::ColorBy::ForceError}) {
+                              app::ColorBy::ForceError, app::ColorBy::Population}) {
     app::ViewSettings settings;
     settings.colorBy = colour;
     app::ParticleView view(settings);
     view.calibrate(initial);
     view.setErrors(errors);
+    const bool demo = colour == app::ColorBy::Population;
+    view.setDust(demo);
+    scene.params.extinction.enabled = demo;
+    scene.params.depthOfField.enabled = demo;
     const app::Framing framing = app::frameVisible(initial, settings);
     app::aimCamera(scene.camera, framing, 320.0f / 240.0f);
     scene.params.particles = app::particleStyleFor(framing.visible, framing.radius);

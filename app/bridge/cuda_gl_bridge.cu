@@ -22,10 +22,11 @@ __global__ void writeVerticesKernel(
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const sim::Vec4 x = posMass[i];
-  float v = vertexValue(rule, tag[i], vel[i], bin[i]);
+  const std::uint32_t k = id[i];
+  float v = vertexValue(rule, tag[i], k, vel[i], bin[i]);
   if (rule.colorBy == ColorBy::ForceError && v != kHiddenVertex) {
-    const std::uint32_t k = id[i];
-    v = k < values ? valueById[k] : 0.0f;  // beyond the measured ids: the unmeasured grey
+    // Beyond the measured ids: the unmeasured grey; a dust carrier keeps its dust.
+    v = withColour(v, k < values ? valueById[k] : 0.0f);
   }
   out[i] = make_float4(x.x, x.y, x.z, v);
 }

@@ -7,10 +7,12 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
 #include "app/core/cli_values.h"
+#include "app/core/lesson.h"
 #include "app/core/output.h"
 #include "app/core/output_paths.h"
 #include "app/core/sweep.h"
@@ -56,6 +58,11 @@ struct RawArgs {
   std::vector<std::string> saveEvery;  // --save-every K DIR
   std::string sweep, out;              // --sweep, --out (app/sweep.h)
   std::string video;                   // --video
+  std::string dust, dof, focus;        // --dust, --dof, --focus
+  std::string camera = "free";         // --camera
+  std::string lesson;                  // --lesson
+  bool listLessons = false;            // --list-lessons
+  bool autoFrame = false;              // --auto-frame
 };
 
 BackendChoice toBackend(const std::string& text) {
@@ -97,9 +104,33 @@ void defineFrameOptions(CLI::App& app, RawArgs& r) {
                  "Picture (and window) size in pixels, each side in [16, 8192] (default 1280x720)")
       ->type_name("WxH");
   app.add_option("--color", r.color,
-                 "Colour particles by component, speed or bin (time-step bin) (default component)")
+                 "Colour particles by component, speed, bin (time-step bin) or population "
+                 "(stellar temperatures: young blue-white and old yellow disk stars, old "
+                 "yellow-red bulge) (default component)")
       ->type_name("NAME");
+  app.add_option("--dust", r.dust,
+                 "Dust in the disks that absorbs the light behind it: half the disk particles "
+                 "carry it; X in [0, 10] scales its opacity, 1 = a face-on optical depth of "
+                 "about 1 at a disk's centre (default 0: no dust)")
+      ->type_name("X");
+  app.add_option("--dof", r.dof,
+                 "Depth of field: lens diameter / focus distance, in [0, 0.5]; stars away from "
+                 "the focus spread over their circle of confusion, keeping their light "
+                 "(e.g. 0.05; default 0: everything sharp)")
+      ->type_name("A");
+  app.add_option("--focus", r.focus,
+                 "With --dof: the focus distance as a multiple of the camera's distance to the "
+                 "scene's centre, in [0.1, 10] (default 1)")
+      ->type_name("F");
   app.add_flag("--show-halo", r.showHalo, "Draw the dark-matter halo too (hidden by default)");
+  app.add_option("--camera", r.camera,
+                 "What the camera follows: free (default), centre (the centre of mass) or "
+                 "galaxy:K (the K-th galaxy's densest part, K from 1), in the window and in "
+                 "headless frames and video")
+      ->type_name("TARGET");
+  app.add_flag("--auto-frame", r.autoFrame,
+               "The camera's distance follows the spread of the drawn particles, so the view "
+               "widens as tidal tails grow");
   app.add_option("--overlay", r.overlay,
                  "Boxes over the particles: tree (octree cells), groups (walk groups), domains "
                  "(under mpirun: each rank's ORB domain) or none (default none)")
@@ -207,6 +238,12 @@ void defineOptions(CLI::App& app, RawArgs& r) {
                  "mapped onto each MAC's own parameter; --mac NAME or all")
       ->type_name("theta=A:B:S");
   app.add_option("--out", r.out, "The --sweep CSV")->type_name("FILE.csv");
+  app.add_option("--lesson", r.lesson,
+                 "A guided lesson (bhviz --list-lessons): the window opens on it; headless, its "
+                 "steps run, each printed with its question and measured answer, with a picture "
+                 "per step in --frames DIR; --n sets every step's N")
+      ->type_name("NAME");
+  app.add_flag("--list-lessons", r.listLessons, "Print the lessons, one a line, and exit");
   defineFrameOptions(app, r);
   defineSnapshotOptions(app, r);
   app.set_version_flag("--version", BHVIZ_VERSION);
@@ -302,6 +339,27 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   return p;
 }
 
+// A number in [lo, hi], or UsageError naming the option and the range.
+float toBounded(const std::string& option, const std::string& text, float lo, float hi) {
+  const float v = toFloat(option, text);
+  if (!(v >= lo && v <= hi)) {
+    std::ostringstream range;
+    range << "[" << lo << ", " << hi << "]";
+    throw UsageError(option + " = " + text + " is out of range: must be in " + range.str());
+  }
+  return v;
+}
+
+// --dust, --dof, --focus: the render's demo options (render::Extinction, DepthOfField).
+void lookOptions(const CLI::App& app, const RawArgs& r, FrameOptions& f) {
+  if (app.count("--dust") > 0) f.dust = toBounded("--dust", r.dust, 0.0f, 10.0f);
+  if (app.count("--dof") > 0) f.dofAperture = toBounded("--dof", r.dof, 0.0f, 0.5f);
+  if (app.count("--focus") > 0) {
+    if (app.count("--dof") == 0) throw UsageError("--focus needs --dof A");
+    f.dofFocus = toBounded("--focus", r.focus, 0.1f, 10.0f);
+  }
+}
+
 FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   FrameOptions f;
   auto given = [&](const char* name) { return app.count(name) > 0; };
@@ -312,7 +370,7 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   const auto color = parseColorBy(r.color);
   if (!color) {
     throw UsageError("--color = " + quoted(r.color) +
-                     " is not known: must be component, speed or bin");
+                     " is not known: must be component, speed, bin or population");
   }
   f.colorBy = *color;
   f.showHalo = r.showHalo;
@@ -323,6 +381,14 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   }
   f.overlay = *overlay;
   std::tie(f.overlayMinLevel, f.overlayMaxLevel) = toLevels(r.overlayLevels);
+  lookOptions(app, r, f);
+  const auto camera = parseCameraTarget(r.camera);
+  if (!camera) {
+    throw UsageError("--camera = " + quoted(r.camera) +
+                     " is not known: must be free, centre or galaxy:K (K = 1, 2, ...)");
+  }
+  f.camera = *camera;
+  f.camera.autoFrame = r.autoFrame;
   if (given("--overlay-levels") && f.overlay != OverlayKind::Tree) {
     throw UsageError("--overlay-levels applies to --overlay tree only");
   }
@@ -330,8 +396,9 @@ FrameOptions frameOptions(const CLI::App& app, const RawArgs& r) {
   // The window shows pictures, so there they shape the window's.
   const bool headless = r.headless;
   if (headless && !given("--frames") && !given("--screenshot") && !given("--video")) {
-    for (const char* name : {"--frame-every", "--size", "--color", "--show-halo", "--overlay",
-                             "--overlay-levels", "--pick"}) {
+    for (const char* name :
+         {"--frame-every", "--size", "--color", "--show-halo", "--overlay", "--overlay-levels",
+          "--pick", "--dust", "--dof", "--focus", "--camera", "--auto-frame"}) {
       if (given(name)) {
         throw UsageError(std::string(name) +
                          " needs --frames DIR, --video FILE or --screenshot FILE");
@@ -437,6 +504,23 @@ void snapshotOptions(const CLI::App& app, const RawArgs& r, Options& o, OutputSe
   }
 }
 
+// --lesson: a known lesson, which sets its own scenes; a headless lesson draws into --frames
+// only (a picture per step) and runs its own stretches of time.
+void lessonOption(const CLI::App& app, const RawArgs& r, Options& o) {
+  try {
+    o.lesson = findLesson(r.lesson).name;
+  } catch (const LessonError& e) {
+    throw UsageError("--lesson: " + std::string(e.what()));
+  }
+  for (const char* name : {"--scenario", "--load", "--sweep", "--steps", "--save", "--save-every",
+                           "--screenshot", "--video", "--dump-accel", "--stats", "--pick"}) {
+    if (app.count(name) > 0) {
+      throw UsageError(std::string(name) +
+                       " does not go with --lesson (a lesson sets its own scenes)");
+    }
+  }
+}
+
 Options convert(const CLI::App& app, const RawArgs& r) {
   Options o;
   o.headless = r.headless;
@@ -475,6 +559,7 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   }
   o.params = physicsParams(app, r, info);
   o.frames = frameOptions(app, r);
+  if (app.count("--lesson") > 0) lessonOption(app, r, o);
   // Paths last: they touch the file system, so only once everything else is known good; and
   // the directories only once the paths are good too.
   OutputSet outputs;
@@ -535,6 +620,10 @@ std::optional<Options> parseCommandLine(int argc, const char* const* argv, std::
   } catch (const CLI::ParseError& e) {
     // CLI11's own message names the option; the full help would bury it.
     throw UsageError(oneLine(e.what()) + " (see bhviz --help)");
+  }
+  if (raw.listLessons) {
+    for (const Lesson& l : lessons()) out << l.name << "  " << l.title << ": " << l.summary << '\n';
+    return std::nullopt;
   }
   return convert(app, raw);
 }

@@ -42,6 +42,7 @@ struct Options {
   std::string saveDir;   ///< the DIR of --save-every
   SweepOptions sweep;    ///< --sweep, --out: an accuracy sweep instead of a run
   sim::ScenarioCamera camera;  ///< the scenario's scripted camera (none: empty)
+  std::string lesson;          ///< --lesson NAME (app/core/lesson.h); empty = none
 };
 
 /// A mistake on the command line. what() is one line naming the option; exit status 2.

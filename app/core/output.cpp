@@ -98,6 +98,35 @@ Json rankJson(int rank, const sim::RankReport& r) {
   };
 }
 
+/// The tree statistics: the histograms cut at their last level, N_leaf + 1 and last busy bin.
+Json treeJson(const sim::TreeStatistics& t) {
+  const auto upTo = [](const auto& a, std::size_t n) {
+    return std::vector<std::uint64_t>(a.begin(), a.begin() + std::min(n, a.size()));
+  };
+  std::size_t bins = 0;
+  for (std::size_t b = 0; b < t.interactionsLog2.size(); ++b) {
+    if (t.interactionsLog2[b] > 0) bins = b + 1;
+  }
+  return Json{
+      {"particles", t.particles},
+      {"cells", t.cells},
+      {"leaves", t.leaves},
+      {"groups", t.groups},
+      {"levels", t.levels},
+      {"leaf_size", t.leafSize},
+      {"cells_per_level", upTo(t.cellsPerLevel, std::size_t(t.levels))},
+      {"leaves_per_level", upTo(t.leavesPerLevel, std::size_t(t.levels))},
+      {"leaves_by_occupancy", upTo(t.leavesByOccupancy, std::size_t(t.leafSize) + 2)},
+      {"overfull_particles", t.overfullParticles},
+      {"targets", t.targets},
+      {"interactions", t.interactions},
+      {"interactions_min", t.minInteractions},
+      {"interactions_max", t.maxInteractions},
+      {"interactions_mean", t.meanInteractions()},
+      {"interactions_log2", upTo(t.interactionsLog2, bins)},
+  };
+}
+
 /// max / mean of the ranks' work (interactions): 1 when perfectly balanced.
 double imbalance(const std::vector<sim::RankReport>& ranks) {
   double max = 0.0, sum = 0.0;
@@ -113,7 +142,9 @@ double imbalance(const std::vector<sim::RankReport>& ranks) {
 // Keys: bhviz_version, scenario, n, seed, backend, threads, params{…}, steps, substeps, time,
 // stage_ms{stage: ms}, stage_ms_per_substep{…}, total_ms (sum of the stages), wall_ms,
 // interactions{…}, energy{start, end}, energy_drift, momentum{start, end},
-// angular_momentum{start, end}, bin_histogram (at the end), aborted (+ abort_reason,
+// angular_momentum{start, end}, bin_histogram (at the end), tree{…} (the last evaluation's
+// statistics, when there was one: cells_per_level, leaves_by_occupancy [0..N_leaf + 1],
+// interactions_log2 [bin b: 2^b..2^(b+1) − 1], …), aborted (+ abort_reason,
 // nonfinite_ids when it is true); under mpirun also ranks[{rank, particles, stage_ms, total_ms,
 // work, decompositions, particles_sent, domain, let{…}}] and imbalance (max / mean work).
 Json statsJson(const RunReport& r) {
@@ -139,6 +170,7 @@ Json statsJson(const RunReport& r) {
   j["momentum"] = Json{{"start", r.start.momentum}, {"end", r.end.momentum}};
   j["angular_momentum"] = Json{{"start", r.start.angularMomentum}, {"end", r.end.angularMomentum}};
   j["bin_histogram"] = r.end.binHistogram;
+  if (r.tree.cells > 0) j["tree"] = treeJson(r.tree);
   j["aborted"] = r.aborted;
   if (r.aborted) {
     j["abort_reason"] = r.abortReason;

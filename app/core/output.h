@@ -38,6 +38,7 @@ struct RunReport {
   std::string abortReason;
   std::vector<std::uint32_t> nonFiniteIds;
   std::vector<sim::RankReport> ranks;  ///< one per rank under mpirun; empty for one process
+  sim::TreeStatistics tree;  ///< of the last force evaluation (every rank's summed under mpirun)
 };
 
 /// The stats document, keys in a fixed order (listed where output.cpp builds it).

@@ -6,6 +6,7 @@ std::optional<ColorBy> parseColorBy(const std::string& text) {
   if (text == "component") return ColorBy::Component;
   if (text == "speed") return ColorBy::Speed;
   if (text == "bin") return ColorBy::Bin;
+  if (text == "population") return ColorBy::Population;
   return std::nullopt;
 }
 
@@ -19,6 +20,8 @@ std::string toString(ColorBy c) {
       return "bin";
     case ColorBy::ForceError:
       return "force error";
+    case ColorBy::Population:
+      return "population";
   }
   return "?";
 }

@@ -7,11 +7,15 @@
 #include <optional>
 #include <string>
 
+#include "app/core/camera_mode.h"
+
 namespace bhviz::app {
 
 /// What a particle's colour shows. ForceError: the accuracy meter's relative force error of
-/// each measured particle (the window only; parseColorBy does not offer it).
-enum class ColorBy { Component, Speed, Bin, ForceError };
+/// each measured particle (the window only; parseColorBy does not offer it). Population: a
+/// stellar temperature drawn from the particle's component (young and old disk stars, old bulge
+/// and spheres; app/core/vertex_rule.h) on a blackbody palette.
+enum class ColorBy { Component, Speed, Bin, ForceError, Population };
 /// Which boxes are drawn over the particles.
 enum class OverlayKind { None, Tree, Groups, Domains };
 
@@ -45,6 +49,10 @@ struct FrameOptions {
                              ///< empty = none
   std::string ffmpeg;        ///< the ffmpeg found on PATH for --video; empty = none found
   std::int64_t pickId = -1;  ///< --pick ID: draw this particle's walk (app/walk_view.h); -1 = none
+  CameraMode camera;         ///< --camera, --auto-frame: what the camera follows
+  float dust = 0.0f;  ///< --dust X: extinction strength, 1 = the calibrated disk dust; 0 = off
+  float dofAperture = 0.0f;  ///< --dof A: lens diameter / focus distance; 0 = no depth of field
+  float dofFocus = 1.0f;     ///< --focus F: focus distance / the camera's target distance
 
   bool wanted() const {
     return !framesDir.empty() || !screenshotPath.empty() || !videoPath.empty();

@@ -1,5 +1,6 @@
 #include "app/scene/frames.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -49,6 +50,7 @@ FrameRecorder::FrameRecorder(const FrameOptions& options, int maxBinDepth)
   view.visible[static_cast<std::size_t>(sim::Component::Halo)] = options.showHalo;
   view.maxBinDepth = maxBinDepth;
   m_scene = std::make_unique<SceneRenderer>(options.width, options.height, view);
+  applyLookOptions(m_scene->params(), options);
   // ffmpeg before any physics too: a missing encoder should cost nothing.
   if (!options.videoPath.empty()) {
     m_video = std::make_unique<VideoWriter>(options.ffmpeg, options.videoPath, options.width,
@@ -61,6 +63,12 @@ FrameRecorder::~FrameRecorder() { m_scene.reset(); }  // GL objects go before th
 std::string FrameRecorder::description() const {
   std::string s = "bhviz: pictures " + std::to_string(m_options.width) + "x" +
                   std::to_string(m_options.height) + ", colour by " + toString(m_options.colorBy);
+  if (m_options.dust > 0.0f) s += ", dust";
+  if (m_options.dofAperture > 0.0f) s += ", depth of field";
+  if (m_options.camera.active()) {
+    s += ", camera " + cameraTargetName(m_options.camera) +
+         (m_options.camera.autoFrame ? " auto-framed" : "");
+  }
   if (!m_options.framesDir.empty()) {
     s += ", frames in " + m_options.framesDir + " every " + std::to_string(m_options.every) +
          (m_options.every == 1 ? " step" : " steps");
@@ -81,8 +89,16 @@ std::string FrameRecorder::frameName(int index) {
 
 render::Image FrameRecorder::renderState(const sim::Simulation& sim) {
   render::Camera& camera = m_scene->camera();
-  render::applyCameraPath(camera, m_script, static_cast<float>(sim.time()),
-                          m_scene->framedDistance());
+  const CameraMode& mode = m_options.camera;
+  if (mode.active()) {  // the window's glide, a frame of video (kHeadlessFrameSeconds) at a time
+    const CameraAim aim = m_aim.aim(sim, mode, m_scene->view().settings());
+    m_follower.follow(camera, mode, aim, kHeadlessFrameSeconds,
+                      float(m_options.width) / float(std::max(m_options.height, 1)));
+  }
+  const float framed = mode.autoFrame && m_follower.framedDistance() > 0.0f
+                           ? m_follower.framedDistance()
+                           : m_scene->framedDistance();
+  render::applyCameraPath(camera, m_script, static_cast<float>(sim.time()), framed);
   camera.autoRotateSpeed = m_script.autoRotate;
   camera.autoRotateAngle = 0.0f;
   camera.advance(kHeadlessFrameSeconds * static_cast<float>(m_written));

@@ -9,6 +9,7 @@
 
 #include "app/core/video.h"
 #include "app/core/view_options.h"
+#include "app/scene/camera_follow.h"
 #include "app/scene/gl_context.h"
 #include "app/scene/scene_pipeline.h"
 #include "render/camera.h"
@@ -100,6 +101,8 @@ class FrameRecorder {
   int m_written = 0;
   bool m_walkNoted = false;
   render::CameraScript m_script;
+  AimSampler m_aim;  // --camera, --auto-frame
+  CameraFollower m_follower;
 };
 
 }  // namespace bhviz::app

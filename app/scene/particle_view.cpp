@@ -7,6 +7,9 @@
 namespace bhviz::app {
 
 static_assert(kHiddenVertex == render::kHiddenValue, "one hidden value");
+static_assert(kDustVertex == render::kDustValue, "one dust marker");
+static_assert(kPopulationPaletteSize == kTemperatureTexels + 2,
+              "the population palette: the temperatures, then dark matter");
 static_assert(kComponentPaletteSize == static_cast<int>(kComponentColours),
               "one component palette");
 
@@ -15,6 +18,12 @@ namespace {
 constexpr float kVisibleFraction = 0.95f;   // Framing::radius holds this share of the particles
 constexpr float kSpeedQuantile = 0.99f;     // calibrate: this speed quantile → palette top
 constexpr float kSurfaceBrightness = 6.0f;  // particleStyleFor: N · brightness · (size/radius)²
+// particleStyleFor's dust: sprites this much wider than the stars' (dust is smooth), holding
+// N · opacity · (dust size/radius)² constant, which puts a face-on optical depth of about 1 at
+// the centre of the galaxy scenario's disk (tests/test_render_look.cpp measures the dimming).
+constexpr float kDustSizeFactor = 2.5f;
+constexpr float kDustColumn = 4.0f;
+constexpr float kDustDepthFactor = 1.5f;  // the dust slices span ±this × Framing::radius
 
 float speedOf(const sim::Particles& p, std::size_t i) {
   const sim::Vec4& v = p.vel[i];
@@ -30,6 +39,8 @@ float quantile(std::vector<float>& values, float q) {
 }
 
 }  // namespace
+
+float populationLight(float kelvin) { return std::pow(kelvin / kReferenceKelvin, kLightExponent); }
 
 float errorValue(float relativeError) {
   if (!(relativeError >= 0.0f)) return 0.0f;  // NaN: not measured
@@ -64,6 +75,7 @@ VertexRule ParticleView::rule() const {
   }
   r.speedScale = m_speedScale;
   r.maxBinDepth = static_cast<float>(m_settings.maxBinDepth);
+  r.dustShare = m_dust ? kDustShare : 0.0f;
   return r;
 }
 
@@ -81,9 +93,9 @@ std::vector<float> ParticleView::errorValuesById() const {
 }
 
 float ParticleView::value(const sim::Particles& p, std::size_t i) const {
-  const float v = vertexValue(rule(), p.tag[i], p.vel[i], p.bin[i]);
+  const float v = vertexValue(rule(), p.tag[i], p.id[i], p.vel[i], p.bin[i]);
   if (m_settings.colorBy != ColorBy::ForceError || v == kHiddenVertex) return v;
-  return errorValue(errorOf(p.id[i]));
+  return withColour(v, errorValue(errorOf(p.id[i])));
 }
 
 void ParticleView::fill(const sim::Particles& p, std::vector<render::ParticleVertex>& out) const {
@@ -92,8 +104,8 @@ void ParticleView::fill(const sim::Particles& p, std::vector<render::ParticleVer
   const bool byError = m_settings.colorBy == ColorBy::ForceError;
   for (std::size_t i = 0; i < p.size(); ++i) {
     const sim::Vec4& x = p.posMass[i];
-    float v = vertexValue(r, p.tag[i], p.vel[i], p.bin[i]);
-    if (byError && v != kHiddenVertex) v = errorValue(errorOf(p.id[i]));
+    float v = vertexValue(r, p.tag[i], p.id[i], p.vel[i], p.bin[i]);
+    if (byError && v != kHiddenVertex) v = withColour(v, errorValue(errorOf(p.id[i])));
     out[i] = {x.x, x.y, x.z, v};
   }
 }
@@ -118,6 +130,22 @@ render::Palette ParticleView::palette() const {
       render::Palette p =
           render::Palette::rainbow(static_cast<std::size_t>(m_settings.maxBinDepth) + 1);
       p.smooth = false;
+      return p;
+    }
+    case ColorBy::Population: {
+      // Blackbody colours of kTemperatureTexels + 1 temperatures evenly in log T from
+      // kCoolestKelvin up a factor of 10, each of luminance populationLight(T); then the halo's
+      // dim violet (dark matter, when shown).
+      render::Palette p = render::Palette::blackbody(kCoolestKelvin, 10.0f * kCoolestKelvin,
+                                                     kTemperatureTexels + 1);
+      for (std::size_t k = 0; k < p.colours.size(); ++k) {
+        const float kelvin =
+            kCoolestKelvin * std::pow(10.0f, static_cast<float>(k) / float(kTemperatureTexels));
+        const glm::vec3 c = p.colours[k];
+        p.colours[k] =
+            c * (populationLight(kelvin) / (0.2126f * c.r + 0.7152f * c.g + 0.0722f * c.b));
+      }
+      p.colours.push_back({0.35f, 0.20f, 0.55f});
       return p;
     }
     case ColorBy::ForceError: {
@@ -173,6 +201,10 @@ render::ParticleStyle particleStyleFor(std::size_t visible, float radius) {
   s.spriteSize = relative * radius;
   // Surface brightness ∝ N · brightness · relative²: held constant.
   s.brightness = kSurfaceBrightness / (n * relative * relative);
+  const float dust = std::min(kDustSizeFactor * relative, 0.2f);
+  s.dustSize = dust * radius;
+  s.dustOpacity = kDustColumn / (n * dust * dust);
+  s.dustDepth = kDustDepthFactor * radius;
   return s;
 }
 

@@ -27,6 +27,16 @@ inline constexpr float kErrorFloor = 0.1f;
 /// The palette value of a relative force error; 0 (grey) for NaN, i.e. not measured.
 float errorValue(float relativeError);
 
+/// Population colours: a particle stands for a population of stars of many masses, whose light
+/// per unit mass rises steeply as the population gets younger and hotter (its mass-to-light ratio
+/// falls from ~4 for an old bulge to ~0.3 for a young disk population). The palette gives the
+/// colour of temperature T the luminance (T / kReferenceKelvin)^kLightExponent: 20 000 K stars
+/// shine 2.8 times as bright as 10 000 K ones, 4 000 K ones 0.25 times (about the brightness of
+/// the component colours, on average over a disk).
+inline constexpr float kReferenceKelvin = 10000.0f;
+inline constexpr float kLightExponent = 1.5f;
+float populationLight(float kelvin);
+
 /// Palette index of a component tag: the component, plus 4 for the second galaxy of a merger.
 inline constexpr std::size_t kComponentColours = 8;
 
@@ -43,6 +53,10 @@ class ParticleView {
   void setErrors(std::shared_ptr<const std::vector<float>> errorById) {
     m_errors = std::move(errorById);
   }
+  /// Whether a share of the disk particles carries dust (kDustShare; their vertices are marked
+  /// with kDustVertex): what the renderer's extinction absorbs with. Off by default.
+  void setDust(bool on) { m_dust = on; }
+  bool dust() const { return m_dust; }
   /// The errors last set (null: none), to tell when they change.
   const std::shared_ptr<const std::vector<float>>& errors() const { return m_errors; }
   /// errorValue of each particle's error, by id: what fill writes for a visible particle
@@ -65,6 +79,7 @@ class ParticleView {
 
   ViewSettings m_settings;
   float m_speedScale = 1.0f;
+  bool m_dust = false;
   std::shared_ptr<const std::vector<float>> m_errors;
 };
 
@@ -79,7 +94,8 @@ Framing frameVisible(const sim::Particles& p, const ViewSettings& settings);
 
 /// Sprite size and brightness for `visible` particles in a scene of `radius`: sprites shrink
 /// as N grows (with the mean spacing) and dim so that the picture's overall brightness does
-/// not depend on N.
+/// not depend on N; the dust's sprites likewise, thinned so that its optical depth does not
+/// depend on N, in slices spanning the framed scene.
 render::ParticleStyle particleStyleFor(std::size_t visible, float radius);
 
 }  // namespace bhviz::app

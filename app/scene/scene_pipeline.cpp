@@ -18,6 +18,14 @@ render::RenderParams sceneRenderParams() {
   return params;
 }
 
+void applyLookOptions(render::RenderParams& look, const FrameOptions& options) {
+  look.extinction.enabled = options.dust > 0.0f;
+  if (look.extinction.enabled) look.extinction.strength = options.dust;
+  look.depthOfField.enabled = options.dofAperture > 0.0f;
+  if (look.depthOfField.enabled) look.depthOfField.aperture = options.dofAperture;
+  look.depthOfField.focus = options.dofFocus;
+}
+
 void aimCamera(render::Camera& camera, const Framing& framing, float aspect) {
   camera.pitch = kDefaultPitch;
   camera.yaw = kDefaultYaw;
@@ -47,10 +55,12 @@ void ScenePipeline::setView(const ViewSettings& view, const sim::Particles& init
 }
 
 std::string ScenePipeline::writeParticles(const sim::Simulation& sim) {
+  m_view.setDust(m_look.extinction.enabled);
   return m_writer.write(sim, m_view, m_renderer);
 }
 
 void ScenePipeline::writeParticles(const sim::Particles& p) {
+  m_view.setDust(m_look.extinction.enabled);
   m_view.fill(p, m_vertices);
   m_renderer.setParticles(m_vertices.data(), m_vertices.size());
 }

@@ -20,6 +20,9 @@ namespace bhviz::app {
 
 /// The look of every picture, headless or in the window: exposure, bloom, background.
 render::RenderParams sceneRenderParams();
+/// The command line's render options (--dust, --dof, --focus) onto a look: the window's first
+/// look and the headless pictures'.
+void applyLookOptions(render::RenderParams& look, const FrameOptions& options);
 /// The default view of a scene: 30° above the disk plane, the framed sphere filling the view.
 void aimCamera(render::Camera& camera, const Framing& framing, float aspect);
 
@@ -38,7 +41,8 @@ class ScenePipeline {
   }
 
   /// The simulation's particles into the vertex buffer, without a copy of the state where the
-  /// backend allows (interop on a device). Returns a line to show once, else empty.
+  /// backend allows (interop on a device); a share of the disk carries dust when the look's
+  /// extinction is on (the one switch for dust). Returns a line to show once, else empty.
   std::string writeParticles(const sim::Simulation& sim);
   /// Particles from the host (a copy of a state, a test's scene).
   void writeParticles(const sim::Particles& p);

@@ -4,13 +4,16 @@
 // (live parameters by value into the next step, structural ones by rebuilding the simulation at
 // the top of the next frame). The simulation holds no pointer into this state.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "app/core/options.h"
 #include "app/core/settings.h"
 #include "app/core/view_options.h"
+#include "app/scene/camera_follow.h"
 #include "render/renderer.h"
 #include "sim/params.h"
 
@@ -23,6 +26,11 @@ struct OverlaySettings {
   int maxLevel = 6;
   bool groups = false;   ///< the walk groups of the last force evaluation
   bool domains = false;  ///< under mpirun: each rank's ORB domain
+};
+
+/// The Tree panel's statistics (app/window/panels_tree_stats.cpp).
+struct TreeStatsSettings {
+  bool logCounts = false;  ///< bar heights on a log scale of the counts
 };
 
 /// The Walk panel (app/walk_view.h): which view of the picked particle's walk is shown.
@@ -45,9 +53,57 @@ struct PanelsOpen {
   bool diagnostics = false;
   bool view = false;
   bool help = false;
-  bool files = false;  ///< snapshots and recording (panels_files.cpp)
-  bool walk = false;   ///< the picked particle's walk (panels_walk.cpp)
-  bool meter = true;   ///< Accuracy meter (live error, θ sweep)
+  bool files = false;   ///< snapshots and recording (panels_files.cpp)
+  bool camera = false;  ///< what the camera follows, bookmarks (panels_camera.cpp)
+  bool lesson = false;  ///< the running lesson (panels_lesson.cpp)
+  bool walk = false;    ///< the picked particle's walk (panels_walk.cpp)
+  bool meter = true;    ///< Accuracy meter (live error, θ sweep)
+};
+
+/// The panels, in the Panels menu's order (app/window/dock.cpp holds their titles and homes).
+enum class PanelId : std::uint8_t {
+  Simulation,
+  Accuracy,
+  TimeSteps,
+  View,
+  Files,
+  Camera,
+  Performance,
+  Meter,
+  Tree,
+  Diagnostics,
+  Walk,
+  Lesson,
+};
+inline constexpr std::size_t kPanelCount = 12;
+
+/// Where a panel is drawn: a tab of the dock at the window's left or right edge, or a window of
+/// its own that the user places.
+enum class DockSide : std::uint8_t { Left, Right, Floating };
+
+/// One edge's dock: a window the height of its content, pinned to the edge, holding the panels
+/// docked there as tabs.
+struct DockState {
+  float width = 330.0f;    ///< [pixels]; the user drags the inner edge
+  bool collapsed = false;  ///< only its title bar (the tabs' names) is shown
+  int selected = -1;       ///< the PanelId whose tab is shown; -1 = the first open one
+};
+
+/// How the panels are laid out; remembered between runs (app/window/layout_file.h). The
+/// default leaves ≥ 70 % of a 1280×720 scene unobstructed (tests/test_window.cpp measures it).
+struct Layout {
+  std::array<DockSide, kPanelCount> side{DockSide::Left,  DockSide::Left,  DockSide::Left,
+                                         DockSide::Left,  DockSide::Left,  DockSide::Left,
+                                         DockSide::Right, DockSide::Right, DockSide::Right,
+                                         DockSide::Right, DockSide::Right, DockSide::Floating};
+  DockState left;
+  DockState right{330.0f, true, -1};
+  /// Presentation: no menu bar and no panels, a small HUD (N, frames/s, t); P toggles it.
+  bool presentation = false;
+  /// A panel to show at the next frame (its tab selected, its dock expanded); -1 = none.
+  int reveal = -1;
+  /// A panel a lesson points at: its tab drawn in the highlight colour; -1 = none.
+  int highlight = -1;
 };
 
 /// The Files panel: snapshot load/save and recording of frames or a video.
@@ -67,11 +123,15 @@ struct AppState {
   ViewSettings view;          ///< colouring and hidden components
   render::RenderParams look;  ///< sprites, exposure, bloom (sprites sized at each rebuild)
   float autoRotate = 0.0f;    ///< camera auto-rotation [rad/s]
+  CameraMode camera;          ///< what the camera follows (--camera, --auto-frame)
+  std::vector<CameraBookmark> bookmarks;  ///< saved views: B adds one, 1-9 fly to one
   OverlaySettings overlay;
+  TreeStatsSettings treeStats;
   WalkPanelState walk;
   FrameBudget budget;
   bool uiVisible = true;  ///< H hides every panel
   PanelsOpen panels;
+  Layout layout;
   FilesSettings files;
   MeterSettings meter;  ///< the live accuracy meter
   SweepSettings sweep;  ///< the window's θ sweep
@@ -100,7 +160,13 @@ struct FrameRequests {
   bool clearWalk = false;    ///< the Walk panel's Clear
   bool startSweep = false;   ///< run AppState::sweep on the current state (pauses the simulation)
   bool cancelSweep = false;
-  bool exportSweep = false;  ///< write the sweep's points to AppState::sweep.csvPath
+  bool exportSweep = false;    ///< write the sweep's points to AppState::sweep.csvPath
+  bool addBookmark = false;    ///< B, the Camera panel: keep the current view
+  int flyTo = -1;              ///< 1-9, the Camera panel: fly to this bookmark (an index)
+  int startLesson = -1;        ///< the Lessons menu: start lessons()[k]
+  int lessonStep = -1;         ///< the Lesson panel's Back and Next: enter this step
+  bool measureLesson = false;  ///< the Lesson panel: measure the step's question now
+  bool endLesson = false;      ///< the Lesson panel: leave the lesson
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

@@ -20,6 +20,10 @@ void applyKey(const KeyPress& press, AppState& state, FrameRequests& requests) {
     return;
   }
   if (press.repeat) return;
+  if (press.key >= GLFW_KEY_1 && press.key <= GLFW_KEY_9) {
+    requests.flyTo = press.key - GLFW_KEY_1;
+    return;
+  }
   switch (press.key) {
     case GLFW_KEY_SPACE:
       requests.togglePause = true;
@@ -29,6 +33,13 @@ void applyKey(const KeyPress& press, AppState& state, FrameRequests& requests) {
       break;
     case GLFW_KEY_H:
       state.uiVisible = !state.uiVisible;
+      break;
+    case GLFW_KEY_B:
+      requests.addBookmark = true;
+      break;
+    case GLFW_KEY_P:
+      state.layout.presentation = !state.layout.presentation;
+      state.uiVisible = true;
       break;
     case GLFW_KEY_F1:
       state.panels.help = !state.panels.help;
@@ -45,8 +56,8 @@ void applyKey(const KeyPress& press, AppState& state, FrameRequests& requests) {
 }
 }  // namespace
 
-const std::array<KeyHelp, 11>& controls() {
-  static const std::array<KeyHelp, 11> list = {{
+const std::array<KeyHelp, 14>& controls() {
+  static const std::array<KeyHelp, 14> list = {{
       {"left drag", "orbit the camera"},
       {"left click", "pick a particle: its group's tree walk (Walk panel)"},
       {"right or middle drag", "pan"},
@@ -55,6 +66,9 @@ const std::array<KeyHelp, 11>& controls() {
       {".", "one substep (while paused)"},
       {"R", "reset the scenario"},
       {"H", "hide / show the panels"},
+      {"P", "presentation mode: no panels, a small HUD"},
+      {"B", "bookmark the view (Camera panel)"},
+      {"1 .. 9", "fly to bookmark 1 .. 9"},
       {"F12", "screenshot (PNG in the working directory)"},
       {"F1", "this help"},
       {"Esc", "quit"},

@@ -21,7 +21,7 @@ struct KeyHelp {
   std::string_view action;
 };
 /// The controls, for the help window (the same list as the README's).
-const std::array<KeyHelp, 11>& controls();
+const std::array<KeyHelp, 14>& controls();
 
 /// One key going down (or repeating while held), as GLFW reported it.
 struct KeyPress {

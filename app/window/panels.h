@@ -1,7 +1,9 @@
 #pragma once
-// The Dear ImGui panels, one function each. A panel edits the AppState and says what it changed
-// in the FrameRequests; it reads the running simulation through UiInfo and changes nothing in
-// it directly. Timings shown are the previous frames' (PerfHistory), never waited for.
+// The Dear ImGui panels, one function each, drawing the panel's contents into the current window
+// (app/window/dock.h puts it in a dock's tab or a window of its own). A panel edits the AppState
+// and says what it changed in the FrameRequests; it reads the running simulation through UiInfo
+// and changes nothing in it directly. Timings shown are the previous frames' (PerfHistory), never
+// waited for.
 
 #include <string>
 
@@ -11,6 +13,8 @@
 #include "app/core/sweep_runner.h"
 #include "app/scene/walk_view.h"
 #include "app/window/app_state.h"
+#include "app/window/lesson_player.h"
+#include "app/window/tree_stats_view.h"
 
 namespace bhviz::app {
 
@@ -31,6 +35,9 @@ struct UiInfo {
   const WalkInspection* walk = nullptr;  ///< the picked particle's walk (Walk panel)
   const AccuracyMeter* meter = nullptr;  ///< the live accuracy meter
   const SweepRunner* sweep = nullptr;    ///< the window's θ sweep
+  const LessonPlayer* lesson = nullptr;  ///< the running lesson, if any
+  /// The Tree panel's statistics, fetched while it is open.
+  const TreeStatsView* treeStats = nullptr;
   /// Under mpirun: each rank's report after the last frame's steps (empty for one process).
   std::vector<sim::RankReport> ranks;
 };
@@ -39,12 +46,21 @@ void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info);
-void drawPerformancePanel(AppState& s, const UiInfo& info);
+void drawPerformancePanel(const UiInfo& info);
 void drawTreePanel(AppState& s, const UiInfo& info);
-void drawDiagnosticsPanel(AppState& s, const UiInfo& info);
+/// The Tree panel's histograms (panels_tree_stats.cpp), contents only; `ranks`: of a
+/// distributed run (0 or 1: one process).
+void drawTreeStatistics(const TreeStatsView& v, TreeStatsSettings& settings, std::size_t ranks);
+void drawDiagnosticsPanel(const UiInfo& info);
 void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 void drawHelpWindow(AppState& s, const UiInfo& info);
 void drawFilesPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+/// What the camera follows, auto-framing, bookmarks (panels_camera.cpp).
+void drawCameraPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+/// The running lesson's step, its question and measured answer (panels_lesson.cpp).
+void drawLessonPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+/// The menu bar's Lessons menu.
+void drawLessonsMenu(FrameRequests& r);
 void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// Live error of the forces (median, p99, history) and the θ sweep with its plot and CSV export.
 void drawAccuracyMeterPanel(AppState& s, FrameRequests& r, const UiInfo& info);

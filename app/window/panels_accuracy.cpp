@@ -6,17 +6,7 @@
 
 namespace bhviz::app {
 
-namespace {
-constexpr float kPanelWidth = 330.0f;
-}  // namespace
-
 void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
-  ImGui::SetNextWindowPos(ImVec2(10.0f, 300.0f), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(kPanelWidth, 0.0f), ImGuiCond_FirstUseEver);
-  if (!ImGui::Begin("Accuracy", &s.panels.accuracy)) {
-    ImGui::End();
-    return;
-  }
   sim::SimParams& p = s.params;
   bool changed = false;
   const char* macs[] = {"bh", "bonsai", "multipole", "acceleration"};
@@ -52,7 +42,6 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   }
   ImGui::TextDisabled("takes effect at the next substep");
   if (changed) r.paramsChanged = true;
-  ImGui::End();
 }
 
 }  // namespace bhviz::app

@@ -17,7 +17,6 @@ namespace bhviz::app {
 
 namespace {
 
-constexpr float kPanelWidth = 440.0f;
 constexpr const char* kMacNames[] = {"bh", "bonsai", "multipole", "acceleration"};
 const ImU32 kMacColours[] = {IM_COL32(90, 170, 255, 255), IM_COL32(255, 170, 60, 255),
                              IM_COL32(110, 220, 120, 255), IM_COL32(235, 90, 200, 255)};
@@ -157,17 +156,8 @@ void sweepSection(AppState& s, FrameRequests& r, const SweepRunner& sweep) {
 }  // namespace
 
 void drawAccuracyMeterPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
-  const ImVec2 display = ImGui::GetIO().DisplaySize;
-  ImGui::SetNextWindowPos(ImVec2(display.x - 2.0f * kPanelWidth - 20.0f, 30.0f),
-                          ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(kPanelWidth, 660.0f), ImGuiCond_FirstUseEver);
-  if (!ImGui::Begin("Accuracy meter", &s.panels.meter)) {
-    ImGui::End();
-    return;
-  }
   if (info.meter == nullptr || info.sweep == nullptr || info.session == nullptr) {
     ImGui::TextDisabled("no simulation");
-    ImGui::End();
     return;
   }
   meterSettings(s.meter);
@@ -177,7 +167,6 @@ void drawAccuracyMeterPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   if (ImGui::CollapsingHeader("theta sweep", ImGuiTreeNodeFlags_DefaultOpen)) {
     sweepSection(s, r, *info.sweep);
   }
-  ImGui::End();
 }
 
 }  // namespace bhviz::app

@@ -76,16 +76,9 @@ bool pathField(const char* label, std::string& value) {
 }
 
 void drawFilesPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
-  ImGui::SetNextWindowPos(ImVec2(350.0f, 30.0f), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(360.0f, 0.0f), ImGuiCond_FirstUseEver);
-  if (!ImGui::Begin("Files", &s.panels.files)) {
-    ImGui::End();
-    return;
-  }
   snapshotControls(s, r, info);
   ImGui::Separator();
   recordControls(s, r, info);
-  ImGui::End();
 }
 
 }  // namespace bhviz::app

@@ -13,13 +13,6 @@ namespace bhviz::app {
 
 namespace {
 
-constexpr float kPanelWidth = 330.0f;
-
-void placeNext(float x, float y, float height = 0.0f) {
-  ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(kPanelWidth, height), ImGuiCond_FirstUseEver);
-}
-
 bool sceneControls(SceneSettings& scene, bool cudaBuilt) {
   bool changed = false;
   const auto& list = sim::scenarios();
@@ -88,11 +81,6 @@ void budgetControls(FrameBudget& b, float dtMax) {
 }  // namespace
 
 void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
-  placeNext(10.0f, 30.0f);
-  if (!ImGui::Begin("Simulation", &s.panels.simulation)) {
-    ImGui::End();
-    return;
-  }
   if (info.session != nullptr) {
     const sim::Simulation& sim = info.session->simulation();
     ImGui::Text("%s backend, N = %zu", std::string(sim.backend().name()).c_str(),
@@ -120,15 +108,9 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   if (ImGui::Button("Step (.)")) r.singleStep = true;
   ImGui::Separator();
   budgetControls(s.budget, s.params.dtMax);
-  ImGui::End();
 }
 
 void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
-  placeNext(10.0f, 520.0f);
-  if (!ImGui::Begin("Time steps", &s.panels.timeSteps)) {
-    ImGui::End();
-    return;
-  }
   sim::SimParams& p = s.params;
   bool changed = false;
   int mode = p.stepping == sim::TimeStepping::Shared ? 0 : 1;
@@ -161,7 +143,6 @@ void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     }
   }
   if (changed) r.paramsChanged = true;
-  ImGui::End();
 }
 
 }  // namespace bhviz::app

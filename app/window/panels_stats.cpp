@@ -10,14 +10,6 @@ namespace bhviz::app {
 
 namespace {
 
-constexpr float kPanelWidth = 420.0f;
-
-void placeNext(float y, float height = 0.0f) {
-  const ImVec2 display = ImGui::GetIO().DisplaySize;
-  ImGui::SetNextWindowPos(ImVec2(display.x - kPanelWidth - 10.0f, y), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(kPanelWidth, height), ImGuiCond_FirstUseEver);
-}
-
 void plot(const char* label, const std::vector<float>& values, const char* overlay, float height) {
   if (values.empty()) return;
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
@@ -94,12 +86,7 @@ void rankTable(const std::vector<sim::RankReport>& ranks) {
 
 }  // namespace
 
-void drawPerformancePanel(AppState& s, const UiInfo& info) {
-  placeNext(30.0f, 440.0f);
-  if (!ImGui::Begin("Performance", &s.panels.performance)) {
-    ImGui::End();
-    return;
-  }
+void drawPerformancePanel(const UiInfo& info) {
   const PerfHistory& perf = *info.perf;
   const FrameRecord& m = perf.smoothed();
   ImGui::Text("%.1f FPS (%.2f ms/frame), %.1f substeps/frame", perf.fps(), m.frameMs,
@@ -127,18 +114,11 @@ void drawPerformancePanel(AppState& s, const UiInfo& info) {
     plot("##frame", frames.series([](const FrameRecord& r) { return float(r.frameMs); }),
          "frame ms", 60.0f);
   }
-  ImGui::End();
 }
 
-void drawDiagnosticsPanel(AppState& s, const UiInfo& info) {
-  placeNext(480.0f);
-  if (!ImGui::Begin("Diagnostics", &s.panels.diagnostics)) {
-    ImGui::End();
-    return;
-  }
+void drawDiagnosticsPanel(const UiInfo& info) {
   if (info.session == nullptr) {
     ImGui::TextDisabled("no simulation");
-    ImGui::End();
     return;
   }
   const sim::Diagnostics& d = info.session->diagnostics();
@@ -156,7 +136,6 @@ void drawDiagnosticsPanel(AppState& s, const UiInfo& info) {
   plot("##momentum", h.series([](const DiagnosticsSample& x) { return float(x.momentum); }), "|P|",
        50.0f);
   ImGui::TextDisabled("sampled on the host every half second (a copy of the particles)");
-  ImGui::End();
 }
 
 }  // namespace bhviz::app

@@ -1,9 +1,10 @@
 // Panels about what is drawn: Tree overlay, View (colours, look, camera), Help, the notice line,
-// the menu bar, and drawUi that calls the open ones.
+// the menu bar, and drawUi that draws the menu bar and the panels (app/window/dock.h places them).
 #include <imgui.h>
 
 #include <algorithm>
 
+#include "app/window/dock.h"
 #include "app/window/input.h"
 #include "app/window/panels.h"
 #include "sim/common/keys.h"
@@ -13,20 +14,10 @@ namespace bhviz::app {
 void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info) {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("Panels")) {
-    ImGui::MenuItem("Simulation", nullptr, &s.panels.simulation);
-    ImGui::MenuItem("Accuracy", nullptr, &s.panels.accuracy);
-    ImGui::MenuItem("Time steps", nullptr, &s.panels.timeSteps);
-    ImGui::MenuItem("Performance", nullptr, &s.panels.performance);
-    ImGui::MenuItem("Tree", nullptr, &s.panels.tree);
-    ImGui::MenuItem("Diagnostics", nullptr, &s.panels.diagnostics);
-    ImGui::MenuItem("View", nullptr, &s.panels.view);
-    ImGui::MenuItem("Files", nullptr, &s.panels.files);
-    ImGui::MenuItem("Walk", nullptr, &s.panels.walk);
-    ImGui::MenuItem("Accuracy meter", nullptr, &s.panels.meter);
-    ImGui::Separator();
-    if (ImGui::MenuItem("Hide all", "H")) s.uiVisible = false;
+    drawPanelsMenu(s);
     ImGui::EndMenu();
   }
+  drawLessonsMenu(r);
   const bool paused = info.session != nullptr && info.session->paused();
   if (ImGui::MenuItem(paused ? "Play" : "Pause")) r.togglePause = true;
   if (ImGui::MenuItem("Screenshot")) r.screenshot = true;
@@ -35,11 +26,6 @@ void drawMenuBar(AppState& s, FrameRequests& r, const UiInfo& info) {
 }
 
 void drawTreePanel(AppState& s, const UiInfo& info) {
-  ImGui::SetNextWindowPos(ImVec2(350.0f, 30.0f), ImGuiCond_FirstUseEver);
-  if (!ImGui::Begin("Tree", &s.panels.tree, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::End();
-    return;
-  }
   if (info.session != nullptr) {
     const sim::TreeCensus t = info.session->simulation().backend().treeCensus();
     ImGui::Text("%zu cells, depth %d, %zu groups", t.cells, t.levels, t.groups);
@@ -60,16 +46,37 @@ void drawTreePanel(AppState& s, const UiInfo& info) {
     s.overlay.maxLevel = std::clamp(s.overlay.maxLevel, s.overlay.minLevel, sim::kMaxLevel);
   }
   ImGui::Text("%zu boxes drawn (made on the %s)", info.overlayBoxes, info.overlayPath);
-  ImGui::End();
+  if (info.treeStats != nullptr) {
+    drawTreeStatistics(*info.treeStats, s.treeStats, info.ranks.size());
+  }
 }
 
-void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo&) {
-  ImGui::SetNextWindowPos(ImVec2(350.0f, 200.0f), ImGuiCond_FirstUseEver);
-  if (!ImGui::Begin("View", &s.panels.view, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::End();
-    return;
+namespace {
+
+// Dust and depth of field (--dust, --dof, --focus on the command line).
+void drawDemoLook(render::RenderParams& look) {
+  ImGui::Checkbox("dust", &look.extinction.enabled);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("Half the disk particles carry dust, which dims the stars behind it");
   }
-  const char* colours[] = {"component", "speed", "bin", "force error"};
+  if (look.extinction.enabled) {
+    ImGui::SameLine();
+    ImGui::SliderFloat("opacity", &look.extinction.strength, 0.05f, 10.0f, "%.2f",
+                       ImGuiSliderFlags_Logarithmic);
+  }
+  ImGui::Checkbox("depth of field", &look.depthOfField.enabled);
+  if (look.depthOfField.enabled) {
+    ImGui::SliderFloat("aperture", &look.depthOfField.aperture, 0.005f, 0.5f, "%.3f",
+                       ImGuiSliderFlags_Logarithmic);
+    ImGui::SliderFloat("focus", &look.depthOfField.focus, 0.5f, 2.0f, "%.2f x target");
+  }
+}
+
+}  // namespace
+
+void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo&) {
+  // In ColorBy's order.
+  const char* colours[] = {"component", "speed", "bin", "force error", "population"};
   int colour = static_cast<int>(s.view.colorBy);
   if (ImGui::Combo("colour by", &colour, colours, IM_ARRAYSIZE(colours))) {
     s.view.colorBy = static_cast<ColorBy>(colour);
@@ -104,9 +111,9 @@ void drawViewPanel(AppState& s, FrameRequests& r, const UiInfo&) {
         "The same picture either way. The compute splat is ~9x faster on an H200\n"
         "(little raster hardware); the rasteriser may win on a graphics GPU.");
   }
+  drawDemoLook(look);
   ImGui::SliderFloat("auto-rotate", &s.autoRotate, -1.0f, 1.0f, "%.2f rad/s");
   if (ImGui::Button("Frame the scene")) r.reframe = true;
-  ImGui::End();
 }
 
 void drawHelpWindow(AppState& s, const UiInfo& info) {
@@ -154,18 +161,11 @@ bool drawNotice(const UiInfo& info) {
 }
 
 bool drawUi(AppState& s, FrameRequests& r, const UiInfo& info) {
-  if (s.uiVisible) {
+  if (s.uiVisible && s.layout.presentation) {
+    drawHud(info);
+  } else if (s.uiVisible) {
     drawMenuBar(s, r, info);
-    if (s.panels.simulation) drawSimulationPanel(s, r, info);
-    if (s.panels.accuracy) drawAccuracyPanel(s, r, info);
-    if (s.panels.timeSteps) drawTimeStepsPanel(s, r, info);
-    if (s.panels.performance) drawPerformancePanel(s, info);
-    if (s.panels.tree) drawTreePanel(s, info);
-    if (s.panels.diagnostics) drawDiagnosticsPanel(s, info);
-    if (s.panels.view) drawViewPanel(s, r, info);
-    if (s.panels.files) drawFilesPanel(s, r, info);
-    if (s.panels.walk) drawWalkPanel(s, r, info);
-    if (s.panels.meter) drawAccuracyMeterPanel(s, r, info);
+    drawPanels(s, r, info);
   }
   if (s.panels.help) drawHelpWindow(s, info);
   return drawNotice(info);

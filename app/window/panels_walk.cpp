@@ -109,11 +109,6 @@ void stepWalk(const WalkInspection& walk, WalkPanelState& ws, std::int64_t& list
 }  // namespace
 
 void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
-  ImGui::SetNextWindowPos(ImVec2(350.0f, 30.0f), ImGuiCond_FirstUseEver);  // grows downwards
-  if (!ImGui::Begin("Walk", &s.panels.walk, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::End();
-    return;
-  }
   const bool onDevice =
       info.session != nullptr && info.session->simulation().backend().traits().onDevice;
   const WalkInspection* walk = info.walk;
@@ -121,7 +116,6 @@ void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     ImGui::TextUnformatted("Click a particle (left click, no drag) to see its group's tree walk.");
     if (onDevice)
       ImGui::TextDisabled("GPU backend: the walk is computed on a CPU tree of a download.");
-    ImGui::End();
     return;
   }
   WalkPanelState& ws = s.walk;
@@ -177,7 +171,6 @@ void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   }
   if (listHover >= 0) ws.hovered = listHover;
   explanation(*walk, ws.hovered);
-  ImGui::End();
 }
 
 }  // namespace bhviz::app

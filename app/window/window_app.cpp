@@ -20,7 +20,9 @@
 #include "app/scene/scene_pipeline.h"
 #include "app/scene/walk_view.h"
 #include "app/window/app_state.h"
+#include "app/window/dock.h"
 #include "app/window/input.h"
+#include "app/window/layout_file.h"
 #include "app/window/panels.h"
 #include "app/window/recording.h"
 #include "app/window/screenshot.h"
@@ -80,6 +82,10 @@ class WindowApp {
   void startSweep();
   void stopSweep();
   void exportSweep();
+  void measureCoverage(const render::Image& scene, const render::RenderTarget& target);
+  void updateCamera();
+  void applyLessonRequests(FrameRequests& r);
+  void applyCameraRequests(const FrameRequests& r, const render::Camera& before);
 
   Options m_options;
   std::ostream& m_out;
@@ -88,6 +94,7 @@ class WindowApp {
   ScenePipeline m_scene;                       // needs the context
   std::unique_ptr<GlTimerRing> m_renderTimer;  // the scene's GPU time; null: no timer queries
   AppState m_state;
+  std::unique_ptr<LayoutFile> m_layout;  // after m_state: it reads and writes it
   std::unique_ptr<SimSession> m_session;
   PerfHistory m_perf;
   std::string m_notice;
@@ -102,11 +109,20 @@ class WindowApp {
   WalkInspection m_walk;           // the picked particle's walk (Walk panel)
   AccuracyMeter m_meter;  // their jobs run on copies of the state, on scratch backends of their own
   SweepRunner m_sweep;
+  TreeStatsFeed m_treeStats;  // the Tree panel's statistics, fetched while it is open
   bool m_pausedBeforeSweep = false;
   // The scenario's scripted camera: followed until the mouse moves the camera, again after R.
   render::CameraScript m_script;
   bool m_scripted = false;
   float m_framedDistance = 1.0f;  // the aimed camera's distance; the script's are relative to it
+  AimSampler m_aim;               // the Camera panel's follow and auto-frame
+  CameraFollower m_follower{false};
+  float m_frameSeconds = 0.0f;  // wall-clock since the last frame [s]
+  LessonPlayer m_lessons;
+  // BHVIZ_UI_COVERAGE=FILE: the last frame of a --quit-after run, panels and all, is written
+  // to FILE and the share of the scene they leave unobstructed is printed (the layout test).
+  std::string m_coveragePath;
+  bool m_measureCoverage = false;
 };
 
 bool cameraMoved(const render::Camera& a, const render::Camera& b) {
@@ -131,6 +147,8 @@ void WindowApp::start() {
     if (!m_options.nGiven) n = interactive > 0 ? interactive : m_options.n;
   }
   m_state = initialState(m_options, n);
+  m_layout = std::make_unique<LayoutFile>(m_state, layoutFilePath());
+  if (const std::string line = m_layout->load(); !line.empty()) note(line);
   try {
     m_renderTimer = std::make_unique<GlTimerRing>(Window::glProcAddress());
   } catch (const render::GlError& e) {
@@ -138,9 +156,15 @@ void WindowApp::start() {
   }
   if (envFlag("BHVIZ_UI_ALL_PANELS")) {
     m_state.panels = PanelsOpen{true, true, true, true, true, true, true, true};
-    m_state.panels.files = true;
+    m_state.panels.files = m_state.panels.camera = true;
     m_state.overlay.cells = m_state.overlay.groups = true;
     m_state.panels.walk = true;
+    m_state.layout.side.fill(DockSide::Floating);  // each in a window of its own: all drawn
+  }
+  if (!m_options.lesson.empty()) {  // --lesson: its first step's scene and settings
+    FrameRequests lesson;
+    if (m_options.nGiven) m_lessons.overrideN(m_options.n);
+    m_lessons.start(findLesson(m_options.lesson), m_state, lesson);
   }
   m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
   m_state.scene = m_session->scene();  // --load: the file's N
@@ -193,7 +217,7 @@ void WindowApp::inspectParticle(std::uint32_t id) {
     return;
   }
   m_session->setPaused(true);
-  m_state.panels.walk = true;
+  revealPanel(m_state, PanelId::Walk);
   m_state.walk.selected = m_state.walk.hovered = m_state.walk.sceneHover = -1;
   m_state.walk.step = 0;
   m_out << "bhviz: " << m_walk.summary() << '\n' << std::flush;
@@ -244,6 +268,8 @@ void WindowApp::rebuild() {
       for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
     }
     m_walk.clear();  // of the old simulation
+    m_follower.reset();
+    m_treeStats.reset();
     startCameraScript();
   } catch (const std::exception& e) {
     note(m_state.scene.snapshotPath.empty()
@@ -475,6 +501,93 @@ void WindowApp::screenshot(const std::string& path) {
   }
 }
 
+// The mouse frees a followed camera: a pan its target, a zoom its distance (auto-framing). B and
+// 1-9 keep and recall views.
+void WindowApp::applyCameraRequests(const FrameRequests& r, const render::Camera& before) {
+  const render::Camera& now = m_scene.camera();
+  if (cameraMoved(before, now)) m_follower.land();
+  if (now.target != before.target && m_state.camera.target != CameraTarget::Free) {
+    m_state.camera.target = CameraTarget::Free;
+    note("bhviz: the camera is free again (Camera panel: follow)");
+  }
+  if (now.distance != before.distance && m_state.camera.autoFrame) {
+    m_state.camera.autoFrame = false;
+    note("bhviz: auto-frame is off while you zoom (Camera panel)");
+  }
+  if (r.addBookmark) {
+    const std::string name = "view " + std::to_string(m_state.bookmarks.size() + 1);
+    m_state.bookmarks.push_back(bookmarkOf(now, m_state.camera, name));
+    note("bhviz: bookmarked " + name +
+         (m_state.bookmarks.size() <= 9
+              ? " (key " + std::to_string(m_state.bookmarks.size()) + " flies back)"
+              : ""));
+  }
+  if (r.flyTo >= 0) {
+    if (static_cast<std::size_t>(r.flyTo) < m_state.bookmarks.size()) {
+      const CameraBookmark& b = m_state.bookmarks[static_cast<std::size_t>(r.flyTo)];
+      m_follower.flyTo(b);
+      m_state.camera = b.mode;
+      m_scripted = false;
+    } else {
+      note("bhviz: no bookmark " + std::to_string(r.flyTo + 1) + " (B keeps the current view)");
+    }
+  }
+}
+
+// The Lessons menu and the Lesson panel: a step's scene, parameters and view go through the
+// frame's requests like the panels' own edits.
+void WindowApp::applyLessonRequests(FrameRequests& r) {
+  if (r.startLesson >= 0 && static_cast<std::size_t>(r.startLesson) < lessons().size()) {
+    m_lessons.start(lessons()[static_cast<std::size_t>(r.startLesson)], m_state, r);
+    note("bhviz: lesson " + m_lessons.lesson()->name + ": " + m_lessons.lesson()->title);
+  }
+  if (r.lessonStep >= 0) m_lessons.enter(r.lessonStep, m_state, r);
+  if (r.measureLesson && m_session) m_lessons.measure(*m_session);
+  if (r.endLesson) m_lessons.end(m_state);
+}
+
+// The camera of this frame: a flight to a bookmark, else the followed point and auto-framed
+// distance (app/scene/camera_follow.h), then the scenario's script (its distances relative to
+// the framed one).
+void WindowApp::updateCamera() {
+  render::Camera& camera = m_scene.camera();
+  camera.autoRotateSpeed = m_state.autoRotate;
+  if (!m_session) return;
+  const render::RenderTarget t = m_window.target();
+  const float aspect = t.height > 0 ? float(t.width) / float(t.height) : 1.0f;
+  if (!m_follower.fly(camera, m_frameSeconds) && m_state.camera.active()) {
+    const CameraAim aim = m_aim.aim(m_session->simulation(), m_state.camera, m_state.view);
+    m_follower.follow(camera, m_state.camera, aim, m_frameSeconds, aspect);
+  }
+  if (m_scripted) {
+    const float framed = m_state.camera.autoFrame && m_follower.framedDistance() > 0.0f
+                             ? m_follower.framedDistance()
+                             : m_framedDistance;
+    render::applyCameraPath(camera, m_script, static_cast<float>(m_session->simulation().time()),
+                            framed);
+  }
+}
+
+// The pixels the panels changed are the ones they cover (ImGui's windows are not transparent).
+void WindowApp::measureCoverage(const render::Image& scene, const render::RenderTarget& target) {
+  const render::Image withPanels = render::readTarget(target);
+  std::size_t same = 0;
+  const std::size_t pixels = withPanels.rgba.size() / 4;
+  for (std::size_t i = 0; i < pixels && scene.rgba.size() == withPanels.rgba.size(); ++i) {
+    same += std::equal(scene.rgba.begin() + 4 * i, scene.rgba.begin() + 4 * i + 3,
+                       withPanels.rgba.begin() + 4 * i);
+  }
+  char line[128];
+  std::snprintf(line, sizeof line, "bhviz: the panels leave %.1f %% of the scene unobstructed",
+                pixels > 0 ? 100.0 * double(same) / double(pixels) : 0.0);
+  note(line);
+  try {
+    writePngAtomically(m_coveragePath, withPanels);
+  } catch (const std::exception& e) {
+    note(std::string("bhviz: ") + oneLine(e.what()));
+  }
+}
+
 UiInfo WindowApp::uiInfo() const {
   UiInfo info;
   info.session = m_session.get();
@@ -495,6 +608,8 @@ UiInfo WindowApp::uiInfo() const {
   info.walk = &m_walk;
   info.meter = &m_meter;
   info.sweep = &m_sweep;
+  info.lesson = &m_lessons;
+  info.treeStats = &m_treeStats.view();
   return info;
 }
 
@@ -510,18 +625,21 @@ void WindowApp::frame(Clock::time_point frameStart) {
   m_state.walk.hovered =
       m_state.walk.sceneHover >= 0 ? m_state.walk.sceneHover : m_state.walk.selected;
   if (cameraMoved(before, m_scene.camera())) m_scripted = false;  // the mouse wins until R
+  if (m_session) m_treeStats.update(m_session->simulation(), m_state.panels.tree, frameStart);
   if (drawUi(m_state, requests, uiInfo())) m_notice.clear();
+  applyCameraRequests(requests, before);
+  applyLessonRequests(requests);
+  if (const std::string line = m_layout->save(false); !line.empty()) note(line);
   applyRequests(requests);
   updateWalk(requests);
 
   FrameRecord record;
   advance(requests, record);
   updateAccuracy();
-  m_scene.camera().autoRotateSpeed = m_state.autoRotate;
-  if (m_scripted && m_session) {
-    render::applyCameraPath(m_scene.camera(), m_script,
-                            static_cast<float>(m_session->simulation().time()), m_framedDistance);
+  if (m_session && !m_rebuildPending) {  // a step's new scene first
+    if (const std::string line = m_lessons.update(*m_session); !line.empty()) note(line);
   }
+  updateCamera();
   updateOverlay();
   Clock::time_point t0 = Clock::now();
   if (m_session) {
@@ -537,7 +655,10 @@ void WindowApp::frame(Clock::time_point frameStart) {
     m_scene.render(target);
     if (m_renderTimer) m_renderTimer->end();
   }
+  render::Image sceneAlone;
+  if (m_measureCoverage) sceneAlone = render::readTarget(target);
   m_window.endUi();
+  if (m_measureCoverage) measureCoverage(sceneAlone, target);
   record.renderMs = msSince(t0);
   if (m_renderTimer) record.gpuRenderMs = m_renderTimer->poll();
   recordFrame();
@@ -553,17 +674,21 @@ void WindowApp::frame(Clock::time_point frameStart) {
 
 int WindowApp::run() {
   start();
+  if (const char* path = std::getenv("BHVIZ_UI_COVERAGE")) m_coveragePath = path;
   Clock::time_point last = Clock::now();
   for (int frames = 0; !m_quit && !m_window.shouldClose();) {
     const Clock::time_point now = Clock::now();
     m_scene.camera().advance(static_cast<float>(std::chrono::duration<double>(now - last).count()));
+    m_frameSeconds = static_cast<float>(std::chrono::duration<double>(now - last).count());
     last = now;
+    m_measureCoverage = !m_coveragePath.empty() && frames + 1 == m_options.quitAfter;
     frame(now);
     ++frames;
     if (m_options.quitAfter > 0 && frames >= m_options.quitAfter) break;
   }
   if (!m_options.frames.screenshotPath.empty()) screenshot(m_options.frames.screenshotPath);
   if (m_recorder.active()) stopRecording();
+  if (const std::string line = m_layout->save(true); !line.empty()) note(line);
   checkGl();
   return m_glErrors > 0 ? 1 : 0;
 }

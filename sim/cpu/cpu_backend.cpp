@@ -48,6 +48,7 @@ void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targ
   const MacSetup mac = macSetup(p, oldAccValid);
   m_mac = mac;
   m_walk = cpu::WalkSettings{mac, p.quadrupole, p.softening};
+  m_leafSize = p.nLeaf;
   m_work.assign(s.size(), 0);
   if (s.size() == 0) {  // a rank of a distributed run may hold none
     m_tree = {};

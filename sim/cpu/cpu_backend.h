@@ -31,6 +31,7 @@ class CpuBackend final : public Backend, private ForceParts {
 
   // Exports (sim/cpu/draw.cpp).
   TreeCensus treeCensus() const override;
+  TreeStatistics treeStatistics() const override;  // sim/cpu/tree_statistics.cpp
   std::size_t boxCount(const BoxQuery& q) const override;
   std::vector<DrawBox> boxes(const BoxQuery& q) const override;
   std::unique_ptr<Backend> makeScratch(std::size_t n) const override;
@@ -80,6 +81,7 @@ class CpuBackend final : public Backend, private ForceParts {
   MacSetup m_mac;  ///< the MAC of the last evaluation (after the acceleration MAC's fallback)
   cpu::WalkSettings m_walk;           ///< the walk of the last build
   std::vector<std::uint32_t> m_work;  ///< interactions per particle since the last build
+  int m_leafSize = 0;                 ///< N_leaf of the last build
 };
 
 }  // namespace bhviz::sim

@@ -17,6 +17,7 @@
 #include "sim/cuda/domains.h"
 #include "sim/cuda/draw.h"
 #include "sim/cuda/let.h"
+#include "sim/cuda/tree_statistics.h"
 #include "sim/cuda/walk.h"
 
 namespace bhviz::sim::cuda {
@@ -101,9 +102,13 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
 
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
+    m_statisticsValid = false;  // the tree and the work are of the particles before
     m_ws.reserve(h.size());
   }
   void download(Particles& h) const override { downloadParticles(m_p, h); }
+  void downloadSample(Particles& h, std::uint32_t stride) const override {
+    h = sampleById(m_p, stride, m_sample, m_stream);
+  }
   std::size_t size() const override { return m_p.n; }
 
   int openKicks(const Clock& clock, const SimParams& p) override {
@@ -176,6 +181,12 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     if (begin.empty()) return {};
     return {begin.back(), static_cast<int>(begin.size()) - 1, m_groupCount};
   }
+  TreeStatistics treeStatistics() const override {
+    if (!m_statisticsValid) return {};
+    return computeTreeStatistics(
+        TreeStatisticsSource{&m_tree, &m_p, m_work.data(), m_rule, m_leafSize, m_groupCount},
+        m_statisticsSums, m_stream);
+  }
   std::size_t boxCount(const BoxQuery& q) const override { return drawBoxCount(drawSource(), q); }
   std::vector<DrawBox> boxes(const BoxQuery& q) const override {
     const std::size_t n = boxCount(q);
@@ -228,6 +239,8 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     m_hostTreeValid = false;
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
+    m_leafSize = p.nLeaf;
+    m_statisticsValid = m_p.n > 0;
     if (m_p.n == 0) {  // a rank of a distributed run may hold none
       m_tree.levelBegin.clear();
       m_tree.cells = 0;
@@ -247,10 +260,10 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s); });
     timed(m_events, Stage::Groups, s,
           [&] { launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s); });
-    if (m_distributed) {
-      m_work.reserve(m_p.n);
-      BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_work.data(), 0, m_p.n * sizeof(std::uint32_t), s));
-    }
+    // Every walk counts each target's work (one add per target): the tree statistics show it,
+    // and a rank's next decomposition weighs by it.
+    m_work.reserve(m_p.n);
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_work.data(), 0, m_p.n * sizeof(std::uint32_t), s));
   }
 
   Box bounds() const override {
@@ -339,13 +352,14 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     m_groupCount = 0;
     m_hostTreeValid = false;
     m_distributed = false;  // no work measured for these particles yet
+    m_statisticsValid = false;
   }
 
   /// One walk of the built groups over `sources`: written, or added (an imported tree).
   void walk(const WalkSources& sources, bool add) {
     const Stream s = m_stream;
     m_counters.reserve(1);
-    const WalkOutput out{add, m_distributed ? m_work.data() : nullptr};
+    const WalkOutput out{add, m_work.data()};
     timed(m_events, Stage::Walk, s, [&] {
       launchWalk(sources, m_groups, m_p, m_rule, m_walk, out, m_counters.data(), m_device, s);
     });
@@ -369,7 +383,8 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   mutable DeviceBuffer<ConservedSums> m_sums;  // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
   mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch
-  mutable DeviceBuffer<DrawBox> m_drawScratch;  // boxes() on their way to the host
+  mutable DeviceBuffer<DrawBox> m_drawScratch;                // boxes() on their way to the host
+  mutable DeviceBuffer<TreeStatisticsSums> m_statisticsSums;  // treeStatistics() scratch
   StageEvents m_events;
   StepProfile m_profile;
 
@@ -377,12 +392,15 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   MacSetup m_mac;
   WalkSettings m_walk;
   ActiveRule m_rule{};
-  bool m_distributed = false;          // built through ForceParts: count the work
+  bool m_distributed = false;          // built through ForceParts: work() and the ORB read it
   DeviceBuffer<std::uint32_t> m_work;  // per particle, interactions since the build
+  int m_leafSize = 0;                  // N_leaf of the last build
+  bool m_statisticsValid = false;      // a tree of these particles was built
   DeviceBuffer<WalkCell> m_letCells;   // an imported LET's walk records, boxes, particles
   DeviceBuffer<Box> m_letBox;
   DeviceBuffer<Vec4> m_letPosMass;
   mutable DeviceParticles m_moving;  // the particles gather() copies to the host
+  mutable SampleScratch m_sample;    // downloadSample's (the camera's, a large run's view)
   mutable LetScratch m_letScratch;   // essentialTree()'s device memory
   mutable Tree m_hostTree;           // a small build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;

@@ -280,6 +280,50 @@ Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint3
   return out;
 }
 
+namespace {
+
+struct IdMultiple {
+  const std::uint32_t* id;
+  std::uint32_t stride;
+  __device__ bool operator()(std::uint32_t i) const { return id[i] % stride == 0; }
+};
+
+}  // namespace
+
+Particles sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
+                     Stream stream) {
+  Particles out;
+  if (stride <= 1 || p.n == 0) {
+    downloadParticles(p, out);
+    return out;
+  }
+  // Selected on the device: only the sample's particles come to the host.
+  const thrust::counting_iterator<std::uint32_t> all(0);
+  const IdMultiple multiple{p.id.data(), stride};
+  scratch.index.reserve(p.n);
+  scratch.count.reserve(1);
+  std::size_t bytes = 0;
+  const int n = static_cast<int>(p.n);
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, scratch.index.data(),
+                                         scratch.count.data(), n, multiple, stream));
+  scratch.temp.reserve(std::max<std::size_t>(bytes, 1));
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(scratch.temp.data(), bytes, all, scratch.index.data(),
+                                         scratch.count.data(), n, multiple, stream));
+  int count = 0;
+  copyToHost(&count, scratch.count.data(), sizeof count);
+  if (count == 0) return out;
+  const auto m = static_cast<std::uint32_t>(count);
+  DeviceParticles& q = scratch.particles;
+  q.resize(m);
+  gatherKernel<<<blocksFor(m), kBlock, 0, stream>>>(
+      m, scratch.index.data(), p.posMass.data(), p.vel.data(), p.accPot.data(), p.id.data(),
+      p.tag.data(), p.bin.data(), q.posMass.data(), q.vel.data(), q.accPot.data(), q.id.data(),
+      q.tag.data(), q.bin.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  downloadParticles(q, out);
+  return out;
+}
+
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
                      const Particles& arriving, BuildWorkspace& ws, Stream stream) {
   const std::size_t n = p.n;

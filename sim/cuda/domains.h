@@ -23,6 +23,19 @@ std::unique_ptr<OrbParticles> makeDeviceOrbParticles(const Vec4* posMass, const 
 Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint32_t>& indices,
                           DeviceParticles& scratch, Stream stream);
 
+/// Device scratch of sampleById, kept by its caller between calls (grown, never shrunk).
+struct SampleScratch {
+  DeviceBuffer<std::uint32_t> index;
+  DeviceBuffer<int> count;
+  DeviceBuffer<std::uint8_t> temp;
+  DeviceParticles particles;
+};
+
+/// The particles whose id is a multiple of `stride` (Backend::downloadSample), selected and
+/// gathered on the device so that only they cross to the host (blocking).
+Particles sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
+                     Stream stream);
+
 /// Removes the particles at `leaving` (distinct indices) keeping the others' order, and appends
 /// `arriving` (blocking). `ws` lends its scratch particles and CUB storage.
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,

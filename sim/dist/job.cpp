@@ -36,6 +36,7 @@ enum class Op : std::uint32_t {
   Profile,
   ResetProfile,
   Reports,
+  TreeStatistics,
 };
 
 /// One command, as the leader broadcasts it: the operation and every argument any one takes.
@@ -96,6 +97,9 @@ void execute(const Command& c, RankShare& s) {
       break;
     case Op::Reports:
       s.reports();
+      break;
+    case Op::TreeStatistics:
+      s.treeStatistics();
       break;
     default:
       throw std::logic_error("a command that is not a rank's");
@@ -194,6 +198,12 @@ class DistBackend final : public Backend {
   // What the leader draws is its own share's tree; the scratch and the reference are one
   // process's, of the local kind.
   TreeCensus treeCensus() const override { return m_share->local().treeCensus(); }
+  // The statistics, though, are of every rank's tree, summed.
+  TreeStatistics treeStatistics() const override {
+    TreeStatistics s;
+    collective(command(Op::TreeStatistics), [&] { s = m_share->treeStatistics(); });
+    return s;
+  }
   std::size_t boxCount(const BoxQuery& q) const override {
     return m_share->local().boxCount(q) + (q.domains ? m_share->domains().size() : 0);
   }

@@ -364,4 +364,12 @@ std::vector<RankReport> RankShare::reports() {
   return gatherToLeader(r, m_rank, m_ranks);
 }
 
+TreeStatistics RankShare::treeStatistics() {
+  const std::vector<TreeStatistics> all =
+      gatherToLeader(m_local->treeStatistics(), m_rank, m_ranks);
+  TreeStatistics sum;
+  for (const TreeStatistics& s : all) sum += s;
+  return sum;
+}
+
 }  // namespace bhviz::sim::dist

@@ -37,6 +37,8 @@ class RankShare {
   void resetProfile();
   /// Leader: one report per rank.
   std::vector<RankReport> reports();
+  /// Leader: every rank's tree statistics summed.
+  TreeStatistics treeStatistics();
 
   /// Every rank's ORB domain from the last decomposition (known on every rank).
   const std::vector<Box>& domains() const { return m_domains; }

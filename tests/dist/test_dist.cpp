@@ -231,6 +231,57 @@ TEST(Dist, DiagnosticsAndNonFiniteCoverEveryRank) {
   EXPECT_EQ(many->nonFiniteIds(2).size(), 2u);
 }
 
+// The tree statistics of K ranks, summed: every particle in exactly one leaf of one rank's tree
+// and a target once, each rank's root at level 0, and the interactions those of every rank's
+// walks (its own tree and the LETs it imported). One rank: the one process's statistics.
+TEST(Dist, TreeStatisticsCountEveryParticleOnce) {
+  const std::size_t n = 6000;
+  Particles state = makeMerger(n, 17);
+  for (std::size_t i = 0; i < n; ++i) state.bin[i] = static_cast<std::uint8_t>(state.id[i] % 4);
+  SimParams p;
+  p.nLeaf = 12;
+  auto one = makeOne(n);
+  auto many = distributed(n);
+  // Every particle, then a block substep (tick 2 of depth 3: bins 2 and 3 are due).
+  for (const Clock clock : {Clock{0.0, 0, 0, p.dtMax}, Clock{0.0, 2, 3, p.dtMax}}) {
+    const bool all = clock.depth == 0;
+    const std::uint64_t due = all ? n : n / 2;  // ids 0..n-1 spread evenly over 4 bins
+    SCOPED_TRACE(all ? "every particle" : "block substep");
+    TreeStatistics single;
+    for (Backend* b : {one.get(), many.get()}) {
+      b->upload(state);
+      b->resetProfile();
+      b->computeForces(clock, p, all ? ForceTargets::All : ForceTargets::Active, false);
+      if (b == one.get()) single = b->treeStatistics();
+    }
+    const TreeStatistics s = many->treeStatistics();
+    EXPECT_EQ(s.particles, n);
+    EXPECT_EQ(s.cellsPerLevel[0], static_cast<std::uint64_t>(ranks())) << "one root per rank";
+    EXPECT_EQ(s.leafSize, p.nLeaf);
+    std::uint64_t held = s.overfullParticles, leaves = 0;
+    for (int k = 0; k <= p.nLeaf; ++k) held += std::uint64_t(k) * s.leavesByOccupancy[k];
+    for (std::uint64_t l : s.leavesByOccupancy) leaves += l;
+    EXPECT_EQ(held, n) << "Σ occupancy × leaves over the ranks";
+    EXPECT_EQ(leaves, s.leaves);
+    EXPECT_EQ(s.targets, due);
+    std::uint64_t binned = 0;
+    for (std::uint64_t t : s.interactionsLog2) binned += t;
+    EXPECT_EQ(binned, due);
+    const InteractionCounts c = many->profile().interactions;
+    EXPECT_EQ(s.interactions, c.cell + c.particle);
+    EXPECT_GT(s.minInteractions, 0u);
+    if (ranks() == 1) {
+      EXPECT_EQ(s.cellsPerLevel, single.cellsPerLevel);
+      EXPECT_EQ(s.leavesByOccupancy, single.leavesByOccupancy);
+      EXPECT_EQ(s.interactionsLog2, single.interactionsLog2);
+      EXPECT_EQ(s.interactions, single.interactions);
+    } else {
+      // Each rank walks the others' LETs too: no fewer interactions than one tree gives.
+      EXPECT_GE(s.meanInteractions(), 0.9 * single.meanInteractions());
+    }
+  }
+}
+
 // Two distributed backends at once (the window's reset makes the next before the last goes).
 TEST(Dist, TwoBackendsAtOnce) {
   auto a = distributed(500);

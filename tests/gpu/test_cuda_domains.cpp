@@ -267,3 +267,38 @@ TEST(CudaDomains, LetCutOnTheDeviceIsTheCpuCut) {
     EXPECT_LT(worst, 1e-5);
   }
 }
+
+namespace {
+
+// Backend::downloadSample on the device (the camera's aim, a large run's view): the particles
+// whose id is a multiple of the stride, selected and gathered on the GPU, are the CPU's
+// everyNthId of the same state, every array bit for bit.
+TEST(CudaSample, DownloadSampleIsEveryNthIdOfTheState) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 seeds(std::random_device{}());
+  for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(300'001)}) {
+    const std::uint64_t seed = seeds();
+    Particles state = randomState(n, seed).p;
+    for (std::size_t i = 0; i < n; ++i) {  // ids no longer 0..n-1 in order: a rank's share
+      state.id[i] = static_cast<std::uint32_t>(3 * i + (seed % 3));
+    }
+    auto gpu = cuda::makeCudaBackend(n);
+    gpu->upload(state);
+    for (std::uint32_t stride : {1u, 2u, 7u, 4096u}) {
+      Particles sample;
+      gpu->downloadSample(sample, stride);
+      const Particles want = everyNthId(state, stride);
+      ASSERT_EQ(sample.size(), want.size()) << "n " << n << " stride " << stride;
+      // Both in the device's order of the state (upload keeps it): compare element-wise.
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        ASSERT_EQ(sample.id[k], want.id[k]) << "seed " << seed;
+        ASSERT_EQ(std::memcmp(&sample.posMass[k], &want.posMass[k], sizeof(Vec4)), 0);
+        ASSERT_EQ(std::memcmp(&sample.vel[k], &want.vel[k], sizeof(Vec4)), 0);
+        ASSERT_EQ(sample.tag[k], want.tag[k]);
+        ASSERT_EQ(sample.bin[k], want.bin[k]);
+      }
+    }
+  }
+}
+
+}  // namespace
