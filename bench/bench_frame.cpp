@@ -25,6 +25,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -122,6 +123,9 @@ struct RenderBreakdown {
   double noDust = 0;                ///< demo look without the extinction
   double noBlur = 0;                ///< demo look without the depth of field
   double plain = 0;                 ///< neither: the cost of both is full − plain
+  /// The particle pass's steps (RenderParams::profile) of `full`, and with the demo look of
+  /// noDust, noBlur and plain.
+  render::RenderProfile steps[4];
 };
 
 /// Everything of one N; GL objects are destroyed before the context (held by main).
@@ -219,7 +223,11 @@ class FrameBench {
       b.noDust = timedRender(noDust, reps);
       b.noBlur = timedRender(noBlur, reps);
       b.plain = timedRender(plain, reps);
+      b.steps[1] = profiledRender(noDust, reps);
+      b.steps[2] = profiledRender(noBlur, reps);
+      b.steps[3] = profiledRender(plain, reps);
     }
+    b.steps[0] = profiledRender(m_scene.look(), reps);
     b.passDifference = maxDifference(picture(m_scene.renderer(), m_scene.look()),
                                      picture(m_scene.renderer(), other));
     try {
@@ -236,8 +244,8 @@ class FrameBench {
   }
 
   /// The window's followed camera (Camera panel: galaxy 1, else the centre; auto-frame) per
-  /// frame: the sample
-  /// selected and gathered on the device, the aim and the glide [ms wall, median].
+  /// frame: the sample selected and gathered on the device, the aim and the glide [ms wall,
+  /// median].
   double followMs(int reps) {
     app::CameraMode mode;
     mode.target = app::CameraTarget::Galaxy;
@@ -255,6 +263,28 @@ class FrameBench {
       if (!aim.valid) mode.target = app::CameraTarget::Centre;  // a scene of one sphere
     }
     return median(std::move(ms));
+  }
+
+  /// Rewind (app/core/rewind.h): keeping the state and going back to it, in device memory and
+  /// on the host [ms wall, medians of `reps`]: {keep on the device, restore it, keep on the
+  /// host, restore it}.
+  std::array<double, 4> rewindMs(int reps) {
+    const sim::Simulation& sim = m_session->simulation();
+    std::array<std::vector<double>, 4> ms;
+    for (int k = 0; k < reps; ++k) {
+      for (const std::size_t room : {std::size_t(1) << 40, std::size_t(0)}) {
+        const std::size_t at = room > 0 ? 0 : 2;
+        Clock::time_point t0 = Clock::now();
+        const std::unique_ptr<sim::KeptState> kept = sim.keep(room);
+        ms[at].push_back(msSince(t0));
+        if (kept->onDevice() != (room > 0)) throw std::runtime_error("kept in the wrong place");
+        t0 = Clock::now();
+        m_session->restore(*kept);
+        ms[at + 1].push_back(msSince(t0));
+      }
+    }
+    return {median(std::move(ms[0])), median(std::move(ms[1])), median(std::move(ms[2])),
+            median(std::move(ms[3]))};
   }
 
   /// Draws the interop buffer and the uploaded one (both hold the last frame's state).
@@ -287,6 +317,26 @@ class FrameBench {
       ms.push_back(m_glTimer.elapsedMs());
     }
     return median(std::move(ms));
+  }
+
+  /// The particle pass's steps [ms, medians of each].
+  render::RenderProfile profiledRender(render::RenderParams look, int reps) {
+    look.profile = true;
+    std::vector<double> dust, integrate, sprites, resolve;
+    for (int k = 0; k < reps; ++k) {
+      m_scene.renderer().render(m_scene.camera(), look, m_target.target());
+      const render::RenderProfile p = m_scene.renderer().lastProfile();
+      dust.push_back(p.dustSplat);
+      integrate.push_back(p.dustIntegrate);
+      sprites.push_back(p.sprites);
+      resolve.push_back(p.resolve);
+    }
+    render::RenderProfile m;
+    m.dustSplat = median(std::move(dust));
+    m.dustIntegrate = median(std::move(integrate));
+    m.sprites = median(std::move(sprites));
+    m.resolve = median(std::move(resolve));
+    return m;
   }
 
   render::Image picture(render::Renderer& renderer, const render::RenderParams& look) {
@@ -344,7 +394,8 @@ struct Row {
   std::vector<FrameSample> samples;
   PictureCheck picture;
   RenderBreakdown render;
-  double follow = 0;  ///< FrameBench::followMs
+  double follow = 0;               ///< FrameBench::followMs
+  std::array<double, 4> rewind{};  ///< FrameBench::rewindMs
 };
 
 Row measure(const Options& o, std::size_t n) {
@@ -358,6 +409,7 @@ Row measure(const Options& o, std::size_t n) {
   }
   r.render = bench.renderBreakdown(11);
   r.follow = bench.followMs(11);
+  r.rewind = bench.rewindMs(5);
   r.picture = bench.checkPicture();
   const sim::StepProfile& p = bench.lastProfile();
   std::fprintf(stderr, "  N = %zu: last substep walk %.2f ms, %.0f interactions/particle\n", n,
@@ -398,6 +450,10 @@ void printTable(const std::vector<Row>& rows) {
         r.picture.maxDifference, 100.0 * r.picture.lit);
     std::printf("%s: the followed, auto-framed camera (sample, aim, glide) %.3f ms\n",
                 millions(r.n).c_str(), r.follow);
+    std::printf(
+        "%s: rewind: keep %.3f / restore %.3f ms on the GPU, keep %.3f / restore %.3f ms "
+        "on the host\n",
+        millions(r.n).c_str(), r.rewind[0], r.rewind[1], r.rewind[2], r.rewind[3]);
   }
   for (const Row& r : rows) {
     const RenderBreakdown& b = r.render;
@@ -421,6 +477,13 @@ void printTable(const std::vector<Row>& rows) {
                   particleFragments / ((b.full - b.postOnly) * 1e-3));
     } else {
       std::printf("; fragments unknown: %s\n", b.fragmentNote.c_str());
+    }
+    const char* names[4] = {"as drawn", "without dust", "without depth of field", "without both"};
+    for (int k = 0; k < (b.demo ? 4 : 1); ++k) {
+      const render::RenderProfile& p = b.steps[k];
+      std::printf(
+          "%s steps, %s: dust splat %.3f, dust integrate %.3f, sprites %.3f, resolve %.3f ms\n",
+          millions(r.n).c_str(), names[k], p.dustSplat, p.dustIntegrate, p.sprites, p.resolve);
     }
   }
 }

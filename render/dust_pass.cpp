@@ -33,8 +33,8 @@ DustPass::DustPass()
   m_maxStorageBlock = maxBlock;
 }
 
-void DustPass::run(const Camera& camera, const ParticleStyle& style, const Extinction& extinction,
-                   GLuint vertices, std::size_t count, int width, int height) {
+void DustPass::splat(const Camera& camera, const ParticleStyle& style, const Extinction& extinction,
+                     GLuint vertices, std::size_t count, int width, int height) {
   const int slices = std::clamp(extinction.slices, kMinSlices, kMaxSlices);
   // The grid: 2×2-pixel cells, coarser where the sums would exceed the largest storage block.
   int cellPixels = kCellPixels;
@@ -110,17 +110,22 @@ void DustPass::run(const Camera& camera, const ParticleStyle& style, const Extin
     glDispatchCompute(static_cast<GLuint>(std::min<std::size_t>(groups, kMaxGroups)), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
   }
+  gl::check("adding up the dust");
+}
+
+void DustPass::integrate() {
+  const GLuint cx = static_cast<GLuint>(m_cellsX), cy = static_cast<GLuint>(m_cellsY);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kDustSlot, m_sums.get());
   const GLuint q = m_integrate.get();
-  glProgramUniform2i(q, glGetUniformLocation(q, "uCells"), cx, cy);
-  glProgramUniform1i(q, glGetUniformLocation(q, "uSlices"), slices);
+  glProgramUniform2i(q, glGetUniformLocation(q, "uCells"), m_cellsX, m_cellsY);
+  glProgramUniform1i(q, glGetUniformLocation(q, "uSlices"), m_slices);
   uniform1f(q, "uInvFixedScale", 1.0f / kFixedScale);
   glBindImageTexture(kDepthUnit, m_depth.get(), 0, GL_TRUE, 0, GL_WRITE_ONLY, GL_R32F);
   glUseProgram(q);
-  glDispatchCompute((static_cast<GLuint>(cx) + kTile - 1) / kTile,
-                    (static_cast<GLuint>(cy) + kTile - 1) / kTile, 1);
-  // Read next as a texture by the particle passes; the zeroed sums by the next run.
+  glDispatchCompute((cx + kTile - 1) / kTile, (cy + kTile - 1) / kTile, 1);
+  // Read next as a texture by the particle passes; the zeroed sums by the next splat.
   glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_STORAGE_BARRIER_BIT);
-  gl::check("adding up the dust");
+  gl::check("summing the dust's slices");
 }
 
 void DustPass::use(GLuint p, bool enabled) const {

@@ -18,10 +18,12 @@ class DustPass {
  public:
   DustPass();
 
-  /// The optical depth of the dust among the first `count` vertices of `vertices` (a buffer of
-  /// ParticleVertex), for a width × height picture seen by `camera`.
-  void run(const Camera& camera, const ParticleStyle& style, const Extinction& extinction,
-           GLuint vertices, std::size_t count, int width, int height);
+  /// Adds the dust among the first `count` vertices of `vertices` (a buffer of ParticleVertex)
+  /// as optical depth into the slices, for a width × height picture seen by `camera`.
+  void splat(const Camera& camera, const ParticleStyle& style, const Extinction& extinction,
+             GLuint vertices, std::size_t count, int width, int height);
+  /// Sums the last splat's slices front to back into the texture that use() binds.
+  void integrate();
   /// Sets a particle pass's extinction uniforms (sprite_geometry.glsl): the last run's texture,
   /// bound to its unit, when `enabled`, else extinction off.
   void use(GLuint program, bool enabled) const;

@@ -37,6 +37,26 @@ void attribute(GLuint vao, GLuint index, GLint size, GLuint offset, GLuint bindi
   glVertexArrayAttribBinding(vao, index, binding);
 }
 
+/// `instances` instances of `vertices` line-list vertices each, alpha-blended over the target
+/// with no depth test: the boxes' edges and the lines alike.
+void drawInstancedLines(GLuint program, GLuint vao, int vertices, std::size_t instances,
+                        const Camera& camera, int width, int height, const char* what) {
+  if (instances == 0) return;
+  const float aspect = static_cast<float>(width) / static_cast<float>(height);
+  const glm::mat4 viewProj = camera.projection(aspect) * camera.view();
+  glProgramUniformMatrix4fv(program, glGetUniformLocation(program, "uViewProj"), 1, GL_FALSE,
+                            glm::value_ptr(viewProj));
+  glUseProgram(program);
+  glBindVertexArray(vao);
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+  glDisable(GL_DEPTH_TEST);
+  glDrawArraysInstanced(GL_LINES, 0, vertices, static_cast<GLsizei>(instances));
+  glDisable(GL_BLEND);
+  glBindVertexArray(0);
+  gl::check(what);
+}
+
 }  // namespace
 
 OverlayRenderer::OverlayRenderer()
@@ -65,21 +85,35 @@ void OverlayRenderer::setCount(std::size_t n) { m_instances.setCount(n); }
 VertexBufferInfo OverlayRenderer::buffer() const { return m_instances.info(); }
 
 void OverlayRenderer::draw(const Camera& camera, int width, int height) {
-  if (m_instances.count() == 0) return;
-  const GLuint p = m_program.get();
-  const float aspect = static_cast<float>(width) / static_cast<float>(height);
-  const glm::mat4 viewProj = camera.projection(aspect) * camera.view();
-  glProgramUniformMatrix4fv(p, glGetUniformLocation(p, "uViewProj"), 1, GL_FALSE,
-                            glm::value_ptr(viewProj));
-  glUseProgram(p);
-  glBindVertexArray(m_vao.get());
-  glEnable(GL_BLEND);
-  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-  glDisable(GL_DEPTH_TEST);
-  glDrawArraysInstanced(GL_LINES, 0, kEdgeVertices, static_cast<GLsizei>(m_instances.count()));
-  glDisable(GL_BLEND);
-  glBindVertexArray(0);
-  gl::check("drawing the overlay");
+  drawInstancedLines(m_program.get(), m_vao.get(), kEdgeVertices, m_instances.count(), camera,
+                     width, height, "drawing the overlay");
+}
+
+OverlayLineRenderer::OverlayLineRenderer()
+    : m_program(gl::linkProgram("overlay_lines.vert.glsl", "overlay_boxes.frag.glsl")),
+      m_vao(gl::createVertexArray()),
+      m_ends(gl::createBuffer()),
+      m_instances(sizeof(OverlayLine), "overlay line") {
+  const std::array<float, 2> ends = {0.0f, 1.0f};
+  glNamedBufferStorage(m_ends.get(), sizeof(ends), ends.data(), 0);
+  const GLuint vao = m_vao.get();
+  glVertexArrayVertexBuffer(vao, kEdgeBinding, m_ends.get(), 0, sizeof(float));
+  attribute(vao, 0, 1, 0, kEdgeBinding);
+  glVertexArrayVertexBuffer(vao, kInstanceBinding, m_instances.name(), 0, sizeof(OverlayLine));
+  glVertexArrayBindingDivisor(vao, kInstanceBinding, 1);
+  attribute(vao, 1, 3, offsetof(OverlayLine, a), kInstanceBinding);
+  attribute(vao, 2, 3, offsetof(OverlayLine, b), kInstanceBinding);
+  attribute(vao, 3, 4, offsetof(OverlayLine, colour), kInstanceBinding);
+  gl::check("OverlayLineRenderer");
+}
+
+void OverlayLineRenderer::setLines(const OverlayLine* lines, std::size_t n) {
+  m_instances.upload(lines, n);
+}
+
+void OverlayLineRenderer::draw(const Camera& camera, int width, int height) {
+  drawInstancedLines(m_program.get(), m_vao.get(), 2, m_instances.count(), camera, width, height,
+                     "drawing the overlay's lines");
 }
 
 }  // namespace bhviz::render

@@ -1,6 +1,6 @@
 #pragma once
 // Private to render/: instanced wireframe boxes (12 edges of a unit cube, one instance per
-// OverlayBox), alpha-blended over the tone-mapped image.
+// OverlayBox) and lines (one instance per OverlayLine), alpha-blended over the tone-mapped image.
 
 #include <cstddef>
 
@@ -25,6 +25,22 @@ class OverlayRenderer {
   gl::Program m_program;
   gl::VertexArray m_vao;
   gl::Buffer m_edges;
+  gl::ElementBuffer m_instances;
+};
+
+/// Lines (one instance per OverlayLine: its two ends), drawn like the boxes: alpha-blended over
+/// the tone-mapped image, without depth test.
+class OverlayLineRenderer {
+ public:
+  OverlayLineRenderer();
+  void setLines(const OverlayLine* lines, std::size_t n);
+  std::size_t count() const { return m_instances.count(); }
+  void draw(const Camera& camera, int width, int height);
+
+ private:
+  gl::Program m_program;
+  gl::VertexArray m_vao;
+  gl::Buffer m_ends;
   gl::ElementBuffer m_instances;
 };
 

@@ -15,16 +15,19 @@ constexpr GLuint kPaletteUnit = 0;
 constexpr GLuint kVerticesSlot = 0;  // shader storage bindings of the splat
 constexpr GLuint kLightSlot = 1;
 constexpr GLuint kSceneImageUnit = 0;
+constexpr GLuint kCoarseUnit = 2;        // texture units 2..4: the coarser levels in the resolve
+                                         // (1 is the dust's optical depth)
 constexpr GLuint kSplatGroupSize = 256;  // local_size_x of particles_splat.comp.glsl
 constexpr GLuint kResolveTile = 16;      // local_size of particles_resolve.comp.glsl
 constexpr GLuint kMaxGroups = 65535;     // the GL's guaranteed work-group count per dimension
 // 2^16 units per unit of linear light: a sum saturates at 65536, about the RGBA16F scene
 // buffer's own largest value, and the finest step (1.5e-5) is far below one display level.
 constexpr float kFixedScale = 65536.0f;
-// Depth of field: blurred sprites wider than kLevelDiameter cells go a level coarser, down to
-// an eighth of the resolution, so a blurred star costs at most a few dozen atomics per channel.
+// Depth of field: sprites blurred by more than kLevelDiameter cells go a level coarser, down to
+// an eighth of the resolution, so a blurred star covers at most about a dozen cells (4 rather
+// than 8: depth of field cost 0.04 instead of 0.42 ms at 1 M on the H100, docs/BENCHMARKS.md).
 constexpr int kLevels = 4;
-constexpr float kLevelDiameter = 8.0f;
+constexpr float kLevelDiameter = 4.0f;
 
 struct Level {
   GLint width, height;
@@ -60,6 +63,8 @@ ParticleRenderer::ParticleRenderer()
     : m_program(gl::linkProgram("particles.vert.glsl", "particles.frag.glsl")),
       m_splatProgram(gl::linkCompute("particles_splat.comp.glsl")),
       m_resolveProgram(gl::linkCompute("particles_resolve.comp.glsl")),
+      m_coarseProgram(gl::linkCompute("particles_coarse.comp.glsl")),
+      m_sharpResolveProgram(gl::linkCompute("particles_resolve_sharp.comp.glsl")),
       m_light(gl::createBuffer()),
       m_vao(gl::createVertexArray()),
       m_vertices(sizeof(ParticleVertex), "particle vertex"),
@@ -82,7 +87,41 @@ ParticleRenderer::ParticleRenderer()
   glGetFloatv(GL_POINT_SIZE_RANGE, range);
   m_maxPointSize = range[1];
   setPalette(Palette::discrete({{1.0f, 1.0f, 1.0f}}));
+  glCreateQueries(GL_TIMESTAMP, kMarks, m_queries.data());
   gl::check("ParticleRenderer");
+}
+
+ParticleRenderer::~ParticleRenderer() { glDeleteQueries(kMarks, m_queries.data()); }
+
+void ParticleRenderer::mark(const RenderParams& params, Mark which) {
+  if (which == kStart) m_marked.fill(false);
+  if (!params.profile) return;
+  glQueryCounter(m_queries[which], GL_TIMESTAMP);
+  m_marked[which] = true;
+}
+
+RenderProfile ParticleRenderer::profile() const {
+  std::array<double, kMarks> ms{};
+  for (int k = 0; k < kMarks; ++k) {
+    if (!m_marked[static_cast<std::size_t>(k)]) continue;
+    GLuint64 ns = 0;
+    glGetQueryObjectui64v(m_queries[static_cast<std::size_t>(k)], GL_QUERY_RESULT, &ns);
+    ms[static_cast<std::size_t>(k)] = static_cast<double>(ns) * 1e-6;
+  }
+  // Each step from the last mark before it; a step not run has no mark and takes 0.
+  auto step = [&](Mark m) {
+    const auto i = static_cast<std::size_t>(m);
+    if (!m_marked[i]) return 0.0;
+    std::size_t before = i - 1;
+    while (before > 0 && !m_marked[before]) --before;
+    return m_marked[before] ? ms[i] - ms[before] : 0.0;
+  };
+  RenderProfile p;
+  p.dustSplat = step(kDustSplat);
+  p.dustIntegrate = step(kDustIntegrate);
+  p.sprites = step(kSprites);
+  p.resolve = step(kResolve);
+  return p;
 }
 
 void ParticleRenderer::reserve(std::size_t n) { m_vertices.reserve(n); }
@@ -110,8 +149,11 @@ void ParticleRenderer::setPalette(const Palette& palette) {
 void ParticleRenderer::addDust(const Camera& camera, const RenderParams& params, int width,
                                int height) {
   if (!params.extinction.enabled) return;
-  m_dust.run(camera, params.particles, params.extinction, m_vertices.name(), m_vertices.count(),
-             width, height);
+  m_dust.splat(camera, params.particles, params.extinction, m_vertices.name(), m_vertices.count(),
+               width, height);
+  mark(params, kDustSplat);
+  m_dust.integrate();
+  mark(params, kDustIntegrate);
 }
 
 void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera, const RenderParams& params,
@@ -145,6 +187,7 @@ void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera, const R
 
 void ParticleRenderer::draw(const Camera& camera, const RenderParams& params, int width,
                             int height) {
+  mark(params, kStart);
   if (m_vertices.count() == 0) return;
   addDust(camera, params, width, height);
   const GLuint p = m_program.get();
@@ -159,6 +202,7 @@ void ParticleRenderer::draw(const Camera& camera, const RenderParams& params, in
   glDrawArrays(GL_POINTS, 0, static_cast<GLsizei>(m_vertices.count()));
   glDisable(GL_BLEND);
   glBindVertexArray(0);
+  mark(params, kSprites);
   gl::check("drawing the particles");
 }
 
@@ -171,16 +215,21 @@ bool ParticleRenderer::splatFits(int width, int height) const {
 
 void ParticleRenderer::splat(const Camera& camera, const RenderParams& params, int width,
                              int height, GLuint scene) {
+  mark(params, kStart);
   const std::array<Level, kLevels + 1> levels = levelsOf(width, height);
-  const GLsizeiptr lightBytes = static_cast<GLsizeiptr>(levels[kLevels].offset * sizeof(GLuint));
-  // The coarser levels only with depth of field: without, every sprite is drawn at full size.
+  // The coarser levels only with depth of field: without, every sprite is drawn at full size
+  // and the sums hold the full-resolution level alone.
   const int used = params.depthOfField.enabled ? kLevels : 1;
-  if (levels[kLevels].offset != m_lightSums) {
-    // Zeroed once here; from then on the resolve zeroes each sum it reads.
-    glNamedBufferData(m_light.get(), lightBytes, nullptr, GL_DYNAMIC_COPY);
+  // Every level's sums, with depth of field or without: measured on the H100, a buffer of the
+  // full-resolution sums alone made the sharp splat 8 % slower (docs/BENCHMARKS.md).
+  const std::size_t sums = levels[kLevels].offset;
+  if (sums != m_lightSums) {
+    // Zeroed once here; from then on the passes that read the sums zero them.
+    glNamedBufferData(m_light.get(), static_cast<GLsizeiptr>(sums * sizeof(GLuint)), nullptr,
+                      GL_DYNAMIC_COPY);
     glClearNamedBufferData(m_light.get(), GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, nullptr);
     gl::check("allocating the splat's light buffer");
-    m_lightSums = levels[kLevels].offset;
+    m_lightSums = sums;
   }
   // The previous frame's resolve has zeroed the sums.
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
@@ -191,6 +240,7 @@ void ParticleRenderer::splat(const Camera& camera, const RenderParams& params, i
     const GLuint p = m_splatProgram.get();
     setSpriteUniforms(p, camera, params, width, height);
     setLevelUniforms(p, levels, used);
+
     glProgramUniform1f(p, glGetUniformLocation(p, "uLevelDiameter"), kLevelDiameter);
     glProgramUniform1ui(p, glGetUniformLocation(p, "uCount"),
                         static_cast<GLuint>(m_vertices.count()));
@@ -203,28 +253,64 @@ void ParticleRenderer::splat(const Camera& camera, const RenderParams& params, i
     const std::size_t groups = (m_vertices.count() + kSplatGroupSize - 1) / kSplatGroupSize;
     glDispatchCompute(static_cast<GLuint>(std::min<std::size_t>(groups, kMaxGroups)), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    mark(params, kSprites);
   }
 
-  const GLuint r = m_resolveProgram.get();
+  if (used > 1) resolveCoarse(width, height, used);
+  // Without depth of field, a resolve with no coarser level to sample (faster by 0.03 ms).
+  const GLuint r = used > 1 ? m_resolveProgram.get() : m_sharpResolveProgram.get();
   glProgramUniform2i(r, glGetUniformLocation(r, "uViewport"), width, height);
   glProgramUniform1f(r, glGetUniformLocation(r, "uInvFixedScale"), 1.0f / kFixedScale);
-  setLevelUniforms(r, levels, used);
+  glProgramUniform1i(r, glGetUniformLocation(r, "uLevels"), used);
+  for (int k = 1; k < kLevels; ++k) {
+    const Level& l = levels[static_cast<std::size_t>(k)];
+    const std::string i = "[" + std::to_string(k - 1) + "]";
+    glProgramUniform1i(r, glGetUniformLocation(r, ("uCoarse" + i).c_str()),
+                       static_cast<GLint>(kCoarseUnit) + k - 1);
+    const float cell = static_cast<float>(1 << k);
+    glProgramUniform2f(r, glGetUniformLocation(r, ("uCoarseScale" + i).c_str()),
+                       1.0f / (static_cast<float>(l.width) * cell),
+                       1.0f / (static_cast<float>(l.height) * cell));
+  }
   glBindImageTexture(kSceneImageUnit, scene, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA16F);
   glUseProgram(r);
   glDispatchCompute((static_cast<GLuint>(width) + kResolveTile - 1) / kResolveTile,
                     (static_cast<GLuint>(height) + kResolveTile - 1) / kResolveTile, 1);
-  if (used > 1) {
-    // The resolve reads each coarse cell for several pixels, so it cannot zero them itself.
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    glClearNamedBufferSubData(
-        m_light.get(), GL_R32UI, static_cast<GLintptr>(levels[1].offset * sizeof(GLuint)),
-        static_cast<GLsizeiptr>((levels[kLevels].offset - levels[1].offset) * sizeof(GLuint)),
-        GL_RED_INTEGER, GL_UNSIGNED_INT, nullptr);
-  }
   // The scene is read next as a texture (bloom, tone mapping); the zeroed sums by the next splat.
   glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT |
                   GL_SHADER_STORAGE_BARRIER_BIT);
+  mark(params, kResolve);
   gl::check("splatting the particles");
+}
+
+void ParticleRenderer::resolveCoarse(int width, int height, int used) {
+  const std::array<Level, kLevels + 1> levels = levelsOf(width, height);
+  if (width != m_coarseWidth || height != m_coarseHeight) {
+    for (int k = 1; k < kLevels; ++k) {
+      const Level& l = levels[static_cast<std::size_t>(k)];
+      m_coarse[static_cast<std::size_t>(k - 1)] =
+          gl::createTexture2D(GL_RGBA16F, l.width, l.height);
+    }
+    m_coarseWidth = width;
+    m_coarseHeight = height;
+  }
+  const GLuint c = m_coarseProgram.get();
+  glProgramUniform1f(c, glGetUniformLocation(c, "uInvFixedScale"), 1.0f / kFixedScale);
+  const GLint size = glGetUniformLocation(c, "uSize");
+  const GLint base = glGetUniformLocation(c, "uBase");
+  glUseProgram(c);
+  for (int k = 1; k < used; ++k) {
+    const Level& l = levels[static_cast<std::size_t>(k)];
+    const GLuint texture = m_coarse[static_cast<std::size_t>(k - 1)].get();
+    glProgramUniform2i(c, size, l.width, l.height);
+    glProgramUniform1ui(c, base, l.offset);
+    glBindImageTexture(kSceneImageUnit, texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA16F);
+    glDispatchCompute((static_cast<GLuint>(l.width) + kResolveTile - 1) / kResolveTile,
+                      (static_cast<GLuint>(l.height) + kResolveTile - 1) / kResolveTile, 1);
+    glBindTextureUnit(kCoarseUnit + static_cast<GLuint>(k - 1), texture);
+  }
+  // Sampled next by the resolve; the zeroed sums are written by the next splat.
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_STORAGE_BARRIER_BIT);
 }
 
 }  // namespace bhviz::render

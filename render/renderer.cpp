@@ -14,6 +14,7 @@ namespace bhviz::render {
 struct Renderer::Impl {
   ParticleRenderer particles;
   OverlayRenderer overlay;
+  OverlayLineRenderer lines;
   PostProcess post;
 };
 
@@ -35,6 +36,10 @@ void Renderer::reserveBoxes(std::size_t n) { m_impl->overlay.reserve(n); }
 VertexBufferInfo Renderer::boxBuffer() const { return m_impl->overlay.buffer(); }
 void Renderer::setBoxCount(std::size_t n) { m_impl->overlay.setCount(n); }
 std::size_t Renderer::boxCount() const { return m_impl->overlay.count(); }
+void Renderer::setLines(const OverlayLine* lines, std::size_t n) {
+  m_impl->lines.setLines(lines, n);
+}
+std::size_t Renderer::lineCount() const { return m_impl->lines.count(); }
 
 void Renderer::render(const Camera& camera, const RenderParams& params,
                       const RenderTarget& target) {
@@ -53,8 +58,13 @@ void Renderer::render(const Camera& camera, const RenderParams& params,
     m_impl->particles.draw(camera, params, target.width, target.height);
   }
   m_impl->post.finish(params.tone, params.background, target);
-  if (params.overlay) m_impl->overlay.draw(camera, target.width, target.height);
+  if (params.overlay) {
+    m_impl->overlay.draw(camera, target.width, target.height);
+    m_impl->lines.draw(camera, target.width, target.height);
+  }
 }
+
+RenderProfile Renderer::lastProfile() const { return m_impl->particles.profile(); }
 
 struct OffscreenTarget::Impl {
   int width = 0;

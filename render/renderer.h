@@ -1,8 +1,8 @@
 #pragma once
 // The frame: particles as soft point sprites, added up in a floating-point (RGBA16F) buffer,
 // an optional cheap bloom, tone mapping with exposure into the target, then the wireframe
-// overlay on top. Needs a current OpenGL 4.5 core context with render::loadGl done; destroy
-// the renderer while that context is still current.
+// overlay (boxes, then lines) on top. Needs a current OpenGL 4.5 core context with
+// render::loadGl done; destroy the renderer while that context is still current.
 
 #include <cstddef>
 #include <cstdint>
@@ -81,7 +81,17 @@ struct RenderParams {
   Extinction extinction;
   DepthOfField depthOfField;
   glm::vec3 background{0.0f};  ///< display colour behind the particles (0..1)
-  bool overlay = true;         ///< draw the boxes given to setBoxes
+  bool overlay = true;         ///< draw the boxes and lines given to setBoxes and setLines
+  bool profile = false;  ///< time the particle pass's steps (Renderer::lastProfile; benchmarks)
+};
+
+/// GPU time of each step of the particle pass in the last frame drawn with RenderParams::profile
+/// (GL timestamps) [ms]; 0 for a step that did not run.
+struct RenderProfile {
+  double dustSplat = 0;      ///< dust added as optical depth into the depth slices
+  double dustIntegrate = 0;  ///< the slices summed front to back into the 3D texture
+  double sprites = 0;        ///< the sprites (compute splat or raster), extinction lookup included
+  double resolve = 0;        ///< the splat's sums into the scene buffer, coarser levels included
 };
 
 /// Where a frame goes: a framebuffer (0 = the window's) and its size.
@@ -117,9 +127,14 @@ class Renderer {
   VertexBufferInfo boxBuffer() const;
   void setBoxCount(std::size_t n);
   std::size_t boxCount() const;
+  /// Replaces the overlay's lines (none = no lines), drawn over the boxes.
+  void setLines(const OverlayLine* lines, std::size_t n);
+  std::size_t lineCount() const;
 
   /// Draws one frame into `target` (its whole area).
   void render(const Camera& camera, const RenderParams& params, const RenderTarget& target);
+  /// The last frame's steps, if it was drawn with RenderParams::profile (waits for the GL).
+  RenderProfile lastProfile() const;
 
  private:
   struct Impl;

@@ -1,5 +1,5 @@
 #pragma once
-// What the renderer draws: N particle vertices of one fixed layout, and wireframe boxes. The
+// What the renderer draws: N particle vertices of one fixed layout, wireframe boxes and lines. The
 // renderer knows nothing about what the particles are; the caller turns its data into these.
 
 #include <cstddef>
@@ -36,6 +36,14 @@ struct OverlayBox {
   glm::vec4 colour{1.0f};    ///< linear RGB and opacity, alpha-blended over the tone-mapped image
 };
 static_assert(sizeof(OverlayBox) == 40, "OverlayBox must be tightly packed");
+
+/// One straight line of the overlay (a previewed orbit's segment, a disk's ring): 40 bytes.
+struct OverlayLine {
+  glm::vec3 a{0.0f};       ///< one end [world length]
+  glm::vec3 b{0.0f};       ///< the other end [world length]
+  glm::vec4 colour{1.0f};  ///< linear RGB and opacity, alpha-blended over the tone-mapped image
+};
+static_assert(sizeof(OverlayLine) == 40, "OverlayLine must be tightly packed");
 
 /// One of the renderer's buffers (particle vertices, overlay boxes), for a bridge that writes
 /// into it directly (CUDA–GL interop registers `name` once per `generation`).

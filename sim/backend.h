@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -127,6 +128,29 @@ struct RankReport {
   Box domain;                        ///< the rank's ORB domain
 };
 
+/// A kept copy of a backend's state (Backend::keepState): on the host, or in the backend's own
+/// device memory where it fits.
+class BackendState {
+ public:
+  virtual ~BackendState() = default;
+  virtual std::size_t bytes() const = 0;  ///< memory it holds [bytes]
+  virtual bool onDevice() const = 0;
+  virtual std::size_t size() const = 0;  ///< particles [1]
+};
+
+/// The host copy: the particles in the backend's order, as download() gave them.
+class HostState final : public BackendState {
+ public:
+  explicit HostState(Particles p) : m_p(std::move(p)) {}
+  std::size_t bytes() const override { return m_p.size() * kParticleBytes; }
+  bool onDevice() const override { return false; }
+  std::size_t size() const override { return m_p.size(); }
+  const Particles& particles() const { return m_p; }
+
+ private:
+  Particles m_p;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -143,6 +167,22 @@ class Backend {
   virtual void downloadSample(Particles& p, std::uint32_t stride) const {
     download(p);
     if (stride > 1) p = everyNthId(p, stride);
+  }
+  /// A copy of everything the next substep reads (every particle array, in this order), to
+  /// go back to with restoreState: stepping on from it gives the same bits as from the
+  /// original. `deviceBytesFree`: a device backend keeps it in its own memory when it fits
+  /// below this; else (and on the host) a HostState.
+  virtual std::unique_ptr<BackendState> keepState(std::size_t deviceBytesFree) const {
+    (void)deviceBytesFree;
+    Particles p;
+    download(p);
+    return std::make_unique<HostState>(std::move(p));
+  }
+  /// Back to a state kept by this backend (or any HostState).
+  virtual void restoreState(const BackendState& state) {
+    const auto* host = dynamic_cast<const HostState*>(&state);
+    if (host == nullptr) throw std::invalid_argument("restoreState: a state of another backend");
+    upload(host->particles());
   }
 
   /// For each particle active at clock.tick: choose its new bin (common/timestep.h), then kick

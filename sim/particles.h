@@ -21,6 +21,9 @@ inline std::uint8_t makeTag(Component c, unsigned galaxy) {
 inline Component tagComponent(std::uint8_t tag) { return static_cast<Component>(tag & 3u); }
 inline unsigned tagGalaxy(std::uint8_t tag) { return tag >> 2; }
 
+/// Bytes of one particle across every array of Particles.
+inline constexpr std::size_t kParticleBytes = 3 * sizeof(Vec4) + sizeof(std::uint32_t) + 2;
+
 struct Particles {
   std::vector<Vec4> posMass;      ///< x, y, z [length]; w = mass [mass]
   std::vector<Vec4> vel;          ///< vx, vy, vz [length/time]; w unused (0)

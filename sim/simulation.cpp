@@ -96,6 +96,23 @@ void Simulation::recomputeForces() {
   checkFinite();
 }
 
+std::unique_ptr<KeptState> Simulation::keep(std::size_t deviceBytesFree) const {
+  auto state = std::make_unique<KeptState>();
+  state->clock = m_clock;
+  state->params = m_params;
+  state->substeps = m_substeps;
+  state->backend = m_backend->keepState(deviceBytesFree);
+  return state;
+}
+
+void Simulation::restore(const KeptState& state) {
+  if (state.backend == nullptr) throw std::invalid_argument("restore: an empty state");
+  m_backend->restoreState(*state.backend);
+  m_clock = state.clock;
+  m_params = state.params;
+  m_substeps = state.substeps;
+}
+
 Diagnostics Simulation::diagnostics() const { return m_backend->diagnostics(m_clock); }
 
 Particles Simulation::particles() const {

@@ -19,6 +19,19 @@ struct NonFiniteState : std::runtime_error {
   std::vector<std::uint32_t> ids;
 };
 
+/// A moment of a simulation to go back to (Simulation::keep): its clock, parameters and the
+/// backend's state, at a substep's end.
+struct KeptState {
+  Clock clock;
+  SimParams params;
+  std::uint64_t substeps = 0;
+  std::unique_ptr<BackendState> backend;
+
+  double time() const { return clock.time(); }
+  std::size_t bytes() const { return backend != nullptr ? backend->bytes() : 0; }
+  bool onDevice() const { return backend != nullptr && backend->onDevice(); }
+};
+
 class Simulation {
  public:
   /// Validates the parameters and the particles, uploads them and evaluates every force. The
@@ -41,6 +54,13 @@ class Simulation {
   void advance(int steps = 1);
   /// A fresh force evaluation of every particle (only when synchronised).
   void recomputeForces();
+
+  /// The state now (between two substeps), in the backend's device memory when it fits below
+  /// `deviceBytesFree` there, else on the host.
+  std::unique_ptr<KeptState> keep(std::size_t deviceBytesFree = 0) const;
+  /// Back to a kept state of this simulation, parameters included: stepping on gives the same
+  /// bits as it did from there (the same backend; tests/test_rewind.cpp).
+  void restore(const KeptState& state);
 
   double time() const { return m_clock.time(); }
   const Clock& clock() const { return m_clock; }

@@ -272,6 +272,60 @@ TEST_F(RenderTest, TreeOverlayAddsLinePixels) {
   EXPECT_LT(changedFraction(plain, s.render(p)), 1e-4);
 }
 
+// The overlay's lines (the merger builder's preview): drawn where their points project, in
+// their colour, alpha-blended over the tone-mapped image, and off with the overlay switch.
+TEST_F(RenderTest, LinesAppearWhereTheyProject) {
+  constexpr int kSide = 200;
+  SpriteStage stage(kSide, 0.05f, 0.05f);
+  stage.camera.pitch = 0.4f;  // a tilted view: the lines' projections are not axis-aligned
+  stage.camera.yaw = 0.7f;
+  using bhviz::render::OverlayLine;
+  const std::vector<OverlayLine> lines = {
+      {{-0.8f, -0.5f, 0.0f}, {0.7f, 0.6f, 0.2f}, {1.0f, 0.0f, 0.0f, 1.0f}},   // opaque red
+      {{-0.6f, 0.7f, -0.3f}, {0.5f, -0.7f, 0.4f}, {0.0f, 1.0f, 0.0f, 0.5f}},  // half green
+  };
+  stage.renderer.setLines(lines.data(), lines.size());
+  EXPECT_EQ(stage.renderer.lineCount(), 2u);
+  const Image img = stage.draw(nullptr, 0);
+  const float side = static_cast<float>(kSide);
+  // The brightest value of `channel` within a pixel of where `world` projects.
+  const auto nearby = [&](const Image& im, const glm::vec3& world, int channel) {
+    const glm::vec3 at = stage.camera.project(world, side, side);
+    int best = 0;
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int x = std::clamp(static_cast<int>(at.x) + dx, 0, kSide - 1);
+        const int y = std::clamp(static_cast<int>(at.y) + dy, 0, kSide - 1);
+        best = std::max(best, static_cast<int>(im.pixel(x, y)[channel]));
+      }
+    }
+    return best;
+  };
+  for (const float t : {0.1f, 0.3f, 0.65f, 0.9f}) {  // away from where the two cross
+    const glm::vec3 red = glm::mix(lines[0].a, lines[0].b, t);
+    const glm::vec3 green = glm::mix(lines[1].a, lines[1].b, t);
+    EXPECT_GT(nearby(img, red, 0), 200) << "red line at t = " << t;
+    EXPECT_LT(nearby(img, red, 1), 60) << "red line at t = " << t;
+    const int g = nearby(img, green, 1);  // half of 255 over black, as the display stores it
+    EXPECT_GT(g, 90) << "green line at t = " << t;
+    EXPECT_LT(g, 170) << "green line at t = " << t;
+    EXPECT_LT(nearby(img, green, 0), 60) << "green line at t = " << t;
+  }
+  // Nothing else is drawn: a few lit pixels per line length, the rest the black background.
+  std::size_t lit = 0;
+  for (int y = 0; y < kSide; ++y) {
+    for (int x = 0; x < kSide; ++x) lit += img.pixel(x, y)[0] > 30 || img.pixel(x, y)[1] > 30;
+  }
+  EXPECT_GT(lit, 100u);
+  EXPECT_LT(lit, 4u * kSide);
+  stage.params.overlay = false;
+  const Image off = stage.draw(nullptr, 0);
+  EXPECT_EQ(imageStats(off).litFraction, 0.0);
+  stage.params.overlay = true;
+  stage.renderer.setLines(nullptr, 0);
+  EXPECT_EQ(imageStats(stage.draw(nullptr, 0)).litFraction, 0.0);
+}
+
 TEST_F(RenderTest, ComponentAndSpeedColoursDifferInHue) {
   const auto p = bhviz::sim::makeGalaxy(30000, 5);
   const ImageStats byComponent = imageStats(renderScene(p, view(ColorBy::Component)));

@@ -7,7 +7,8 @@ namespace bhviz::app {
 
 namespace {
 
-constexpr double kShrink = 0.85;            // the sphere's radius, step after step
+constexpr double kShrink = 0.8;             // the sphere's radius, step after step
+constexpr double kStartShare = 0.9;         // the first sphere holds this share of them
 constexpr std::size_t kCoreParticles = 64;  // ... until this few (or 1 %) are left inside
 
 double distance2(const sim::Particles& p, std::size_t i, const Point3& c) {
@@ -15,52 +16,50 @@ double distance2(const sim::Particles& p, std::size_t i, const Point3& c) {
   return dx * dx + dy * dy + dz * dz;
 }
 
-/// The centre of mass of `members` within `radius` of `c`, and how many are inside.
-std::optional<Point3> centreWithin(const sim::Particles& p, const std::vector<std::size_t>& members,
-                                   const Point3& c, double radius, std::size_t& inside) {
+}  // namespace
+
+std::optional<Point3> centreOfMass(const sim::Particles& p,
+                                   const std::vector<std::size_t>& members) {
   Point3 sum{0.0, 0.0, 0.0};
   double mass = 0.0;
-  inside = 0;
   for (std::size_t i : members) {
-    if (distance2(p, i, c) > radius * radius) continue;
     const double m = p.posMass[i].w;
     sum[0] += m * p.posMass[i].x;
     sum[1] += m * p.posMass[i].y;
     sum[2] += m * p.posMass[i].z;
     mass += m;
-    ++inside;
   }
   if (!(mass > 0.0)) return std::nullopt;
-  const Point3 out{sum[0] / mass, sum[1] / mass, sum[2] / mass};
-  if (!std::isfinite(out[0]) || !std::isfinite(out[1]) || !std::isfinite(out[2]))
-    return std::nullopt;
-  return out;
-}
-
-}  // namespace
-
-std::optional<Point3> centreOfMass(const sim::Particles& p,
-                                   const std::vector<std::size_t>& members) {
-  std::size_t inside = 0;
-  return centreWithin(p, members, {0.0, 0.0, 0.0}, HUGE_VAL, inside);
+  const Point3 c{sum[0] / mass, sum[1] / mass, sum[2] / mass};
+  if (!std::isfinite(c[0]) || !std::isfinite(c[1]) || !std::isfinite(c[2])) return std::nullopt;
+  return c;
 }
 
 std::optional<Point3> densestCentre(const sim::Particles& p,
                                     const std::vector<std::size_t>& members) {
   std::optional<Point3> centre = centreOfMass(p, members);
   if (!centre) return std::nullopt;
-  double radius = 0.0;
-  for (std::size_t i : members) radius = std::max(radius, distance2(p, i, *centre));
-  radius = std::sqrt(radius);
-  std::size_t inside = members.size();
+  // The first sphere leaves the farthest out: stray stars only slow the shrinking down.
+  std::vector<double> d2;
+  d2.reserve(members.size());
+  for (std::size_t i : members) d2.push_back(distance2(p, i, *centre));
+  const auto k = static_cast<std::ptrdiff_t>(kStartShare * double(d2.size() - 1));
+  std::nth_element(d2.begin(), d2.begin() + k, d2.end());
+  double radius2 = d2[static_cast<std::size_t>(k)];
   const std::size_t core = std::max(kCoreParticles, members.size() / 100);
-  while (inside > core && radius > 0.0) {
-    radius *= kShrink;
-    std::size_t n = 0;
-    const std::optional<Point3> next = centreWithin(p, members, *centre, radius, n);
-    if (!next || n < core) break;
-    centre = next;
-    inside = n;
+  // Each sphere lies mostly inside the last one: only the last one's particles are looked at.
+  std::vector<std::size_t> inside = members, next;
+  while (inside.size() > core && radius2 > 0.0) {
+    radius2 *= kShrink * kShrink;
+    next.clear();
+    for (std::size_t i : inside) {
+      if (distance2(p, i, *centre) <= radius2) next.push_back(i);
+    }
+    if (next.size() < core) break;
+    const std::optional<Point3> moved = centreOfMass(p, next);
+    if (!moved) break;
+    centre = moved;
+    inside.swap(next);
   }
   return centre;
 }

@@ -232,7 +232,7 @@ sim::SimParams stepParams(const sim::SimParams& current, const LessonStep& step)
 const std::vector<std::string>& lessonPanels() {
   static const std::vector<std::string> panels = {
       "Simulation",  "Accuracy",       "Time steps", "View",        "Files", "Camera",
-      "Performance", "Accuracy meter", "Tree",       "Diagnostics", "Walk"};
+      "Performance", "Accuracy meter", "Tree",       "Diagnostics", "Walk",  "Merger builder"};
   return panels;
 }
 

@@ -185,4 +185,10 @@ std::string SimSession::applyParams(const sim::SimParams& params) {
   }
 }
 
+void SimSession::restore(const sim::KeptState& state) {
+  m_sim->restore(state);
+  m_halted = false;
+  m_paused = true;
+}
+
 }  // namespace bhviz::app

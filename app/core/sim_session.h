@@ -56,6 +56,10 @@ class SimSession {
   /// Exactly one substep (the `.` key).
   Advance step();
 
+  /// Back to a state kept from this session (app/core/rewind.h), paused there; a halted
+  /// session runs again from it. Parameters come back as they were kept.
+  void restore(const sim::KeptState& state);
+
   // ---- Run state: the window's play and pause, and the halt after a non-finite state --------
 
   bool paused() const { return m_paused; }

@@ -41,6 +41,8 @@ CameraAim aimAt(const sim::Particles& p, const CameraMode& mode, const ViewSetti
   CameraAim aim;
   stride = std::max<std::size_t>(stride, 1);
   std::vector<std::size_t> all, drawn;
+  all.reserve(p.size() / stride + 1);
+  drawn.reserve(p.size() / stride + 1);
   for (std::size_t i = 0; i < p.size(); i += stride) {
     all.push_back(i);
     if (view.visible[static_cast<std::size_t>(sim::tagComponent(p.tag[i]))]) drawn.push_back(i);

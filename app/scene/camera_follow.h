@@ -31,7 +31,7 @@ CameraAim aimAt(const sim::Particles& p, const CameraMode& mode, const ViewSetti
                 std::size_t stride = 1);
 
 /// About this many particles are enough to aim (the sample's stride follows from N).
-inline constexpr std::size_t kAimSample = 20000;
+inline constexpr std::size_t kAimSample = 8192;
 
 /// The particles aimAt reads from a running simulation: a host backend's own state without a
 /// copy, a device backend's id-strided sample (Backend::downloadSample).

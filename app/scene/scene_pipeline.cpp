@@ -83,6 +83,10 @@ void ScenePipeline::setBoxes(const std::vector<render::OverlayBox>& boxes) {
   m_renderer.setBoxes(boxes.data(), boxes.size());
 }
 
+void ScenePipeline::setLines(const std::vector<render::OverlayLine>& lines) {
+  m_renderer.setLines(lines.data(), lines.size());
+}
+
 void ScenePipeline::render(const render::RenderTarget& target) {
   if (target.width > 0 && target.height > 0) m_renderer.render(m_camera, m_look, target);
 }

@@ -52,6 +52,8 @@ class ScenePipeline {
   std::string writeOverlay(const sim::Simulation& sim, const OverlayRequest& request,
                            const std::vector<render::OverlayBox>& over = {});
   void setBoxes(const std::vector<render::OverlayBox>& boxes);
+  /// Lines drawn over the boxes (the merger builder's preview); none = no lines.
+  void setLines(const std::vector<render::OverlayLine>& lines);
 
   /// Draws the particles and boxes written last into `target` with the camera and the look.
   void render(const render::RenderTarget& target);

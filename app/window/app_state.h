@@ -14,6 +14,7 @@
 #include "app/core/settings.h"
 #include "app/core/view_options.h"
 #include "app/scene/camera_follow.h"
+#include "app/window/builder.h"
 #include "render/renderer.h"
 #include "sim/params.h"
 
@@ -53,11 +54,12 @@ struct PanelsOpen {
   bool diagnostics = false;
   bool view = false;
   bool help = false;
-  bool files = false;   ///< snapshots and recording (panels_files.cpp)
-  bool camera = false;  ///< what the camera follows, bookmarks (panels_camera.cpp)
-  bool lesson = false;  ///< the running lesson (panels_lesson.cpp)
-  bool walk = false;    ///< the picked particle's walk (panels_walk.cpp)
-  bool meter = true;    ///< Accuracy meter (live error, θ sweep)
+  bool files = false;    ///< snapshots and recording (panels_files.cpp)
+  bool camera = false;   ///< what the camera follows, bookmarks (panels_camera.cpp)
+  bool lesson = false;   ///< the running lesson (panels_lesson.cpp)
+  bool walk = false;     ///< the picked particle's walk (panels_walk.cpp)
+  bool meter = true;     ///< Accuracy meter (live error, θ sweep)
+  bool builder = false;  ///< the merger builder (panels_builder.cpp)
 };
 
 /// The panels, in the Panels menu's order (app/window/dock.cpp holds their titles and homes).
@@ -74,8 +76,9 @@ enum class PanelId : std::uint8_t {
   Diagnostics,
   Walk,
   Lesson,
+  Builder,
 };
-inline constexpr std::size_t kPanelCount = 12;
+inline constexpr std::size_t kPanelCount = 13;
 
 /// Where a panel is drawn: a tab of the dock at the window's left or right edge, or a window of
 /// its own that the user places.
@@ -92,10 +95,10 @@ struct DockState {
 /// How the panels are laid out; remembered between runs (app/window/layout_file.h). The
 /// default leaves ≥ 70 % of a 1280×720 scene unobstructed (tests/test_window.cpp measures it).
 struct Layout {
-  std::array<DockSide, kPanelCount> side{DockSide::Left,  DockSide::Left,  DockSide::Left,
-                                         DockSide::Left,  DockSide::Left,  DockSide::Left,
-                                         DockSide::Right, DockSide::Right, DockSide::Right,
-                                         DockSide::Right, DockSide::Right, DockSide::Floating};
+  std::array<DockSide, kPanelCount> side{
+      DockSide::Left,  DockSide::Left,     DockSide::Left,  DockSide::Left,  DockSide::Left,
+      DockSide::Left,  DockSide::Right,    DockSide::Right, DockSide::Right, DockSide::Right,
+      DockSide::Right, DockSide::Floating, DockSide::Left};
   DockState left;
   DockState right{330.0f, true, -1};
   /// Presentation: no menu bar and no panels, a small HUD (N, frames/s, t); P toggles it.
@@ -133,8 +136,9 @@ struct AppState {
   PanelsOpen panels;
   Layout layout;
   FilesSettings files;
-  MeterSettings meter;  ///< the live accuracy meter
-  SweepSettings sweep;  ///< the window's θ sweep
+  MeterSettings meter;   ///< the live accuracy meter
+  SweepSettings sweep;   ///< the window's θ sweep
+  BuilderState builder;  ///< the merger builder's scenario, preview and save path
 };
 
 /// What one frame's input and panels asked for; applied by the main loop.
@@ -143,14 +147,15 @@ struct FrameRequests {
   bool rebuild = false;
   /// AppState::params edited (validated before it reaches the simulation)
   bool paramsChanged = false;
-  bool viewChanged = false;   ///< colouring or visibility changed: new palette, recalibrated speeds
-  bool togglePause = false;   ///< Space, the Play/Pause buttons
-  bool singleStep = false;    ///< one substep (and pause)
-  bool reframe = false;       ///< aim the camera at the scene again
-  bool screenshot = false;    ///< F12
-  bool quit = false;          ///< Esc
-  bool loadSnapshot = false;  ///< Files: replace the simulation by AppState::files.snapshotPath
-  bool saveSnapshot = false;  ///< Files: write the current state to AppState::files.snapshotPath
+  bool viewChanged = false;  ///< colouring or visibility changed: new palette, recalibrated speeds
+  bool togglePause = false;  ///< Space, the Play/Pause buttons
+  bool singleStep = false;   ///< one substep (and pause)
+  bool reframe = false;      ///< aim the camera at the scene again
+  bool frameAfterRebuild = false;  ///< with rebuild: aim the camera at the new scene
+  bool screenshot = false;         ///< F12
+  bool quit = false;               ///< Esc
+  bool loadSnapshot = false;     ///< Files: replace the simulation by AppState::files.snapshotPath
+  bool saveSnapshot = false;     ///< Files: write the current state to AppState::files.snapshotPath
   bool toggleRecording = false;  ///< Files: start recording (as AppState::files says) or stop
   bool pick = false;             ///< a left click without a drag in the scene: pick at pickAt
   float pickAtX = 0.0f, pickAtY = 0.0f;  ///< [framebuffer pixels from the top-left]
@@ -167,6 +172,7 @@ struct FrameRequests {
   int lessonStep = -1;         ///< the Lesson panel's Back and Next: enter this step
   bool measureLesson = false;  ///< the Lesson panel: measure the step's question now
   bool endLesson = false;      ///< the Lesson panel: leave the lesson
+  int rewindTo = -1;           ///< the Simulation panel's rewind bar: go back to kept state k
 };
 
 /// The state a window starts from: the command line's scene, parameters and picture options.

@@ -41,6 +41,7 @@ const std::array<PanelEntry, kPanelCount>& panelTable() {
        [](AppState&, FrameRequests&, const UiInfo& info) { drawDiagnosticsPanel(info); }},
       {PanelId::Walk, "Walk", &PanelsOpen::walk, drawWalkPanel},
       {PanelId::Lesson, "Lesson", &PanelsOpen::lesson, drawLessonPanel},
+      {PanelId::Builder, "Merger builder", &PanelsOpen::builder, drawBuilderPanel},
   }};
   return table;
 }

@@ -9,6 +9,7 @@
 
 #include "app/core/accuracy_meter.h"
 #include "app/core/perf_history.h"
+#include "app/core/rewind.h"
 #include "app/core/sim_session.h"
 #include "app/core/sweep_runner.h"
 #include "app/scene/walk_view.h"
@@ -36,6 +37,7 @@ struct UiInfo {
   const AccuracyMeter* meter = nullptr;  ///< the live accuracy meter
   const SweepRunner* sweep = nullptr;    ///< the window's θ sweep
   const LessonPlayer* lesson = nullptr;  ///< the running lesson, if any
+  const StateRing* ring = nullptr;       ///< the kept states (rewind)
   /// The Tree panel's statistics, fetched while it is open.
   const TreeStatsView* treeStats = nullptr;
   /// Under mpirun: each rank's report after the last frame's steps (empty for one process).
@@ -64,6 +66,9 @@ void drawLessonsMenu(FrameRequests& r);
 void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// Live error of the forces (median, p99, history) and the θ sweep with its plot and CSV export.
 void drawAccuracyMeterPanel(AppState& s, FrameRequests& r, const UiInfo& info);
+/// Two galaxies and their orbit as a scenario: preview, Run, Reset, Save as
+/// (panels_builder.cpp, app/window/builder.h).
+void drawBuilderPanel(AppState& s, FrameRequests& r, const UiInfo& info);
 /// The notice line at the bottom; returns true when the user dismissed it.
 bool drawNotice(const UiInfo& info);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 
 #include "app/window/panels.h"
@@ -78,6 +79,40 @@ void budgetControls(FrameBudget& b, float dtMax) {
   }
 }
 
+/// The kept states as a scrub bar: dragging it goes back to the one under the cursor (paused);
+/// Play runs on from there, and the states after it go.
+void rewindControls(const StateRing& ring, FrameRequests& r, const UiInfo& info) {
+  if (ring.size() == 0) {
+    ImGui::TextDisabled("rewind: nothing kept yet");
+    return;
+  }
+  const double now = info.session != nullptr ? info.session->simulation().time() : 0.0;
+  int shown = static_cast<int>(ring.size()) - 1;
+  for (std::size_t k = 0; k < ring.size(); ++k) {
+    if (ring.at(k).time() <= now + 1e-12) shown = static_cast<int>(k);
+  }
+  char label[64];
+  std::snprintf(label, sizeof label, "t = %.3f", ring.at(static_cast<std::size_t>(shown)).time());
+  if (ImGui::SliderInt("rewind", &shown, 0, static_cast<int>(ring.size()) - 1, label)) {
+    r.rewindTo = shown;
+  }
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "Go back to a kept state (paused there); Play runs on from it, and the\n"
+        "states after it are dropped. The same backend replays the same bits.");
+  }
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  ImGui::TextDisabled("%zu kept, every %.3g; %.2f/%.1f GiB, %s", ring.size(), ring.interval(),
+                      double(ring.bytes()) / kGiB, double(ring.budget()) / kGiB,
+                      ring.onDevice() == ring.size() ? "GPU"
+                      : ring.onDevice() > 0          ? "GPU and host"
+                                                     : "host");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "states kept in GPU memory while the CUDA backend has room, else on the host");
+  }
+}
+
 }  // namespace
 
 void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
@@ -106,6 +141,7 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   if (ImGui::Button(paused ? "Play (Space)" : "Pause (Space)")) r.togglePause = true;
   ImGui::SameLine();
   if (ImGui::Button("Step (.)")) r.singleStep = true;
+  if (info.ring != nullptr) rewindControls(*info.ring, r, info);
   ImGui::Separator();
   budgetControls(s.budget, s.params.dtMax);
 }

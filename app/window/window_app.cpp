@@ -20,6 +20,7 @@
 #include "app/scene/scene_pipeline.h"
 #include "app/scene/walk_view.h"
 #include "app/window/app_state.h"
+#include "app/window/builder.h"
 #include "app/window/dock.h"
 #include "app/window/input.h"
 #include "app/window/layout_file.h"
@@ -105,8 +106,9 @@ class WindowApp {
   std::size_t m_overlayBoxes = 0;
   std::string m_ffmpeg = findFfmpeg().value_or("");  // empty: no video recording
   WindowRecorder m_recorder;
-  bool m_aimAfterRebuild = false;  // a loaded snapshot: frame its particles
-  WalkInspection m_walk;           // the picked particle's walk (Walk panel)
+  bool m_aimAfterRebuild = false;    // a loaded snapshot: frame its particles
+  bool m_frameAfterRebuild = false;  // the merger builder's Run: frame the new scene
+  WalkInspection m_walk;             // the picked particle's walk (Walk panel)
   AccuracyMeter m_meter;  // their jobs run on copies of the state, on scratch backends of their own
   SweepRunner m_sweep;
   TreeStatsFeed m_treeStats;  // the Tree panel's statistics, fetched while it is open
@@ -119,6 +121,7 @@ class WindowApp {
   CameraFollower m_follower{false};
   float m_frameSeconds = 0.0f;  // wall-clock since the last frame [s]
   LessonPlayer m_lessons;
+  StateRing m_ring;  // rewind: the kept states of this simulation
   // BHVIZ_UI_COVERAGE=FILE: the last frame of a --quit-after run, panels and all, is written
   // to FILE and the share of the scene they leave unobstructed is printed (the layout test).
   std::string m_coveragePath;
@@ -158,7 +161,7 @@ void WindowApp::start() {
     m_state.panels = PanelsOpen{true, true, true, true, true, true, true, true};
     m_state.panels.files = m_state.panels.camera = true;
     m_state.overlay.cells = m_state.overlay.groups = true;
-    m_state.panels.walk = true;
+    m_state.panels.walk = m_state.panels.builder = true;
     m_state.layout.side.fill(DockSide::Floating);  // each in a window of its own: all drawn
   }
   if (!m_options.lesson.empty()) {  // --lesson: its first step's scene and settings
@@ -168,6 +171,7 @@ void WindowApp::start() {
   }
   m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
   m_state.scene = m_session->scene();  // --load: the file's N
+  m_ring.update(m_session->simulation());
   if (!m_session->backendNote().empty()) m_out << m_session->backendNote() << '\n';
   for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
   applyView();
@@ -257,7 +261,7 @@ void WindowApp::rebuild() {
     m_state.look.particles = particleStyleFor(framing.visible, framing.radius);
     m_notice = m_session->backendNote();
     // A loaded snapshot, or a scripted scenario starting on its path: aim at what is there.
-    if (m_aimAfterRebuild || !m_session->spec().camera.keys.empty()) {
+    if (m_aimAfterRebuild || m_frameAfterRebuild || !m_session->spec().camera.keys.empty()) {
       const render::RenderTarget t = m_window.target();
       aimCamera(m_scene.camera(), framing, t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
     }
@@ -269,6 +273,8 @@ void WindowApp::rebuild() {
     }
     m_walk.clear();  // of the old simulation
     m_follower.reset();
+    m_ring.clear();
+    m_ring.update(m_session->simulation());  // the start, to rewind to
     m_treeStats.reset();
     startCameraScript();
   } catch (const std::exception& e) {
@@ -278,7 +284,7 @@ void WindowApp::rebuild() {
              : "bhviz: cannot load: " + oneLine(e.what()));
     if (m_session) m_state.scene = m_session->scene();
   }
-  m_aimAfterRebuild = false;
+  m_aimAfterRebuild = m_frameAfterRebuild = false;
 }
 
 // After the camera was aimed at a new simulation: its scenario's script takes the camera.
@@ -296,6 +302,7 @@ void WindowApp::applyView() {
 
 void WindowApp::applyRequests(const FrameRequests& r) {
   if (r.rebuild) m_rebuildPending = true;  // at the top of the next frame
+  if (r.rebuild && r.frameAfterRebuild) m_frameAfterRebuild = true;
   if (r.paramsChanged && m_session) {
     const std::string refused = m_session->applyParams(m_state.params);
     if (!refused.empty()) {
@@ -312,6 +319,15 @@ void WindowApp::applyRequests(const FrameRequests& r) {
   if (r.screenshot) m_screenshotPending = true;
   if (r.quit) m_quit = true;
   applyFileRequests(r);
+  if (r.rewindTo >= 0 && m_session && static_cast<std::size_t>(r.rewindTo) < m_ring.size()) {
+    try {
+      m_session->restore(m_ring.at(static_cast<std::size_t>(r.rewindTo)));
+      m_state.params = m_session->simulation().params();  // as they were then
+      m_walk.clear();
+    } catch (const std::exception& e) {
+      note("bhviz: cannot go back: " + oneLine(e.what()));
+    }
+  }
   if (r.startSweep) startSweep();
   if (r.cancelSweep) stopSweep();
   if (r.exportSweep) exportSweep();
@@ -448,6 +464,8 @@ void WindowApp::advance(const FrameRequests& r, FrameRecord& record) {
   record.step = f.advance.profile;
   record.substeps = f.advance.substeps;
   record.simMs = f.advance.wallMs;
+  // A state now and then (after a step back: a new branch of the run).
+  if (!m_session->halted()) m_ring.update(m_session->simulation());
   m_session->sampleDiagnostics(diagnosticsInterval(m_state.scene.n), r.singleStep);
 }
 
@@ -609,6 +627,7 @@ UiInfo WindowApp::uiInfo() const {
   info.meter = &m_meter;
   info.sweep = &m_sweep;
   info.lesson = &m_lessons;
+  info.ring = &m_ring;
   info.treeStats = &m_treeStats.view();
   return info;
 }
@@ -641,6 +660,11 @@ void WindowApp::frame(Clock::time_point frameStart) {
   }
   updateCamera();
   updateOverlay();
+  // The merger builder's preview, while its panel is shown.
+  m_scene.setLines(builderPreviewLines(m_state.builder, m_state.panels.builder &&
+                                                            m_state.uiVisible &&
+                                                            !m_state.layout.presentation));
+  m_scene.look() = m_state.look;  // the View panel edits the look (the vertices follow it too)
   Clock::time_point t0 = Clock::now();
   if (m_session) {
     const std::string line = m_scene.writeParticles(m_session->simulation());
@@ -650,7 +674,6 @@ void WindowApp::frame(Clock::time_point frameStart) {
 
   t0 = Clock::now();
   if (target.width > 0 && target.height > 0) {
-    m_scene.look() = m_state.look;  // the View panel edits the look
     if (m_renderTimer) m_renderTimer->begin();
     m_scene.render(target);
     if (m_renderTimer) m_renderTimer->end();

@@ -100,6 +100,27 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup}, true, kInteractiveParticles};
   }
 
+  /// A kept state in this device's memory: every particle array, in the backend's order.
+  class DeviceState final : public BackendState {
+   public:
+    std::size_t bytes() const override { return p.n * kParticleBytes; }
+    bool onDevice() const override { return true; }
+    std::size_t size() const override { return p.n; }
+    DeviceParticles p;
+  };
+  static constexpr std::size_t kKeepHeadroom = std::size_t(1) << 30;  // 1 GiB left free
+
+  static void copyParticles(const DeviceParticles& from, DeviceParticles& to, Stream s) {
+    to.resize(from.n);
+    if (from.n == 0) return;
+    copyOnDevice(to.posMass.data(), from.posMass.data(), from.n * sizeof(Vec4), s);
+    copyOnDevice(to.vel.data(), from.vel.data(), from.n * sizeof(Vec4), s);
+    copyOnDevice(to.accPot.data(), from.accPot.data(), from.n * sizeof(Vec4), s);
+    copyOnDevice(to.id.data(), from.id.data(), from.n * sizeof(std::uint32_t), s);
+    copyOnDevice(to.tag.data(), from.tag.data(), from.n, s);
+    copyOnDevice(to.bin.data(), from.bin.data(), from.n, s);
+  }
+
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
     m_statisticsValid = false;  // the tree and the work are of the particles before
@@ -108,6 +129,31 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   void download(Particles& h) const override { downloadParticles(m_p, h); }
   void downloadSample(Particles& h, std::uint32_t stride) const override {
     h = sampleById(m_p, stride, m_sample, m_stream);
+  }
+  std::unique_ptr<BackendState> keepState(std::size_t deviceBytesFree) const override {
+    const std::size_t bytes = m_p.n * kParticleBytes;
+    std::size_t freeBytes = 0, totalBytes = 0;
+    BHVIZ_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    // On the device only with room to spare: the step's own buffers may still grow.
+    if (bytes == 0 || bytes > deviceBytesFree ||
+        bytes + kKeepHeadroom + totalBytes / 10 > freeBytes) {
+      return Backend::keepState(0);
+    }
+    auto state = std::make_unique<DeviceState>();
+    copyParticles(m_p, state->p, m_stream);
+    synchronize(m_stream);
+    return state;
+  }
+  void restoreState(const BackendState& state) override {
+    const auto* device = dynamic_cast<const DeviceState*>(&state);
+    if (device == nullptr) {
+      Backend::restoreState(state);
+    } else {
+      copyParticles(device->p, m_p, m_stream);
+      synchronize(m_stream);
+    }
+    m_statisticsValid = false;  // as after upload(): the tree is of the particles before
+    m_ws.reserve(m_p.n);
   }
   std::size_t size() const override { return m_p.n; }
 

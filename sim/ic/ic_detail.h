@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/ic/initial_conditions.h"
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/rng.h"
@@ -255,15 +256,11 @@ inline void rotate(Particles& p, std::size_t begin, std::size_t end, const Rotat
   }
 }
 
-/// Tilts a disk by `inclination` degrees about the axis at azimuth `node` degrees in the x–y
-/// plane. node = 0 is a plain rotation about x (and is applied as exactly that).
-inline void tilt(Particles& p, std::size_t begin, std::size_t end, double inclination,
-                 double node) {
+/// The rotation that tilts a disk by `inclination` degrees about the axis at azimuth `node`
+/// degrees in the x–y plane. node = 0 is a plain rotation about x (and is exactly that).
+inline Rotation tiltRotation(double inclination, double node) {
   const Rotation aboutX = rotationAbout(0, inclination * kPi / 180.0);
-  if (node == 0.0) {
-    rotate(p, begin, end, aboutX);
-    return;
-  }
+  if (node == 0.0) return aboutX;
   // Rz(node) · Rx(inclination) · Rz(−node): the tilt axis turned to the node's azimuth.
   const Rotation toNode = rotationAbout(2, node * kPi / 180.0);
   const Rotation fromNode = rotationAbout(2, -node * kPi / 180.0);
@@ -277,7 +274,65 @@ inline void tilt(Particles& p, std::size_t begin, std::size_t end, double inclin
       r.m[i][j] = sum;
     }
   }
-  rotate(p, begin, end, r);
+  return r;
+}
+
+/// Tilts particles [begin, end) by tiltRotation(inclination, node).
+inline void tilt(Particles& p, std::size_t begin, std::size_t end, double inclination,
+                 double node) {
+  rotate(p, begin, end, tiltRotation(inclination, node));
+}
+
+/// A counter-rotating disk: the velocities of the disk particles of the galaxy [begin, end)
+/// reversed, so that the disk turns the other way about its axis (the same speeds and
+/// dispersions; the rest of the velocity distribution is symmetric), then the galaxy's
+/// centre-of-mass velocity removed again (the disk's momentum changed sign). Bulge and halo
+/// keep their velocities but for that shift.
+inline void reverseDisk(Particles& p, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) {
+    if (tagComponent(p.tag[i]) != Component::Disk) continue;
+    p.vel[i].x = -p.vel[i].x;
+    p.vel[i].y = -p.vel[i].y;
+    p.vel[i].z = -p.vel[i].z;
+  }
+  shift(p, begin, end, Vec3d{}, -1.0 * centreOfMass(p, begin, end).vel);
+}
+
+// ---- The Kepler orbit of a galaxy pair --------------------------------------------------------
+
+struct RelativeOrbit {
+  Vec3d pos;  ///< secondary − primary [length]
+  Vec3d vel;  ///< [length/time]
+};
+
+/// The true anomaly where the pair starts: before pericentre (≤ 0), at o.separation, so that
+/// the galaxies approach. A circle (e = 0) has no pericentre to approach: it starts at θ = 0.
+inline double keplerStartAnomaly(const OrbitParams& o) {
+  const double e = o.eccentricity;
+  const double p = o.pericentre * (1.0 + e);
+  const double cosTheta =
+      e > 0.0 ? std::fmax(-1.0, std::fmin(1.0, (p / o.separation - 1.0) / e)) : 1.0;
+  return -std::acos(cosTheta);
+}
+
+/// The conic r = p/(1 + e cos θ), p = r_peri(1 + e), of total mass `totalMass` in the x–y plane,
+/// run counter-clockwise: its point at true anomaly θ, given the radius there (the caller's
+/// o.separation at the start, exactly), and the velocity there (vis-viva).
+inline RelativeOrbit keplerAt(double totalMass, const OrbitParams& o, double theta, double radius) {
+  const double e = o.eccentricity;
+  const double p = o.pericentre * (1.0 + e);
+  const double c = std::cos(theta), s = std::sin(theta);
+  const double vScale = std::sqrt(totalMass / p);
+  const double vR = vScale * e * s, vTheta = vScale * (1.0 + e * c);
+  RelativeOrbit orbit;
+  orbit.pos = {radius * c, radius * s, 0.0};
+  orbit.vel = {vR * c - vTheta * s, vR * s + vTheta * c, 0.0};
+  return orbit;
+}
+
+/// The conic's radius at true anomaly θ [length].
+inline double keplerRadius(const OrbitParams& o, double theta) {
+  return o.pericentre * (1.0 + o.eccentricity) / (1.0 + o.eccentricity * std::cos(theta));
 }
 
 }  // namespace bhviz::sim::detail

@@ -82,6 +82,9 @@ struct PairMember {
   GalaxyParams params;
   double inclination = 0.0;  ///< disk tilt to the orbital plane [degrees]
   double node = 0.0;         ///< azimuth (from +x) of the axis the disk is tilted about [degrees]
+  /// +1: the disk turns counter-clockwise about its axis (+z before the tilt); −1: clockwise,
+  /// a counter-rotating disk (its velocities reversed before the tilt; bulge and halo as they are)
+  int spin = 1;
 };
 
 /// The general pair that makeMerger is a case of: two galaxies with their own models and

@@ -16,8 +16,6 @@ namespace bhviz::sim {
 
 namespace {
 
-using detail::Vec3d;
-
 void validateOrbit(const OrbitParams& o) {
   detail::requirePositive(o.pericentre, "merger pericentre");
   if (!(o.eccentricity >= 0.0) || !std::isfinite(o.eccentricity)) {
@@ -41,33 +39,14 @@ void validateMember(const PairMember& g, const char* which) {
   if (!std::isfinite(g.inclination) || !std::isfinite(g.node)) {
     throw InvalidParameter(std::string("merger ") + which + " inclination and node must be finite");
   }
+  if (g.spin != 1 && g.spin != -1) {
+    throw InvalidParameter(std::string("merger ") + which + " spin must be 1 or -1 (got " +
+                           std::to_string(g.spin) + ")");
+  }
   if (g.n < 3) {
     throw InvalidParameter(std::string("merger ") + which +
                            " galaxy needs at least 3 particles (got " + std::to_string(g.n) + ")");
   }
-}
-
-struct RelativeOrbit {
-  Vec3d pos;  ///< secondary − primary [length]
-  Vec3d vel;  ///< [length/time]
-};
-
-/// A conic r = p/(1 + e cos θ), p = r_peri(1 + e), in the x–y plane, run counter-clockwise; the
-/// start is at true anomaly θ < 0, i.e. before pericentre, so the galaxies approach.
-RelativeOrbit keplerOrbit(double totalMass, const OrbitParams& o) {
-  const double e = o.eccentricity;
-  const double p = o.pericentre * (1.0 + e);
-  // A circle (e = 0) has no pericentre to approach: start anywhere (θ = 0).
-  const double cosTheta =
-      e > 0.0 ? std::fmax(-1.0, std::fmin(1.0, (p / o.separation - 1.0) / e)) : 1.0;
-  const double theta = -std::acos(cosTheta);
-  const double c = std::cos(theta), s = std::sin(theta);
-  const double vScale = std::sqrt(totalMass / p);
-  const double vR = vScale * e * s, vTheta = vScale * (1.0 + e * c);  // vis-viva
-  RelativeOrbit orbit;
-  orbit.pos = {o.separation * c, o.separation * s, 0.0};
-  orbit.vel = {vR * c - vTheta * s, vR * s + vTheta * c, 0.0};
-  return orbit;
 }
 
 }  // namespace
@@ -106,12 +85,16 @@ Particles makeGalaxyPair(const PairMember& primaryGalaxy, const PairMember& seco
   std::copy(secondary.vel.begin(), secondary.vel.end(), p.vel.begin() + split);
   std::copy(secondary.tag.begin(), secondary.tag.end(), p.tag.begin() + split);
 
-  // Tilt each disk, then put the pair on its orbit about their common centre.
+  // Turn a counter-rotating disk, tilt each disk, then put the pair on its orbit about their
+  // common centre.
+  if (primaryGalaxy.spin < 0) detail::reverseDisk(p, 0, split);
+  if (secondaryGalaxy.spin < 0) detail::reverseDisk(p, split, n);
   detail::tilt(p, 0, split, primaryGalaxy.inclination, primaryGalaxy.node);
   detail::tilt(p, split, n, secondaryGalaxy.inclination, secondaryGalaxy.node);
   const double m1 = detail::centreOfMass(p, 0, split).mass;
   const double m2 = detail::centreOfMass(p, split, n).mass;
-  const RelativeOrbit orbit = keplerOrbit(m1 + m2, orbitParams);
+  const detail::RelativeOrbit orbit = detail::keplerAt(
+      m1 + m2, orbitParams, detail::keplerStartAnomaly(orbitParams), orbitParams.separation);
   const double f1 = -m2 / (m1 + m2), f2 = m1 / (m1 + m2);
   detail::shift(p, 0, split, f1 * orbit.pos, f1 * orbit.vel);
   detail::shift(p, split, n, f2 * orbit.pos, f2 * orbit.vel);
@@ -133,8 +116,8 @@ Particles makeMerger(std::size_t n, std::uint64_t seed, const MergerParams& m) {
   // Split by mass share, so that the particle masses of the two galaxies match.
   const auto share = static_cast<std::size_t>(std::llround(static_cast<double>(n) / (1.0 + q)));
   const std::size_t n1 = std::min(std::max<std::size_t>(share, 3), n - 3);
-  return makeGalaxyPair({n1, m.galaxy, m.inclination1, 0.0},
-                        {n - n1, scaledGalaxy(m.galaxy, q), m.inclination2, 0.0},
+  return makeGalaxyPair({n1, m.galaxy, m.inclination1, 0.0, 1},
+                        {n - n1, scaledGalaxy(m.galaxy, q), m.inclination2, 0.0, 1},
                         {m.pericentre, m.eccentricity, m.separation}, seed);
 }
 

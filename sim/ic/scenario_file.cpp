@@ -223,6 +223,19 @@ void readSpheroid(const Reader& g, const char* key, bool halo, std::size_t& coun
   }
 }
 
+/// A galaxy's inclination, node and spin (defaults: untilted, counter-clockwise).
+void readOrientation(const Reader& g, GalaxySpec& s) {
+  s.inclination = g.number("inclination", 0.0, closed(-180.0, 180.0));
+  s.node = g.number("node", 0.0, closed(-360.0, 360.0));
+  const double spin = g.number("spin", 1.0, closed(-1.0, 1.0));
+  if (spin != 1.0 && spin != -1.0) {
+    g.fail(g.keyPath("spin"), "= " + format(spin) +
+                                  " is out of range: must be 1 (counter-clockwise) or -1 "
+                                  "(clockwise, a counter-rotating disk)");
+  }
+  s.spin = spin > 0.0 ? 1 : -1;
+}
+
 GalaxySpec readGalaxy(const Reader& g) {
   GalaxySpec s;
   GalaxyParams& p = s.params;
@@ -238,28 +251,15 @@ GalaxySpec readGalaxy(const Reader& g) {
   p.toomreRadius = d.number("toomre_radius", p.toomreRadius, closed(0.0, 12.0));
   readSpheroid(g, "bulge", false, s.bulge, p.bulgeMass, p.bulgeScale, nullptr);
   readSpheroid(g, "halo", true, s.halo, p.haloMass, p.haloScale, &p.haloCutoff);
-  s.inclination = g.number("inclination", 0.0, closed(-180.0, 180.0));
-  s.node = g.number("node", 0.0, closed(-360.0, 360.0));
+  readOrientation(g, s);
   return s;
 }
 
-/// galaxies[1] as {mass_ratio, inclination, node}: galaxies[0] scaled (makeMerger's secondary),
-/// its counts scaled by the same ratio so that particle masses match.
+/// galaxies[1] as {mass_ratio, inclination, node, spin}: galaxies[0] scaled (makeMerger's
+/// secondary), its counts scaled by the same ratio so that particle masses match.
 GalaxySpec scaledCopy(const Reader& g, const GalaxySpec& primary) {
-  const double q = g.number("mass_ratio", 1.0, closed(kMinMassRatio, 1.0));
-  GalaxySpec s = primary;
-  s.params = scaledGalaxy(primary.params, q);
-  s.massRatio = q;
-  auto scaled = [&](std::size_t c) {
-    return c == 0 ? 0
-                  : std::max<std::size_t>(
-                        1, static_cast<std::size_t>(std::llround(q * static_cast<double>(c))));
-  };
-  s.disk = scaled(primary.disk);
-  s.bulge = scaled(primary.bulge);
-  s.halo = scaled(primary.halo);
-  s.inclination = g.number("inclination", 0.0, closed(-180.0, 180.0));
-  s.node = g.number("node", 0.0, closed(-360.0, 360.0));
+  GalaxySpec s = scaledGalaxySpec(primary, g.number("mass_ratio", 1.0, closed(kMinMassRatio, 1.0)));
+  readOrientation(g, s);
   return s;
 }
 
@@ -278,11 +278,11 @@ std::vector<GalaxySpec> readGalaxies(const Reader& top, ScenarioModel model) {
     const std::string path = "galaxies[" + std::to_string(i) + "]";
     const Json& j = list[i];
     if (i == 1 && j.is_object() && j.contains("mass_ratio")) {
-      out.push_back(
-          scaledCopy(Reader(j, path, top.source(), {"mass_ratio", "inclination", "node"}), out[0]));
+      out.push_back(scaledCopy(
+          Reader(j, path, top.source(), {"mass_ratio", "inclination", "node", "spin"}), out[0]));
     } else {
       out.push_back(readGalaxy(
-          Reader(j, path, top.source(), {"disk", "bulge", "halo", "inclination", "node"})));
+          Reader(j, path, top.source(), {"disk", "bulge", "halo", "inclination", "node", "spin"})));
     }
   }
   return out;
@@ -406,6 +406,7 @@ Particles buildParticles(const ScenarioSpec& spec, std::size_t n, std::uint64_t 
     case ScenarioModel::Galaxy: {
       const GalaxySpec& g = spec.galaxies.at(0);
       p = makeGalaxy(n, seed, withShares(g), 0);
+      if (g.spin < 0) detail::reverseDisk(p, 0, p.size());
       if (g.inclination != 0.0) {
         detail::tilt(p, 0, p.size(), g.inclination, g.node);
         detail::recentre(p);
@@ -425,8 +426,8 @@ Particles buildParticles(const ScenarioSpec& spec, std::size_t n, std::uint64_t 
           std::max<std::size_t>(
               static_cast<std::size_t>(std::llround(static_cast<double>(n) * share)), 3),
           n - 3);
-      p = makeGalaxyPair({n1, withShares(a), a.inclination, a.node},
-                         {n - n1, withShares(b), b.inclination, b.node}, spec.orbit, seed);
+      p = makeGalaxyPair({n1, withShares(a), a.inclination, a.node, a.spin},
+                         {n - n1, withShares(b), b.inclination, b.node, b.spin}, spec.orbit, seed);
       break;
     }
   }
@@ -473,6 +474,22 @@ void requireSimulable(const Particles& p, const ScenarioSpec& spec) {
 }
 
 }  // namespace
+
+GalaxySpec scaledGalaxySpec(const GalaxySpec& primary, double massRatio) {
+  const double q = massRatio;
+  GalaxySpec s = primary;
+  s.params = scaledGalaxy(primary.params, q);
+  s.massRatio = q;
+  auto scaled = [&](std::size_t c) {
+    return c == 0 ? 0
+                  : std::max<std::size_t>(
+                        1, static_cast<std::size_t>(std::llround(q * static_cast<double>(c))));
+  };
+  s.disk = scaled(primary.disk);
+  s.bulge = scaled(primary.bulge);
+  s.halo = scaled(primary.halo);
+  return s;
+}
 
 std::size_t ScenarioSpec::particles() const {
   if (isSphere(model)) return sphere.particles;

@@ -54,9 +54,16 @@ struct GalaxySpec {
   std::size_t disk = 0, bulge = 0, halo = 0;  ///< particles per component [1]
   double inclination = 0.0;                   ///< disk tilt [degrees]
   double node = 0.0;                          ///< azimuth of the tilt axis [degrees]
+  int spin = 1;  ///< the disk's sense of rotation about its axis: +1, or −1 (counter-rotating)
   double massRatio = 0.0;  ///< > 0: galaxies[1] given as galaxies[0] scaled by it [1]
   std::size_t particles() const { return disk + bulge + halo; }
 };
+
+/// galaxies[1] given as {"mass_ratio": q}: `primary` scaled in mass by q and in every length by
+/// q^(1/3) (scaledGalaxy), its counts by q (a component with particles keeps at least one), its
+/// massRatio q; the orientation (inclination, node, spin) is the primary's until the caller sets
+/// it.
+GalaxySpec scaledGalaxySpec(const GalaxySpec& primary, double massRatio);
 
 struct ScenarioSpec {
   std::string name;         ///< the built-in name, or the file's path
