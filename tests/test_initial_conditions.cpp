@@ -572,9 +572,9 @@ TEST(Scenarios, RegistryHasTheOriginalFourFirstThenTheFiles) {
     EXPECT_GT(s.dt, 0.0f);
     EXPECT_EQ(&scenarioInfo(s.name), &s);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"plummer", "hernquist", "galaxy", "merger",
-                                             "cold-collapse", "milky-way", "major-merger",
-                                             "minor-merger", "mw-andromeda", "teaching"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "plummer", "hernquist", "galaxy", "merger", "cold-collapse", "milky-way",
+                       "major-merger", "minor-merger", "mw-andromeda", "teaching", "nfw", "m31"}));
   EXPECT_FLOAT_EQ(scenarioInfo("plummer").softening, 0.05f);
   EXPECT_FLOAT_EQ(scenarioInfo("plummer").dt, 1.0f / 128.0f);
 }
@@ -586,7 +586,7 @@ TEST(Scenarios, RejectsUnknownNamesAndZeroParticles) {
   } catch (const InvalidParameter& e) {
     EXPECT_STREQ(e.what(),
                  "unknown scenario 'x' (known: plummer, hernquist, galaxy, merger, cold-collapse, "
-                 "milky-way, major-merger, minor-merger, mw-andromeda, teaching)");
+                 "milky-way, major-merger, minor-merger, mw-andromeda, teaching, nfw, m31)");
   }
   EXPECT_THROW(scenarioInfo("Plummer"), InvalidParameter);
   EXPECT_THROW(makeScenario("plummer", 0, 1), InvalidParameter);

@@ -6,7 +6,10 @@
 //   circular speed is the exact razor-thin one (Freeman 1970), v² = 4πGΣ₀R_d y²[I₀K₀ − I₁K₁](y),
 //   y = R/(2R_d); thickness (z_0 = 0.1 R_d) lowers the true midplane force by a few per cent.
 // - Bulge and halo: Hernquist profiles truncated at haloCutoff, each renormalised so that its
-//   particles carry exactly bulgeMass and haloMass.
+//   particles carry exactly bulgeMass and haloMass. Or an NFW halo with its cusp, tapered by
+//   ½ erfc((r − haloCutoff)/haloTaper), its velocities drawn from its isotropic distribution
+//   function in the total (spherical) potential by Eddington's formula (eddington.h): in a cusp
+//   the Jeans-plus-Gaussian approximation of the Hernquist halo is poorest.
 // - Where a spherical mass profile is needed (the spheroids' Jeans equation and the escape
 //   speed), the disk counts by its cylindrical enclosed mass M_d[1 − (1 + r/R_d)e^{−r/R_d}], the
 //   usual approximation for a thin disk.
@@ -15,8 +18,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 
+#include "sim/ic/eddington.h"
 #include "sim/ic/ic_detail.h"
 #include "sim/ic/initial_conditions.h"
 
@@ -143,24 +148,33 @@ struct Disk {
 struct GalaxyModel {
   Disk disk;
   Spheroid bulge;
-  Spheroid halo;
+  Spheroid halo;                            ///< the Hernquist halo (unused when nfwHalo is set)
+  std::optional<detail::NfwTable> nfwHalo;  ///< the NFW halo
 
   explicit GalaxyModel(const GalaxyParams& g)
       : disk(g.diskMass, g.diskScaleLength, g.diskScaleHeight),
         bulge(g.bulgeMass, g.bulgeScale, g.haloCutoff),
-        halo(g.haloMass, g.haloScale, g.haloCutoff) {}
+        halo(g.haloMass, g.haloScale, g.haloCutoff) {
+    if (g.haloProfile == HaloProfile::Nfw && g.haloMass > 0.0) {
+      nfwHalo.emplace(detail::NfwShape{g.haloScale, g.haloCutoff, g.haloTaper}, g.haloMass,
+                      innerRadius());
+    }
+  }
+  double haloEnclosed(double r) const { return nfwHalo ? nfwHalo->enclosed(r) : halo.enclosed(r); }
   double enclosedMass(double r) const {
-    return disk.enclosed(r) + bulge.enclosed(r) + halo.enclosed(r);
+    return disk.enclosed(r) + bulge.enclosed(r) + haloEnclosed(r);
   }
   double totalMass() const { return disk.mass + bulge.mass + halo.mass; }
-  double outerRadius() const { return std::fmax(disk.cutoff, halo.cutoff); }
+  double outerRadius() const {
+    return std::fmax(disk.cutoff, nfwHalo ? nfwHalo->outerRadius() : halo.cutoff);
+  }
   double innerRadius() const {
     const double inner = kTableInner * std::fmin(disk.scale, std::fmin(bulge.scale, halo.scale));
     return std::fmin(inner, 0.5 * std::fmin(disk.cutoff, halo.cutoff));
   }
   /// Midplane circular speed² [velocity²]: exact thin disk plus the spheroids.
   double circularSpeed2(double R) const {
-    return disk.circularSpeed2(R) + (bulge.enclosed(R) + halo.enclosed(R)) / R;
+    return disk.circularSpeed2(R) + (bulge.enclosed(R) + haloEnclosed(R)) / R;
   }
 };
 
@@ -358,6 +372,25 @@ void sampleSpheroid(Particles& p, const SampleRange& range, const Spheroid& s, C
   }
 }
 
+/// The NFW halo: radii from its enclosed mass, speeds from its Eddington distribution function in
+/// the total potential, directions isotropic.
+void sampleNfwHalo(Particles& p, const SampleRange& range, const GalaxyModel& model) {
+  const detail::NfwTable& halo = *model.nfwHalo;
+  const detail::EddingtonDf df([&](double r) { return halo.densitySlope(r); },
+                               [&](double r) { return model.enclosedMass(r); }, model.innerRadius(),
+                               model.outerRadius());
+  const double m = halo.mass() / static_cast<double>(range.end - range.begin);
+  const std::uint8_t tag = makeTag(Component::Halo, range.galaxy);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    Rng rng(range.seed, detail::particleStream(range.galaxy, i));
+    const double r = halo.radius(detail::openUniform(rng));
+    const Vec3d x = r * detail::randomUnitVector(rng);
+    const Vec3d direction = detail::randomUnitVector(rng);
+    detail::setParticle(p, i, x, df.speed(rng, r) * direction, m, tag);
+  }
+}
+
 // ---- Parameters ----------------------------------------------------------------------------
 
 struct ComponentCounts {
@@ -375,6 +408,7 @@ void validateGalaxy(const GalaxyParams& g) {
   detail::requirePositive(g.bulgeScale, "galaxy bulgeScale");
   detail::requirePositive(g.haloScale, "galaxy haloScale");
   detail::requirePositive(g.haloCutoff, "galaxy haloCutoff");
+  if (g.haloProfile == HaloProfile::Nfw) detail::requirePositive(g.haloTaper, "galaxy haloTaper");
   if (!(g.bulgeMass >= 0.0) || !(g.haloMass >= 0.0) || !std::isfinite(g.bulgeMass) ||
       !std::isfinite(g.haloMass)) {
     throw InvalidParameter("galaxy bulgeMass and haloMass must be finite and >= 0");
@@ -440,7 +474,9 @@ Particles makeGalaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& g, u
     sampleSpheroid(p, {bulgeBegin, haloBegin, seed, galaxy}, model.bulge, Component::Bulge,
                    jeansDispersion2(model, model.bulge, potential), potential);
   }
-  if (counts.halo > 0) {
+  if (counts.halo > 0 && model.nfwHalo) {
+    sampleNfwHalo(p, {haloBegin, n, seed, galaxy}, model);
+  } else if (counts.halo > 0) {
     sampleSpheroid(p, {haloBegin, n, seed, galaxy}, model.halo, Component::Halo,
                    jeansDispersion2(model, model.halo, potential), potential);
   }

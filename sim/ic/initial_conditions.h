@@ -28,6 +28,18 @@ Particles makeColdCollapse(std::size_t n, std::uint64_t seed, double mass = 1.0,
 Particles makeHernquist(std::size_t n, std::uint64_t seed, double mass = 1.0, double a = 1.0,
                         double rmax = 100.0);
 
+/// NFW sphere (Navarro, Frenk & White 1997), ρ ∝ 1/[(r/r_s)(1 + r/r_s)²] with its cusp, tapered
+/// by ½ erfc((r − cutoff·r_s)/(taper·r_s)); the particles carry `mass`. Isotropic velocities from
+/// its distribution function, computed by Eddington's formula (sim/ic/eddington.h).
+Particles makeNfw(std::size_t n, std::uint64_t seed, double mass = 1.0, double scale = 1.0,
+                  double cutoff = 10.0, double taper = 1.0);
+
+/// The dark halo's density profile.
+enum class HaloProfile : std::uint8_t {
+  Hernquist,  ///< truncated at haloCutoff; Jeans velocities (the original model)
+  Nfw,        ///< NFW tapered at haloCutoff over haloTaper; Eddington velocities
+};
+
 /// A disk galaxy in galaxy units (G = 1, disk scale length 1, disk mass 1).
 struct GalaxyParams {
   double diskMass = 1.0;         ///< exponential disk mass [mass]
@@ -37,17 +49,22 @@ struct GalaxyParams {
   /// Where Q = toomreQ [R_d]. 0: at every radius (σ_R ∝ Σ/κ; the original model). > 0: σ_R² ∝ Σ
   /// with Q = toomreQ at this radius, consistent with the asymmetric drift (galaxy.cpp).
   double toomreRadius = 0.0;
-  double bulgeMass = 0.2;        ///< Hernquist bulge mass inside haloCutoff [mass]
-  double bulgeScale = 0.2;       ///< bulge scale length [length]
-  double haloMass = 8.0;         ///< Hernquist dark halo mass inside haloCutoff [mass]
-  double haloScale = 6.0;        ///< halo scale length [length]
-  double haloCutoff = 30.0;      ///< halo particles are drawn inside this radius [length]
+  double bulgeMass = 0.2;    ///< Hernquist bulge mass inside haloCutoff [mass]
+  double bulgeScale = 0.2;   ///< bulge scale length [length]
+  double haloMass = 8.0;     ///< dark halo mass inside haloCutoff (NFW: in all) [mass]
+  double haloScale = 6.0;    ///< halo scale length: Hernquist a, NFW r_s [length]
+  double haloCutoff = 30.0;  ///< particles inside it; NFW: the taper's centre [length]
+  /// the dark halo's density profile
+  HaloProfile haloProfile = HaloProfile::Hernquist;
+  /// NFW: width w of the taper ½ erfc((r − haloCutoff)/w), which replaces the hard cutoff [length]
+  double haloTaper = 3.0;
   double diskFraction = 0.5;     ///< share of the particles in the disk
   double bulgeFraction = 0.125;  ///< share of the particles in the bulge (the rest: halo)
 };
 
-/// Exponential disk + Hernquist bulge + Hernquist halo; velocities from the total potential,
-/// the disk's radial dispersion from Toomre Q, the spheroids' from the Jeans equation.
+/// Exponential disk + Hernquist bulge + Hernquist or NFW halo; velocities from the total
+/// potential, the disk's radial dispersion from Toomre Q, the bulge's and a Hernquist halo's from
+/// the Jeans equation, an NFW halo's from its Eddington distribution function.
 /// `galaxy` is written into the component tags (0 or 1 in a merger).
 Particles makeGalaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& g = {},
                      unsigned galaxy = 0);

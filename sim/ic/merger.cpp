@@ -62,6 +62,7 @@ GalaxyParams scaledGalaxy(const GalaxyParams& g, double massRatio) {
   s.bulgeScale *= lengthScale;
   s.haloScale *= lengthScale;
   s.haloCutoff *= lengthScale;
+  s.haloTaper *= lengthScale;
   return s;
 }
 

@@ -161,14 +161,13 @@ struct ModelName {
   const char* name;
   ScenarioModel model;
 };
-constexpr ModelName kModels[] = {{"plummer", ScenarioModel::Plummer},
-                                 {"hernquist", ScenarioModel::Hernquist},
-                                 {"cold-collapse", ScenarioModel::ColdCollapse},
-                                 {"galaxy", ScenarioModel::Galaxy},
-                                 {"merger", ScenarioModel::Merger}};
+constexpr ModelName kModels[] = {
+    {"plummer", ScenarioModel::Plummer}, {"hernquist", ScenarioModel::Hernquist},
+    {"nfw", ScenarioModel::Nfw},         {"cold-collapse", ScenarioModel::ColdCollapse},
+    {"galaxy", ScenarioModel::Galaxy},   {"merger", ScenarioModel::Merger}};
 
 bool isSphere(ScenarioModel m) {
-  return m == ScenarioModel::Plummer || m == ScenarioModel::Hernquist ||
+  return m == ScenarioModel::Plummer || m == ScenarioModel::Hernquist || m == ScenarioModel::Nfw ||
          m == ScenarioModel::ColdCollapse;
 }
 
@@ -179,7 +178,7 @@ ScenarioModel readModel(const Reader& r) {
   }
   r.fail("model",
          "= '" + detail::printable(name, true) +
-             "' is not known: must be plummer, hernquist, cold-collapse, galaxy or merger");
+             "' is not known: must be plummer, hernquist, nfw, cold-collapse, galaxy or merger");
 }
 
 SphereSpec readSphere(const Reader& top, ScenarioModel model) {
@@ -190,17 +189,24 @@ SphereSpec readSphere(const Reader& top, ScenarioModel model) {
                                                       "cutoff"};
   std::initializer_list<const char*> coldKeys = {"particles", "mass", "scale_length",
                                                  "virial_ratio"};
+  std::initializer_list<const char*> nfwKeys = {"particles", "mass", "scale_length", "cutoff",
+                                                "taper"};
   const Reader r = top.object("sphere", model == ScenarioModel::Hernquist      ? hernquistKeys
                                         : model == ScenarioModel::ColdCollapse ? coldKeys
+                                        : model == ScenarioModel::Nfw          ? nfwKeys
                                                                                : keys);
   s.particles = r.count("particles", 1);
   s.mass = r.number("mass", 1.0, closed(kMinMass, kMaxMass));
   s.scale = r.number("scale_length", model == ScenarioModel::Plummer ? kPlummerHenonScale : 1.0,
                      closed(kMinLength, 1e4));
-  s.cutoff = r.number("cutoff", 100.0, closed(2.0, 1e4));
+  s.cutoff = r.number("cutoff", model == ScenarioModel::Nfw ? 10.0 : 100.0, closed(2.0, 1e4));
+  s.taper = r.number("taper", 0.1 * s.cutoff, closed(0.01, s.cutoff));
   s.virialRatio = r.number("virial_ratio", 0.0, closed(0.0, 1.0));
   return s;
 }
+
+constexpr std::initializer_list<const char*> kHaloKeys = {"particles", "mass",    "scale_length",
+                                                          "cutoff",    "profile", "taper"};
 
 /// A spheroid block (bulge or halo): count and mass both zero, or both positive.
 void readSpheroid(const Reader& g, const char* key, bool halo, std::size_t& count, double& mass,
@@ -210,8 +216,8 @@ void readSpheroid(const Reader& g, const char* key, bool halo, std::size_t& coun
     mass = 0.0;
     return;
   }
-  const Reader r = halo ? g.object(key, {"particles", "mass", "scale_length", "cutoff"})
-                        : g.object(key, {"particles", "mass", "scale_length"});
+  const Reader r =
+      halo ? g.object(key, kHaloKeys) : g.object(key, {"particles", "mass", "scale_length"});
   count = r.count("particles", 0);
   mass = r.number("mass", mass, zeroOr(kMinMass, kMaxMass));
   scale = r.number("scale_length", scale, closed(kMinLength, 1e4));
@@ -220,6 +226,27 @@ void readSpheroid(const Reader& g, const char* key, bool halo, std::size_t& coun
     r.fail(r.keyPath("particles"),
            "= " + std::to_string(count) + " does not fit mass = " + format(mass) +
                ": a component with mass needs particles, and one without mass none");
+  }
+}
+
+/// The halo's profile (hernquist or nfw) and, for nfw, the taper's width.
+void readHaloProfile(const Reader& g, GalaxyParams& p) {
+  if (!g.has("halo")) return;
+  const Reader h = g.object("halo", kHaloKeys);
+  if (h.has("profile")) {
+    const std::string name = h.string("profile");
+    if (name != "hernquist" && name != "nfw") {
+      h.fail(h.keyPath("profile"),
+             "= '" + detail::printable(name, true) + "' is not known: must be hernquist or nfw");
+    }
+    p.haloProfile = name == "nfw" ? HaloProfile::Nfw : HaloProfile::Hernquist;
+  }
+  if (p.haloProfile == HaloProfile::Nfw) {
+    p.haloTaper = h.number("taper", 0.1 * p.haloCutoff, closed(kMinLength, p.haloCutoff));
+  } else if (h.has("taper")) {
+    h.fail(h.keyPath("taper"),
+           "is only known with \"profile\": \"nfw\" (a Hernquist halo is "
+           "cut off sharply at halo.cutoff)");
   }
 }
 
@@ -251,6 +278,7 @@ GalaxySpec readGalaxy(const Reader& g) {
   p.toomreRadius = d.number("toomre_radius", p.toomreRadius, closed(0.0, 12.0));
   readSpheroid(g, "bulge", false, s.bulge, p.bulgeMass, p.bulgeScale, nullptr);
   readSpheroid(g, "halo", true, s.halo, p.haloMass, p.haloScale, &p.haloCutoff);
+  readHaloProfile(g, p);
   readOrientation(g, s);
   return s;
 }
@@ -400,6 +428,10 @@ Particles buildParticles(const ScenarioSpec& spec, std::size_t n, std::uint64_t 
     case ScenarioModel::Hernquist:
       p = makeHernquist(n, seed, spec.sphere.mass, spec.sphere.scale, spec.sphere.cutoff);
       break;
+    case ScenarioModel::Nfw:
+      p = makeNfw(n, seed, spec.sphere.mass, spec.sphere.scale, spec.sphere.cutoff,
+                  spec.sphere.taper);
+      break;
     case ScenarioModel::ColdCollapse:
       p = makeColdCollapse(n, seed, spec.sphere.mass, spec.sphere.scale, spec.sphere.virialRatio);
       break;
@@ -441,6 +473,7 @@ std::string suspectKeys(const ScenarioSpec& spec, std::uint8_t tag) {
   const std::string sphere = "sphere.mass, sphere.scale_length";
   if (spec.model == ScenarioModel::Plummer) return sphere;
   if (spec.model == ScenarioModel::Hernquist) return sphere + ", sphere.cutoff";
+  if (spec.model == ScenarioModel::Nfw) return sphere + ", sphere.cutoff, sphere.taper";
   if (spec.model == ScenarioModel::ColdCollapse) return sphere + ", sphere.virial_ratio";
   const unsigned g = tagGalaxy(tag);
   const bool scaled = g < spec.galaxies.size() && spec.galaxies[g].massRatio > 0.0;

@@ -22,7 +22,7 @@ struct ScenarioError : InvalidParameter {
   using InvalidParameter::InvalidParameter;
 };
 
-enum class ScenarioModel : std::uint8_t { Plummer, Hernquist, ColdCollapse, Galaxy, Merger };
+enum class ScenarioModel : std::uint8_t { Plummer, Hernquist, ColdCollapse, Galaxy, Merger, Nfw };
 
 /// One key of a scripted camera orbit; the view is interpolated linearly between keys.
 struct CameraKey {
@@ -39,12 +39,14 @@ struct ScenarioCamera {
   std::vector<CameraKey> keys;  ///< increasing times; empty = no scripted orbit
 };
 
-/// A spherical model: Plummer, Hernquist or the cold collapse's uniform sphere.
+/// A spherical model: Plummer, Hernquist, NFW or the cold collapse's uniform sphere.
 struct SphereSpec {
   std::size_t particles = 20000;  ///< [1]
   double mass = 1.0;              ///< [mass]
-  double scale = 1.0;     ///< Plummer a (Hénon: 3π/16), Hernquist a, cold sphere radius [length]
-  double cutoff = 100.0;  ///< Hernquist: particles inside cutoff·a [1]
+  double scale =
+      1.0;  ///< Plummer a (Hénon: 3π/16), Hernquist a, NFW r_s, cold sphere radius [length]
+  double cutoff = 100.0;     ///< Hernquist: particles inside cutoff·a; NFW: taper centre / r_s [1]
+  double taper = 1.0;        ///< NFW: width of the erfc taper / r_s [1]
   double virialRatio = 0.0;  ///< cold collapse: 2K/|W| [1]
 };
 

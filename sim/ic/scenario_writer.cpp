@@ -32,7 +32,10 @@ Json sphereJson(const ScenarioSpec& spec) {
   j["particles"] = s.particles;
   j["mass"] = s.mass;
   j["scale_length"] = s.scale;
-  if (spec.model == ScenarioModel::Hernquist) j["cutoff"] = s.cutoff;
+  if (spec.model == ScenarioModel::Hernquist || spec.model == ScenarioModel::Nfw) {
+    j["cutoff"] = s.cutoff;
+  }
+  if (spec.model == ScenarioModel::Nfw) j["taper"] = s.taper;
   if (spec.model == ScenarioModel::ColdCollapse) j["virial_ratio"] = s.virialRatio;
   return j;
 }
@@ -58,6 +61,10 @@ Json galaxyJson(const GalaxySpec& g) {
                {"mass", p.haloMass},
                {"scale_length", p.haloScale},
                {"cutoff", p.haloCutoff}};
+  if (p.haloProfile == HaloProfile::Nfw) {
+    j["halo"]["profile"] = "nfw";
+    j["halo"]["taper"] = p.haloTaper;
+  }
   orientationJson(g, j);
   return j;
 }
@@ -67,8 +74,9 @@ bool sameParams(const GalaxyParams& a, const GalaxyParams& b) {
          a.diskScaleHeight == b.diskScaleHeight && a.toomreQ == b.toomreQ &&
          a.toomreRadius == b.toomreRadius && a.bulgeMass == b.bulgeMass &&
          a.bulgeScale == b.bulgeScale && a.haloMass == b.haloMass && a.haloScale == b.haloScale &&
-         a.haloCutoff == b.haloCutoff && a.diskFraction == b.diskFraction &&
-         a.bulgeFraction == b.bulgeFraction;
+         a.haloCutoff == b.haloCutoff && a.haloProfile == b.haloProfile &&
+         (a.haloProfile != HaloProfile::Nfw || a.haloTaper == b.haloTaper) &&
+         a.diskFraction == b.diskFraction && a.bulgeFraction == b.bulgeFraction;
 }
 
 bool sameGalaxy(const GalaxySpec& a, const GalaxySpec& b) {
@@ -108,6 +116,8 @@ const char* modelName(ScenarioModel m) {
       return "plummer";
     case ScenarioModel::Hernquist:
       return "hernquist";
+    case ScenarioModel::Nfw:
+      return "nfw";
     case ScenarioModel::ColdCollapse:
       return "cold-collapse";
     case ScenarioModel::Galaxy:
@@ -166,7 +176,8 @@ bool sameScenario(const ScenarioSpec& a, const ScenarioSpec& b) {
   }
   const SphereSpec &s = a.sphere, &t = b.sphere;
   if (s.particles != t.particles || s.mass != t.mass || s.scale != t.scale ||
-      s.cutoff != t.cutoff || s.virialRatio != t.virialRatio) {
+      s.cutoff != t.cutoff || s.virialRatio != t.virialRatio ||
+      (a.model == ScenarioModel::Nfw && s.taper != t.taper)) {
     return false;
   }
   if (a.galaxies.size() != b.galaxies.size()) return false;
