@@ -179,6 +179,10 @@ TEST(CameraCli, BadTargetsAreRefusedBeforeAnyWork) {
       test::runBhviz("--headless --backend cpu --n 500 --camera galaxy:0 --screenshot x.png");
   EXPECT_EQ(p.status, 2) << p.err;
   EXPECT_NE(p.err.find("--camera"), std::string::npos) << p.err;
+  p = test::runBhviz(
+      "--headless --backend cpu --scenario plummer --n 500 --camera galaxy:2 --screenshot x.png");
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_NE(p.err.find("plummer has 1 galaxy"), std::string::npos) << p.err;
   p = test::runBhviz("--headless --backend cpu --n 500 --auto-frame");
   EXPECT_EQ(p.status, 2) << p.err;
   EXPECT_NE(p.err.find("--auto-frame needs"), std::string::npos) << p.err;

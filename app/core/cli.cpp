@@ -1,6 +1,7 @@
 #include "app/core/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -559,6 +560,13 @@ Options convert(const CLI::App& app, const RawArgs& r) {
   }
   o.params = physicsParams(app, r, info);
   o.frames = frameOptions(app, r);
+  // A galaxy the scenario does not have (a snapshot's are not known before it is read).
+  const std::size_t galaxies = std::max<std::size_t>(1, spec.galaxies.size());
+  if (o.frames.camera.target == CameraTarget::Galaxy && app.count("--load") == 0 &&
+      app.count("--lesson") == 0 && static_cast<std::size_t>(o.frames.camera.galaxy) >= galaxies) {
+    throw UsageError("--camera = " + quoted(r.camera) + ": " + spec.name + " has " +
+                     std::to_string(galaxies) + (galaxies == 1 ? " galaxy" : " galaxies"));
+  }
   if (app.count("--lesson") > 0) lessonOption(app, r, o);
   // Paths last: they touch the file system, so only once everything else is known good; and
   // the directories only once the paths are good too.
