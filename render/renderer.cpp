@@ -92,22 +92,6 @@ RenderTarget OffscreenTarget::target() const {
   return {m_impl->fbo.get(), m_impl->width, m_impl->height};
 }
 
-Image OffscreenTarget::read() const {
-  Image image;
-  image.width = m_impl->width;
-  image.height = m_impl->height;
-  const std::size_t row = 4u * static_cast<std::size_t>(image.width);
-  std::vector<std::uint8_t> bottomUp(row * static_cast<std::size_t>(image.height));
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glGetTextureImage(m_impl->colour.get(), 0, GL_RGBA, GL_UNSIGNED_BYTE,
-                    static_cast<GLsizei>(bottomUp.size()), bottomUp.data());
-  gl::check("reading the offscreen image back");
-  image.rgba.resize(bottomUp.size());
-  for (int y = 0; y < image.height; ++y) {
-    const std::size_t src = row * static_cast<std::size_t>(image.height - 1 - y);
-    std::copy_n(bottomUp.data() + src, row, image.rgba.data() + row * static_cast<std::size_t>(y));
-  }
-  return image;
-}
+Image OffscreenTarget::read() const { return readTarget(target()); }
 
 }  // namespace bhviz::render

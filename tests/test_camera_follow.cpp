@@ -203,8 +203,7 @@ double middleLight(const render::Image& img) {
 // The merger starts with the galaxies 20 apart: a free camera looks at the empty middle, a
 // followed one at its galaxy.
 TEST(CameraHeadless, AFollowedGalaxyIsInTheMiddleOfThePicture) {
-  const char* noGl = std::getenv("BHVIZ_NO_GL");
-  if (noGl != nullptr && noGl[0] == '1') GTEST_SKIP() << "BHVIZ_NO_GL=1";
+  if (test::glDisabled()) GTEST_SKIP() << "BHVIZ_NO_GL=1";
   test::TempDir dir;
   double light[3];
   const char* modes[] = {"free", "galaxy:1", "galaxy:2"};

@@ -37,11 +37,6 @@ using namespace bhviz::test;
 constexpr int kWidth = 320;
 constexpr int kHeight = 240;
 
-bool glDisabled() {
-  const char* v = std::getenv("BHVIZ_NO_GL");
-  return v != nullptr && std::string(v) == "1";
-}
-
 void printStats(const char* name, const ImageStats& s) {
   std::printf("[stats] %-22s lit %.3f  saturated %.4f  mean %.4f  brightest (%.0f, %.0f)\n", name,
               s.litFraction, s.saturatedFraction, s.meanLuminance, s.brightestX, s.brightestY);

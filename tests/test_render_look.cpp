@@ -34,11 +34,6 @@ using namespace bhviz::test;
 constexpr int kWidth = 320;
 constexpr int kHeight = 240;
 
-bool glDisabled() {
-  const char* v = std::getenv("BHVIZ_NO_GL");
-  return v != nullptr && std::string(v) == "1";
-}
-
 /// The linear light of a picture, per pixel and channel: the tone mapping (1 − exp(−e·c),
 /// gamma) inverted, for a look with no bloom over a black background. A saturated channel
 /// reads as the largest value 8 bits can tell apart.

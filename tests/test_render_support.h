@@ -33,6 +33,12 @@ struct ImageStats {
       hue{};  ///< histogram of hue (30° bins) over lit, coloured pixels, sums to 1
 };
 
+/// BHVIZ_NO_GL=1: the GL tests skip on request (a machine with no EGL at all).
+inline bool glDisabled() {
+  const char* v = std::getenv("BHVIZ_NO_GL");
+  return v != nullptr && std::string(v) == "1";
+}
+
 inline double luminance(const std::uint8_t* px) {
   return (0.2126 * px[0] + 0.7152 * px[1] + 0.0722 * px[2]) / 255.0;
 }

@@ -19,11 +19,6 @@ using namespace bhviz::test;
 
 namespace {
 
-bool glDisabled() {
-  const char* v = std::getenv("BHVIZ_NO_GL");
-  return v != nullptr && std::string(v) == "1";
-}
-
 sim::Particles at(const std::vector<sim::Vec3>& xs, const std::vector<sim::Component>& comps) {
   sim::Particles p;
   p.resize(xs.size());
