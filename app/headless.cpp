@@ -192,6 +192,7 @@ int runHeadless(const Options& options, std::ostream& out, std::ostream& err) {
   report.profile = sim.totalProfile();
   report.ranks = sim.backend().rankReports();
   report.tree = sim.backend().treeStatistics();
+  report.rebuild = sim.rebuildState();
   try {
     report.end = sim.diagnostics();
   } catch (const std::exception&) {

@@ -1,13 +1,28 @@
-// Block against shared time steps on the disk galaxy: wall time to reach a fixed simulation
-// time and the final relative energy error, for shared steps of several sizes and block steps
-// of several η, so the speed-up can be read at equal energy error (GOTHIC reports 3–5×).
+// Block against shared time steps at equal accuracy, on any scenario: for shared steps of
+// several sizes and block steps of several η, each under several tree-rebuild policies, the wall
+// time to reach a fixed simulation time, where it went (tree build, moments and groups, walk),
+// and two error measures: the final relative energy error, and the position error against a
+// reference run (block steps with a smaller η and deeper bins, tree rebuilt at every force
+// evaluation), matched by particle id, in units of the initial half-mass radius. The energy
+// error is one number for the whole system, where errors of opposite sign cancel and a few
+// badly integrated particles barely show; the position error is per particle, so its 99th
+// percentile sees them. GOTHIC reports a 3–5× speed-up of block steps.
 //
-//   bench_block_steps --backend cuda --n 1000000 --time 0.5
+//   bench_block_steps --backend cuda --scenario m31 --n 1000000 --time 0.5 --rebuild auto every 4
+//
+// Prints a header (device, N, scenario, end time, the command line, the length scale) and a
+// Markdown table, the reference's row first; --csv also writes the rows as CSV.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
@@ -24,74 +39,355 @@ std::unique_ptr<Backend> makeBackend(const std::string& name, std::size_t n) {
   if (name == "cuda") return cuda::makeCudaBackend(n);
 #endif
   (void)n;
-  if (name != "cpu") throw std::invalid_argument("backend " + name + " is not available");
+  if (name != "cpu") throw InvalidParameter("backend " + name + " is not available");
   return makeCpuBackend();
 }
 
-struct Result {
-  double wallSeconds = 0.0;
-  double energyError = 0.0;
-  std::uint64_t substeps = 0;
-  std::uint64_t forces = 0;
+/// The header's device; throws as makeBackend does, before anything runs.
+std::string deviceDescription(const std::string& backend) {
+#if BHVIZ_HAVE_CUDA
+  if (backend == "cuda") return cuda::deviceDescription();
+#endif
+  if (backend != "cpu") throw InvalidParameter("backend " + backend + " is not available");
+  return backend;
+}
+
+/// "auto", "every" or K ≥ 1 → SimParams::rebuildInterval.
+int parseRebuild(const std::string& text) {
+  const std::optional<int> k = parseRebuildInterval(text);
+  if (!k) throw InvalidParameter("--rebuild " + text + ": expected auto, every or an interval");
+  return *k;
+}
+
+/// Steps of `dt` to reach `endTime`; every run must end at the same time for the position
+/// comparison to mean anything, so a remainder is an error rather than a rounding.
+int wholeSteps(double endTime, double dt) {
+  const double steps = endTime / dt;
+  if (std::lround(steps) < 1 || std::fabs(steps - std::round(steps)) > 1e-6 * steps) {
+    std::ostringstream s;
+    s << "--time " << endTime << " is not a whole number of steps of " << dt;
+    throw InvalidParameter(s.str());
+  }
+  return static_cast<int>(std::lround(steps));
+}
+
+/// Radius about the mass-weighted centre that encloses half the mass [length].
+double halfMassRadius(const Particles& p) {
+  double m = 0.0, cx = 0.0, cy = 0.0, cz = 0.0;
+  for (const Vec4& q : p.posMass) {
+    m += q.w;
+    cx += double(q.w) * q.x;
+    cy += double(q.w) * q.y;
+    cz += double(q.w) * q.z;
+  }
+  cx /= m, cy /= m, cz /= m;
+  std::vector<std::pair<double, double>> radiusMass(p.size());  // [length], [mass]
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Vec4& q = p.posMass[i];
+    radiusMass[i] = {std::hypot(q.x - cx, q.y - cy, q.z - cz), q.w};
+  }
+  std::sort(radiusMass.begin(), radiusMass.end());
+  double enclosed = 0.0;
+  for (const auto& [r, mass] : radiusMass) {
+    enclosed += mass;
+    if (enclosed >= 0.5 * m) return r;
+  }
+  return radiusMass.empty() ? 0.0 : radiusMass.back().first;
+}
+
+struct PositionError {
+  double median = 0.0;  ///< [length scale]
+  double p99 = 0.0;     ///< [length scale]
 };
 
-Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime) {
+/// |x − x_ref| per particle, both sorted by id, over `scale`: its median and 99th percentile.
+PositionError positionError(const Particles& byId, const Particles& referenceById, double scale) {
+  std::vector<double> d(byId.size());
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const Vec4 a = byId.posMass[i], b = referenceById.posMass[i];
+    d[i] = std::hypot(double(a.x) - b.x, double(a.y) - b.y, double(a.z) - b.z) / scale;
+  }
+  if (d.empty()) return {};
+  auto quantile = [&](double q) {
+    const auto k = d.begin() + static_cast<std::ptrdiff_t>(std::lround(q * double(d.size() - 1)));
+    std::nth_element(d.begin(), k, d.end());
+    return *k;
+  };
+  return {quantile(0.5), quantile(0.99)};
+}
+
+struct Result {
+  double wallSeconds = 0.0;  ///< sim.advance() only
+  double energyError = 0.0;  ///< |ΔE/E| at the end [1]
+  std::uint64_t substeps = 0;
+  std::uint64_t targets = 0;     ///< force evaluations of single particles
+  std::uint64_t rebuilds = 0;    ///< tree rebuilds in advance(); the other evaluations refit
+  double buildMs = 0.0;          ///< bbox + keys + sort + tree, summed over substeps
+  double momentsGroupsMs = 0.0;  ///< summed over substeps
+  double walkMs = 0.0;           ///< summed over substeps
+  Particles finalById;           ///< the state at endTime, index = id
+};
+
+/// One substep's line of the --trace file: its targets, interactions and walk time, whether it
+/// rebuilt, and the rebuild tuner's fit and choice after it.
+void traceSubstep(std::ostream& out, const std::string& label, const Simulation& sim) {
+  const StepProfile& p = sim.lastProfile();
+  const RebuildTunerState& t = sim.rebuildState();
+  const double targets = double(p.interactions.targets);
+  out << label << ',' << sim.substeps() << ',' << sim.time() << ',' << targets << ','
+      << double(p.interactions.cell + p.interactions.particle) / std::max(targets, 1.0) << ','
+      << p[Stage::Walk] << ',' << (sim.lastRebuilt() ? 1 : 0) << ',' << t.age << ','
+      << t.evaluations << ',' << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ','
+      << t.fit.c << ',' << t.rebuildMs << ',' << t.targetsPerTime << ',' << t.bestInterval << ','
+      << t.predictedWalkMs << '\n';
+}
+
+const char* const kTraceHeader =
+    "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
+    "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms\n";
+
+/// `trace`: where each substep's line goes (traceSubstep), or null.
+Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,
+           std::ostream* trace = nullptr, const std::string& label = {}) {
+  const int steps = wholeSteps(endTime, p.dtMax);
   Simulation sim(makeBackend(backend, ic.size()), ic, p);
   const double e0 = sim.diagnostics().total();
+  // Counted like the substeps and the profile: the constructor's build is not the run's.
+  const std::uint64_t rebuilds0 = sim.rebuilds();
+  std::ostringstream lines;  // written after the clock stops
   const auto t0 = std::chrono::steady_clock::now();
-  const int steps = static_cast<int>(std::lround(endTime / p.dtMax));
-  sim.advance(steps);
+  for (int step = 0; step < steps; ++step) {  // Simulation::advance(steps), substep by substep
+    do {
+      sim.substep();
+      if (trace != nullptr) traceSubstep(lines, label, sim);
+    } while (!sim.synchronized());
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return {wall, std::fabs((sim.diagnostics().total() - e0) / e0), sim.substeps(),
-          sim.totalProfile().interactions.targets};
+  if (trace != nullptr) *trace << lines.str() << std::flush;
+  const StepProfile& s = sim.totalProfile();
+  Result r;
+  r.wallSeconds = wall;
+  r.energyError = std::fabs((sim.diagnostics().total() - e0) / e0);
+  r.substeps = sim.substeps();
+  r.targets = s.interactions.targets;
+  r.rebuilds = sim.rebuilds() - rebuilds0;
+  r.buildMs = s[Stage::BoundingBox] + s[Stage::Keys] + s[Stage::Sort] + s[Stage::Tree];
+  r.momentsGroupsMs = s[Stage::Moments] + s[Stage::Groups];
+  r.walkMs = s[Stage::Walk];
+  r.finalById = sortedById(sim.particles());
+  return r;
+}
+
+/// One run as the table shows it.
+struct Row {
+  std::string mode;  ///< reference, shared or block
+  double dtOrEta = 0.0;
+  std::string rebuild;
+  Result result;
+  PositionError error;
+};
+
+const char* const kTableHeader =
+    "| mode | dt or η | rebuild | substeps | force evaluations / N | rebuilds | wall s | "
+    "build ms | moments+groups ms | walk ms | |ΔE/E| | Δx median / r_h | Δx p99 / r_h |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+const char* const kCsvHeader =
+    "scenario,n,mode,dt_or_eta,rebuild,substeps,force_evaluations_per_n,rebuilds,wall_s,build_ms,"
+    "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99\n";
+
+void printRow(const Row& row, std::size_t n) {
+  const Result& r = row.result;
+  std::printf(
+      "| %s | %.4g | %s | %llu | %.1f | %llu | %.3f | %.1f | %.1f | %.1f | %.2e | %.2e | "
+      "%.2e |\n",
+      row.mode.c_str(), row.dtOrEta, row.rebuild.c_str(),
+      static_cast<unsigned long long>(r.substeps), double(r.targets) / double(n),
+      static_cast<unsigned long long>(r.rebuilds), r.wallSeconds, r.buildMs, r.momentsGroupsMs,
+      r.walkMs, r.energyError, row.error.median, row.error.p99);
+  std::fflush(stdout);
+}
+
+void writeCsvRow(std::ostream& csv, const Row& row, const std::string& scenario, std::size_t n) {
+  const Result& r = row.result;
+  csv << scenario << ',' << n << ',' << row.mode << ',' << row.dtOrEta << ',' << row.rebuild << ','
+      << r.substeps << ',' << double(r.targets) / double(n) << ',' << r.rebuilds << ','
+      << r.wallSeconds << ',' << r.buildMs << ',' << r.momentsGroupsMs << ',' << r.walkMs << ','
+      << r.energyError << ',' << row.error.median << ',' << row.error.p99 << '\n'
+      << std::flush;  // a long sweep that dies still leaves its finished rows
+}
+
+struct Options {
+  std::string backend = "cpu", scenario = "galaxy", csvPath, tracePath;
+  std::size_t n = 100000;
+  double endTime = 0.5;                                              ///< [time]
+  std::vector<float> sharedDts{1.0f / 128, 1.0f / 256, 1.0f / 512};  ///< [time]
+  std::vector<float> etas{0.4f, 0.2f, 0.1f};                         ///< [1]
+  std::vector<std::string> rebuilds{"auto", "every"};
+  float blockDtMax = 1.0f / 16;       ///< [time]
+  int depth = 8;                      ///< the block runs' deepest bin [1]
+  std::optional<float> referenceEta;  ///< [1]; default: the smallest η / 4
+  std::optional<int> referenceDepth;  ///< [1]; default: depth + 2
+  std::optional<float> softening;     ///< [length]; default: the scenario's
+};
+
+/// A configuration to run. Its SimParams and its step against the end time are checked before
+/// anything runs, so that a bad value in the sweep fails at once, not after the reference run.
+struct Config {
+  std::string mode;
+  double dtOrEta;
+  SimParams params;
+};
+
+std::vector<Config> sweep(const Options& o, const SimParams& base) {
+  std::vector<Config> out;
+  auto add = [&](const char* mode, double value, SimParams p) {
+    for (const std::string& text : o.rebuilds) {
+      p.rebuildInterval = parseRebuild(text);
+      validate(p);
+      wholeSteps(o.endTime, p.dtMax);
+      out.push_back({mode, value, p});
+    }
+  };
+  for (float dt : o.sharedDts) {
+    SimParams p = base;
+    p.stepping = TimeStepping::Shared;
+    p.dtMax = dt;
+    add("shared", dt, p);
+  }
+  for (float eta : o.etas) {
+    SimParams p = base;
+    p.stepping = TimeStepping::Block;
+    p.dtMax = o.blockDtMax;
+    p.maxBinDepth = o.depth;
+    p.eta = eta;
+    add("block", eta, p);
+  }
+  return out;
+}
+
+SimParams referenceParams(const Options& o, const SimParams& base) {
+  SimParams p = base;
+  p.stepping = TimeStepping::Block;
+  p.dtMax = o.blockDtMax;
+  p.maxBinDepth = o.referenceDepth.value_or(o.depth + 2);
+  if (o.referenceEta) {
+    p.eta = *o.referenceEta;
+  } else if (!o.etas.empty()) {
+    p.eta = *std::min_element(o.etas.begin(), o.etas.end()) / 4.0f;
+  } else {
+    throw InvalidParameter("give --eta or --reference-eta");
+  }
+  p.rebuildInterval = 1;
+  validate(p);
+  wholeSteps(o.endTime, p.dtMax);
+  return p;
+}
+
+std::string joined(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+void printHeader(const Options& o, const SimParams& ref, double scale,
+                 const std::string& commandLine) {
+  std::printf("device: %s | N = %zu | scenario %s | end time %g | %s\n",
+              deviceDescription(o.backend).c_str(), o.n, o.scenario.c_str(), o.endTime,
+              commandLine.c_str());
+  std::printf(
+      "softening %g | block: dtMax %g, depth %d | reference: block, η %g, depth %d, "
+      "rebuild every | length scale r_h = %.4g (initial half-mass radius)\n\n",
+      ref.softening, o.blockDtMax, o.depth, ref.eta, ref.maxBinDepth, scale);
+  std::cout << kTableHeader;
+}
+
+void runAll(const Options& o, const std::string& commandLine) {
+  const Particles ic = makeScenario(o.scenario, o.n, 1);
+  SimParams base;
+  base.softening = o.softening.value_or(scenarioInfo(o.scenario).softening);
+  const SimParams refParams = referenceParams(o, base);
+  const std::vector<Config> configs = sweep(o, base);
+  const double scale = halfMassRadius(ic);
+  printHeader(o, refParams, scale, commandLine);
+  std::ofstream csv;
+  if (!o.csvPath.empty()) {
+    csv.open(o.csvPath);
+    if (!csv) throw InvalidParameter("cannot write " + o.csvPath);
+    csv << kCsvHeader;
+  }
+  std::ofstream trace;
+  if (!o.tracePath.empty()) {
+    trace.open(o.tracePath);
+    if (!trace) throw InvalidParameter("cannot write " + o.tracePath);
+    trace << kTraceHeader;
+  }
+  std::ostream* traceOut = trace.is_open() ? &trace : nullptr;
+  auto report = [&](const Row& row) {
+    printRow(row, o.n);
+    if (csv.is_open()) writeCsvRow(csv, row, o.scenario, o.n);
+  };
+
+  Row ref{"reference", refParams.eta, "every", run(o.backend, ic, refParams, o.endTime), {}};
+  report(ref);
+  std::uint64_t finest = 0;  // the most force evaluations of any run
+  for (const Config& c : configs) {
+    const std::string rebuild = rebuildIntervalName(c.params.rebuildInterval);
+    std::ostringstream label;
+    label << c.mode << ' ' << c.dtOrEta << ' ' << rebuild;
+    Row row{c.mode,
+            c.dtOrEta,
+            rebuild,
+            run(o.backend, ic, c.params, o.endTime, traceOut, label.str()),
+            {}};
+    row.error = positionError(row.result.finalById, ref.result.finalById, scale);
+    row.result.finalById = Particles{};  // N particles per row add up over a long sweep
+    report(row);
+    finest = std::max(finest, row.result.targets);
+  }
+  // A reference no finer than a run it judges measures its own error as much as the run's.
+  if (finest > ref.result.targets) {
+    std::printf(
+        "\nnote: the reference made %.1f force evaluations per particle, a run %.1f: "
+        "lower --reference-eta (or --block-dt-max) for a finer reference\n",
+        double(ref.result.targets) / double(o.n), double(finest) / double(o.n));
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bhviz: block against shared time steps on the disk galaxy"};
-  std::string backend = "cpu", scenario = "galaxy";
-  std::size_t n = 100000;
-  double endTime = 0.5;
-  std::vector<float> sharedDts{1.0f / 128, 1.0f / 256, 1.0f / 512};
-  std::vector<float> etas{0.4f, 0.2f, 0.1f};
-  float blockDtMax = 1.0f / 16;
-  int depth = 8;
-  app.add_option("--backend", backend, "cpu or cuda");
-  app.add_option("--scenario", scenario);
-  app.add_option("--n", n);
-  app.add_option("--time", endTime, "simulation time to run");
-  app.add_option("--shared-dt", sharedDts, "shared step sizes");
-  app.add_option("--eta", etas, "block-step accuracy parameters");
-  app.add_option("--block-dt-max", blockDtMax);
-  app.add_option("--max-bin-depth", depth);
+  CLI::App app{"bhviz: block against shared time steps at equal energy and position error"};
+  Options o;
+  app.add_option("--backend", o.backend, "cpu or cuda");
+  app.add_option("--scenario", o.scenario);
+  app.add_option("--n", o.n);
+  app.add_option("--time", o.endTime, "simulation time to run (a whole number of every step)");
+  app.add_option("--shared-dt", o.sharedDts, "shared step sizes");
+  app.add_option("--eta", o.etas, "block-step accuracy parameters");
+  app.add_option("--rebuild", o.rebuilds,
+                 "tree-rebuild policies, each run for every configuration: auto, every or K");
+  app.add_option("--block-dt-max", o.blockDtMax);
+  app.add_option("--max-bin-depth", o.depth);
+  // CLI11 2.1 has no std::optional options: these set theirs only when given.
+  app.add_option_function<float>(
+      "--reference-eta", [&](const float& v) { o.referenceEta = v; },
+      "η of the reference run (default: the smallest --eta / 4)");
+  app.add_option_function<int>(
+      "--reference-depth", [&](const int& v) { o.referenceDepth = v; },
+      "deepest bin of the reference run (default: --max-bin-depth + 2)");
+  app.add_option_function<float>(
+      "--softening", [&](const float& v) { o.softening = v; },
+      "Plummer softening (default: the scenario's)");
+  app.add_option("--csv", o.csvPath, "also write the rows as CSV");
+  app.add_option(
+      "--trace", o.tracePath,
+      "write every substep of every run (targets, walk, rebuild, the tuner's fit) as CSV");
   CLI11_PARSE(app, argc, argv);
   try {
-    const Particles ic = makeScenario(scenario, n, 1);
-    SimParams base;
-    base.softening = scenarioInfo(scenario).softening;
-    std::cout << "| mode | dt or η | substeps | force evaluations / N | wall s | |ΔE/E| |\n"
-                 "|---|---|---|---|---|---|\n";
-    auto print = [&](const char* mode, double value, const Result& r) {
-      std::printf("| %s | %.4g | %llu | %.1f | %.3f | %.2e |\n", mode, value,
-                  static_cast<unsigned long long>(r.substeps), double(r.forces) / double(n),
-                  r.wallSeconds, r.energyError);
-      std::fflush(stdout);
-    };
-    for (float dt : sharedDts) {
-      SimParams p = base;
-      p.stepping = TimeStepping::Shared;
-      p.dtMax = dt;
-      print("shared", dt, run(backend, ic, p, endTime));
-    }
-    for (float eta : etas) {
-      SimParams p = base;
-      p.stepping = TimeStepping::Block;
-      p.dtMax = blockDtMax;
-      p.maxBinDepth = depth;
-      p.eta = eta;
-      print("block", eta, run(backend, ic, p, endTime));
-    }
+    runAll(o, joined(argc, argv));
+  } catch (const InvalidParameter& e) {
+    std::cerr << "bench_block_steps: " << e.what() << '\n';
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "bench_block_steps: " << e.what() << '\n';
     return 1;

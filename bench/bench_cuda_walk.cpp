@@ -83,7 +83,7 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
     cuda::launchGroups(tree, d, ws, all, kGroup, groups, device, nullptr);
     tGroups.stop(nullptr);
     tWalk.start(nullptr);
-    cuda::launchWalk(tree, groups, d, all, s, counters, device, nullptr);
+    cuda::launchWalk(tree, groups, d, s, counters, device, nullptr);
     tWalk.stop(nullptr);
     const double g = tGroups.elapsedMs(), w = tWalk.elapsedMs();
     if (rep >= 0) {

@@ -115,6 +115,17 @@ class ForceParts {
   virtual void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) = 0;
 };
 
+/// What a backend's tree was built with, so that a refit can tell whether it still fits.
+struct TreeShape {
+  bool built = false;
+  int nLeaf = 0;
+  Curve curve = Curve::Hilbert;
+  std::size_t particles = 0;
+  bool fits(const SimParams& p, std::size_t n) const {
+    return built && nLeaf == p.nLeaf && curve == p.curve && particles == n;
+  }
+};
+
 /// One rank of a distributed run, for the statistics and the Performance panel.
 struct RankReport {
   std::uint64_t particles = 0;  ///< particles the rank holds [1]
@@ -194,6 +205,17 @@ class Backend {
   /// `oldAccValid`: accPot holds accelerations from an earlier evaluation (acceleration MAC).
   virtual void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                              bool oldAccValid) = 0;
+  /// As computeForces, on the last evaluation's tree refitted: its particle order and topology
+  /// kept, its moments, tight boxes and opening values made from the current positions. The
+  /// forces keep the MAC's bound (it reads the tight boxes); only the tree's compactness ages as
+  /// the particles move, which costs walk time (RebuildTuner weighs it). Rebuilds instead and
+  /// returns false where it holds no tree of these particles with p's N_leaf and curve; the
+  /// default always does.
+  virtual bool refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                           bool oldAccValid) {
+    computeForces(clock, p, targets, oldAccValid);
+    return false;
+  }
   /// For each particle active at clock.tick: v += a·dt/2 of its bin.
   virtual void closeKicks(const Clock& clock) = 0;
   /// Ids of up to `max` particles with a non-finite position, velocity or acceleration.

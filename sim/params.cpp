@@ -43,6 +43,8 @@ void validate(const SimParams& p) {
   require(p.eta > 0.0f && std::isfinite(p.eta), "eta", p.eta, "> 0 and finite");
   require(p.maxBinDepth >= 0 && p.maxBinDepth <= kMaxBinDepthLimit, "max-bin-depth", p.maxBinDepth,
           "in [0, 20]");
+  require(p.rebuildInterval >= 0 && p.rebuildInterval <= kMaxRebuildInterval, "rebuild",
+          p.rebuildInterval, "auto (0), every (1) or an interval in [1, 1024]");
   require(!(p.stepping == TimeStepping::Block && p.softening <= 0.0f), "softening", p.softening,
           "> 0 with block steps (dt_i = eta*sqrt(eps/|a|))");
 }
@@ -86,6 +88,25 @@ std::optional<Curve> parseCurve(std::string_view name) {
   if (name == "hilbert") return Curve::Hilbert;
   if (name == "morton") return Curve::Morton;
   return std::nullopt;
+}
+
+std::optional<int> parseRebuildInterval(std::string_view text) {
+  if (text == "auto") return kRebuildAuto;
+  if (text == "every") return 1;
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  int k = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    k = 10 * k + (c - '0');
+  }
+  if (k < 1 || k > kMaxRebuildInterval) return std::nullopt;
+  return k;
+}
+
+std::string rebuildIntervalName(int interval) {
+  if (interval == kRebuildAuto) return "auto";
+  if (interval == 1) return "every";
+  return std::to_string(interval);
 }
 
 }  // namespace bhviz::sim

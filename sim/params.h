@@ -44,7 +44,26 @@ struct SimParams {
   float dtMax = 1.0f / 128.0f;  ///< the shared step, or the longest block step [time]
   float eta = 0.2f;             ///< block-step accuracy η in dt_i = η·sqrt(ε/|a_i|) [1]
   int maxBinDepth = 8;          ///< deepest block bin: dt ≥ dtMax / 2^maxBinDepth [1]
+  /// Tree rebuilds (bbox, keys, sort, topology). Between rebuilds a force evaluation refits the
+  /// last tree: its order and topology kept, its moments and tight boxes made from the current
+  /// positions. kRebuildAuto: the interval is tuned while running (sim/rebuild_tuner.h);
+  /// K ≥ 1: every K-th force evaluation rebuilds (1: every one).
+  int rebuildInterval = 0;
 };
+
+/// SimParams::rebuildInterval: the interval tuned from the measured walk times.
+inline constexpr int kRebuildAuto = 0;
+/// The longest fixed interval [force evaluations].
+inline constexpr int kMaxRebuildInterval = 1024;
+
+inline bool operator==(const SimParams& a, const SimParams& b) {
+  return a.mac == b.mac && a.theta == b.theta && a.macParam == b.macParam &&
+         a.quadrupole == b.quadrupole && a.nLeaf == b.nLeaf && a.nGroup == b.nGroup &&
+         a.softening == b.softening && a.curve == b.curve && a.stepping == b.stepping &&
+         a.dtMax == b.dtMax && a.eta == b.eta && a.maxBinDepth == b.maxBinDepth &&
+         a.rebuildInterval == b.rebuildInterval;
+}
+inline bool operator!=(const SimParams& a, const SimParams& b) { return !(a == b); }
 
 /// The defaults above, spelled out for callers that want them by name.
 inline SimParams defaultSimParams() { return SimParams{}; }
@@ -74,6 +93,10 @@ std::string_view toString(TimeStepping s);
 std::string_view toString(Curve c);
 std::optional<MacKind> parseMacKind(std::string_view name);
 std::optional<Curve> parseCurve(std::string_view name);
+/// "auto", "every" or an interval in [1, kMaxRebuildInterval], as SimParams::rebuildInterval.
+std::optional<int> parseRebuildInterval(std::string_view text);
+/// "auto", "every" or the interval in digits.
+std::string rebuildIntervalName(int interval);
 
 inline constexpr float kThetaMax = 1.5f;
 inline constexpr int kMaxBinDepthLimit = 20;

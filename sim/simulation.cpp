@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -38,12 +39,13 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
   if (!std::isfinite(startTime)) throw InvalidParameter("the start time must be finite");
   initial.validate();
   m_clock = Clock{startTime, 0, clockDepth(params), params.dtMax};
+  m_targetsByBin.fill(-1.0);
   checkTimeResolvesTick("the start time", startTime, m_clock);
   Particles start = initial;
   std::fill(start.bin.begin(), start.bin.end(), std::uint8_t{0});
   m_backend->upload(start);
   m_backend->resetProfile();
-  m_backend->computeForces(m_clock, m_params, ForceTargets::All, false);
+  computeForces(true, ForceTargets::All, false);
   m_last = m_backend->profile();
   checkFinite();
 }
@@ -51,15 +53,24 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
 void Simulation::setParams(const SimParams& params) {
   validate(params, m_backend->traits().limits, m_backend->name());
   checkTimeResolvesTick("the time", time(), Clock{time(), 0, clockDepth(params), params.dtMax});
+  if (params != m_params) {
+    // Another run from here on: the logged rebuilds of the first one no longer apply.
+    m_replayUntil = 0;
+    m_rebuildLog.resize(std::min<std::uint64_t>(m_rebuildLog.size(), m_substeps));
+  }
   m_params = params;
 }
 
 void Simulation::applyClockSettings() {
   // Only where every particle has finished its step may the clock change its grid.
+  const Clock before = m_clock;
   m_clock.origin = m_clock.time();
   m_clock.tick = 0;
   m_clock.depth = clockDepth(m_params);
   m_clock.dtMax = m_params.dtMax;
+  if (m_clock.depth != before.depth || m_clock.dtMax != before.dtMax) {
+    m_targetsByBin.fill(-1.0);  // the bins mean other steps now
+  }
 }
 
 void Simulation::substep() {
@@ -71,10 +82,15 @@ void Simulation::substep() {
   const std::uint64_t next = m_clock.tick - m_clock.tick % period + period;
   m_backend->drift(static_cast<float>(static_cast<double>(next - m_clock.tick) * m_clock.tickDt()));
   m_clock.tick = next;
-  m_backend->computeForces(m_clock, m_params, ForceTargets::Active, true);
+  computeForces(chooseRebuild(), ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
   m_last = m_backend->profile();
   m_total += m_last;
+  if (m_substeps < m_rebuildLog.size()) {
+    m_rebuildLog[m_substeps] = lastRebuilt();
+  } else {
+    m_rebuildLog.push_back(lastRebuilt());
+  }
   ++m_substeps;
   checkFinite();
 }
@@ -92,8 +108,47 @@ void Simulation::recomputeForces() {
     throw std::logic_error("recomputeForces needs every particle synchronised");
   }
   m_backend->resetProfile();
-  m_backend->computeForces(m_clock, m_params, ForceTargets::All, true);
+  computeForces(true, ForceTargets::All, true);
   checkFinite();
+}
+
+bool Simulation::chooseRebuild() const {
+  if (m_rebuildNext) return true;
+  if (m_substeps < m_replayUntil) return m_rebuildLog[m_substeps];
+  if (m_params.rebuildInterval == kRebuildAuto) {
+    // The evaluation's kind (its shallowest active bin) and its targets as the last one of
+    // its kind had (every particle where all are synchronised).
+    const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
+    const double known = m_targetsByBin[kind];
+    const double targets = known >= 0.0             ? known
+                           : m_clock.synchronized() ? double(m_backend->size())
+                                                    : 0.0;
+    return m_tuner.shouldRebuild(m_clock.time() - m_treeTime, kind, targets);
+  }
+  return m_sinceRebuild + 1 >= m_params.rebuildInterval;
+}
+
+void Simulation::computeForces(bool rebuild, ForceTargets targets, bool oldAccValid) {
+  bool rebuilt = true;
+  if (rebuild) {
+    m_backend->computeForces(m_clock, m_params, targets, oldAccValid);
+  } else {
+    rebuilt = !m_backend->refitForces(m_clock, m_params, targets, oldAccValid);
+  }
+  m_rebuildNext = false;
+  if (rebuilt) {
+    m_treeTime = m_clock.time();
+    m_sinceRebuild = 0;
+  } else {
+    ++m_sinceRebuild;
+  }
+  const StepProfile& p = m_backend->profile();
+  const double rebuildMs = p[Stage::BoundingBox] + p[Stage::Keys] + p[Stage::Sort] + p[Stage::Tree];
+  const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
+  const double given = double(p.interactions.targets);
+  m_tuner.record(rebuilt, kind, m_clock.time(), m_clock.time() - m_treeTime, given, p[Stage::Walk],
+                 rebuildMs);
+  m_targetsByBin[kind] = given;
 }
 
 std::unique_ptr<KeptState> Simulation::keep(std::size_t deviceBytesFree) const {
@@ -102,6 +157,7 @@ std::unique_ptr<KeptState> Simulation::keep(std::size_t deviceBytesFree) const {
   state->params = m_params;
   state->substeps = m_substeps;
   state->backend = m_backend->keepState(deviceBytesFree);
+  m_rebuildNext = true;
   return state;
 }
 
@@ -111,6 +167,8 @@ void Simulation::restore(const KeptState& state) {
   m_clock = state.clock;
   m_params = state.params;
   m_substeps = state.substeps;
+  m_rebuildNext = true;  // the tree was not kept
+  m_replayUntil = m_rebuildLog.size();
 }
 
 Diagnostics Simulation::diagnostics() const { return m_backend->diagnostics(m_clock); }

@@ -2,13 +2,17 @@
 // One simulation: a backend, its clock and the parameters. The sequence of a substep is here,
 // once, for every backend:
 //   open kicks + new bins (active) → drift (all) → tree + forces (active) → close kicks (active)
+// The tree is rebuilt or refitted as SimParams::rebuildInterval says: at a fixed interval, or
+// when the RebuildTuner finds that the refitted tree's aging costs more than a rebuild.
 
+#include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "sim/backend.h"
+#include "sim/rebuild_tuner.h"
 
 namespace bhviz::sim {
 
@@ -56,10 +60,13 @@ class Simulation {
   void recomputeForces();
 
   /// The state now (between two substeps), in the backend's device memory when it fits below
-  /// `deviceBytesFree` there, else on the host.
+  /// `deviceBytesFree` there, else on the host. The next force evaluation rebuilds the tree, as
+  /// the first after a restore to this state must (the tree is not kept).
   std::unique_ptr<KeptState> keep(std::size_t deviceBytesFree = 0) const;
   /// Back to a kept state of this simulation, parameters included: stepping on gives the same
-  /// bits as it did from there (the same backend; tests/test_rewind.cpp).
+  /// bits as it did from there (the same backend; tests/test_rewind.cpp), the tree rebuilt and
+  /// refitted at the same substeps as the first time (they are logged) until the parameters
+  /// change.
   void restore(const KeptState& state);
 
   double time() const { return m_clock.time(); }
@@ -74,10 +81,21 @@ class Simulation {
   const StepProfile& lastProfile() const { return m_last; }
   const StepProfile& totalProfile() const { return m_total; }
   std::uint64_t substeps() const { return m_substeps; }
+  /// Force evaluations that rebuilt the tree (the constructor's first included); the others
+  /// refitted it.
+  std::uint64_t rebuilds() const { return m_tuner.state().rebuilds; }
+  /// Whether the last force evaluation rebuilt the tree.
+  bool lastRebuilt() const { return m_sinceRebuild == 0; }
+  /// The rebuild tuner's fit and choice (it records under every interval, tuned or fixed).
+  const RebuildTunerState& rebuildState() const { return m_tuner.state(); }
 
  private:
   void applyClockSettings();
   void checkFinite() const;
+  /// Whether the evaluation at the current time rebuilds the tree.
+  bool chooseRebuild() const;
+  /// Rebuilds or refits, evaluates the forces of `targets`, and tells the tuner.
+  void computeForces(bool rebuild, ForceTargets targets, bool oldAccValid);
 
   std::unique_ptr<Backend> m_backend;
   SimParams m_params;
@@ -85,6 +103,17 @@ class Simulation {
   StepProfile m_last;
   StepProfile m_total;
   std::uint64_t m_substeps = 0;
+
+  // The tree's rebuilds.
+  RebuildTuner m_tuner;
+  double m_treeTime = 0.0;             // when the tree was last rebuilt [time]
+  int m_sinceRebuild = 0;              // force evaluations since then
+  mutable bool m_rebuildNext = false;  // keep() asks the next evaluation to rebuild
+  // Targets of the last evaluation at a tick whose shallowest active bin is b (-1: none yet):
+  // the next one at such a tick has about as many, which the tuner weighs against a rebuild.
+  std::array<double, kMaxBinDepthLimit + 1> m_targetsByBin;
+  std::vector<bool> m_rebuildLog;   // per substep: whether it rebuilt (for replays)
+  std::uint64_t m_replayUntil = 0;  // after a restore: substeps before this follow the log
 };
 
 }  // namespace bhviz::sim

@@ -82,6 +82,7 @@ TEST(Integrator, BlockStepsConserveEnergyAndUseSeveralBins) {
 TEST(Integrator, BlockStepsWithOneBinEqualSharedSteps) {
   SimParams shared = plummerParams(TimeStepping::Shared);
   shared.dtMax = 1.0f / 64.0f;
+  shared.rebuildInterval = 2;  // the same rebuilds on both (tuned ones follow the timings)
   SimParams block = shared;
   block.stepping = TimeStepping::Block;
   block.maxBinDepth = 8;
@@ -140,6 +141,7 @@ TEST(Integrator, ResultDoesNotDependOnTheThreadCount) {
   SimParams p = plummerParams(TimeStepping::Block);
   p.dtMax = 1.0f / 16.0f;
   p.maxBinDepth = 4;
+  p.rebuildInterval = 3;  // rebuilds and refits; the tuned interval follows measured times
   const Particles ic = makePlummer(3000, 4);
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);

@@ -118,6 +118,11 @@ void defineOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--max-bin-depth", r.maxBinDepth,
                  "Deepest block bin: dt >= dtMax / 2^D, in [0, 20] (default 8)")
       ->type_name("D");
+  app.add_option("--rebuild", r.rebuild,
+                 "Tree rebuilds: auto (the interval tuned from the measured walk times), every "
+                 "(each force evaluation), or every K-th evaluation; between rebuilds the tree "
+                 "is refitted (default auto)")
+      ->type_name("auto|every|K");
   auto* shared = app.add_option("--shared-dt", r.sharedDt, "Shared steps of DT for every particle")
                      ->type_name("DT");
   auto* block = app.add_flag("--block-steps", r.blockSteps,
@@ -221,6 +226,15 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   }
   if (given("--n-group")) {
     p.nGroup = static_cast<int>(toInteger("--n-group", r.nGroup, 1, sim::kMaxGroupSize));
+  }
+  if (given("--rebuild")) {
+    const auto interval = sim::parseRebuildInterval(r.rebuild);
+    if (!interval) {
+      throw UsageError("--rebuild = " + quoted(r.rebuild) +
+                       " is not known: must be auto, every or an interval in [1, " +
+                       std::to_string(sim::kMaxRebuildInterval) + "]");
+    }
+    p.rebuildInterval = *interval;
   }
   if (given("--eta")) p.eta = toFloat("--eta", r.eta);
   if (given("--max-bin-depth")) {

@@ -19,6 +19,7 @@ struct RawArgs {
   std::string n = "20000";
   std::string steps = "10";
   std::string theta, mac, macParam, nLeaf, nGroup, softening, eta, dt, maxBinDepth, sharedDt;
+  std::string rebuild;
   bool blockSteps = false;
   std::string quadrupole, curve;
   std::string backend = "auto";

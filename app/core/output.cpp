@@ -44,6 +44,7 @@ Json paramsJson(const sim::SimParams& p) {
       {"dtMax", decimal(p.dtMax)},
       {"eta", decimal(p.eta)},
       {"maxBinDepth", p.maxBinDepth},
+      {"rebuildInterval", sim::rebuildIntervalName(p.rebuildInterval)},
   };
 }
 
@@ -127,6 +128,31 @@ Json treeJson(const sim::TreeStatistics& t) {
   };
 }
 
+/// The tree's rebuilds: how many, the policy, and the tuner's last fit and choice (an interval
+/// or a time that is infinite, no aging seen, is null).
+Json rebuildJson(const sim::SimParams& p, const sim::RebuildTunerState& r) {
+  const auto finite = [](double v) { return std::isfinite(v) ? v : std::nan(""); };
+  const double evaluations = static_cast<double>(r.rebuilds + r.refits);
+  return Json{
+      {"policy", sim::rebuildIntervalName(p.rebuildInterval)},
+      {"rebuilds", r.rebuilds},
+      {"refits", r.refits},
+      {"mean_interval", ratio(evaluations, static_cast<double>(r.rebuilds))},
+      {"evaluations_since_rebuild", r.evaluations},
+      {"age", r.age},
+      {"rebuild_ms", r.rebuildMs},
+      {"targets_per_time", r.targetsPerTime},
+      {"best_interval", finite(r.bestInterval)},
+      {"fit", Json{{"model", std::string(sim::toString(r.fit.model))},
+                   {"samples", r.samples},
+                   {"b", r.fit.b},
+                   {"c", r.fit.c},
+                   {"reduced_chi2", finite(r.fit.reducedChi2)}}},
+      {"predicted_walk_ms", r.predictedWalkMs},
+      {"measured_walk_ms", r.measuredWalkMs},
+  };
+}
+
 /// max / mean of the ranks' work (interactions): 1 when perfectly balanced.
 double imbalance(const std::vector<sim::RankReport>& ranks) {
   double max = 0.0, sum = 0.0;
@@ -144,9 +170,10 @@ double imbalance(const std::vector<sim::RankReport>& ranks) {
 // interactions{…}, energy{start, end}, energy_drift, momentum{start, end},
 // angular_momentum{start, end}, bin_histogram (at the end), tree{…} (the last evaluation's
 // statistics, when there was one: cells_per_level, leaves_by_occupancy [0..N_leaf + 1],
-// interactions_log2 [bin b: 2^b..2^(b+1) − 1], …), aborted (+ abort_reason,
-// nonfinite_ids when it is true); under mpirun also ranks[{rank, particles, stage_ms, total_ms,
-// work, decompositions, particles_sent, domain, let{…}}] and imbalance (max / mean work).
+// interactions_log2 [bin b: 2^b..2^(b+1) − 1], …), rebuild{policy, rebuilds, refits,
+// mean_interval, best_interval, fit{model, …}, predicted_walk_ms, measured_walk_ms, …}, aborted (+
+// abort_reason, nonfinite_ids when it is true); under mpirun also ranks[{rank, particles, stage_ms,
+// total_ms, work, decompositions, particles_sent, domain, let{…}}] and imbalance (max / mean work).
 Json statsJson(const RunReport& r) {
   const double substeps = static_cast<double>(r.substeps);
   Json j;
@@ -171,6 +198,7 @@ Json statsJson(const RunReport& r) {
   j["angular_momentum"] = Json{{"start", r.start.angularMomentum}, {"end", r.end.angularMomentum}};
   j["bin_histogram"] = r.end.binHistogram;
   if (r.tree.cells > 0) j["tree"] = treeJson(r.tree);
+  j["rebuild"] = rebuildJson(r.params, r.rebuild);
   j["aborted"] = r.aborted;
   if (r.aborted) {
     j["abort_reason"] = r.abortReason;

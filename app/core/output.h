@@ -16,6 +16,7 @@
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/profile.h"
+#include "sim/rebuild_tuner.h"
 
 namespace bhviz::app {
 
@@ -39,6 +40,7 @@ struct RunReport {
   std::vector<std::uint32_t> nonFiniteIds;
   std::vector<sim::RankReport> ranks;  ///< one per rank under mpirun; empty for one process
   sim::TreeStatistics tree;  ///< of the last force evaluation (every rank's summed under mpirun)
+  sim::RebuildTunerState rebuild;  ///< the tree's rebuilds and refits, and the tuner's last fit
 };
 
 /// The stats document, keys in a fixed order (listed where output.cpp builds it).

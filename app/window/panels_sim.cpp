@@ -3,9 +3,11 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <string>
 
 #include "app/window/panels.h"
 #include "sim/ic/initial_conditions.h"
@@ -146,6 +148,48 @@ void drawSimulationPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   budgetControls(s.budget, s.params.dtMax);
 }
 
+namespace {
+
+/// The tree's rebuild interval (tuned, every evaluation or fixed) and what the tuner chose.
+bool rebuildControls(sim::SimParams& p, const UiInfo& info) {
+  ImGui::Separator();
+  bool changed = false;
+  int mode = p.rebuildInterval == sim::kRebuildAuto ? 0 : p.rebuildInterval == 1 ? 1 : 2;
+  ImGui::TextUnformatted("tree rebuild");
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("auto", &mode, 0);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("every", &mode, 1);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("fixed", &mode, 2);
+  if (mode == 0) p.rebuildInterval = sim::kRebuildAuto;
+  if (mode == 1) p.rebuildInterval = 1;
+  if (mode == 2) {
+    int k = std::max(p.rebuildInterval, 2);
+    changed |= ImGui::SliderInt("interval", &k, 2, 64, "every %d evaluations");
+    p.rebuildInterval = k;
+  }
+  if (info.session == nullptr) return changed;
+  const sim::RebuildTunerState& t = info.session->simulation().rebuildState();
+  const double evaluations = double(t.rebuilds + t.refits);
+  ImGui::Text("%llu rebuilds, %llu refits (one in %.1f evaluations)",
+              static_cast<unsigned long long>(t.rebuilds),
+              static_cast<unsigned long long>(t.refits),
+              t.rebuilds > 0 ? evaluations / double(t.rebuilds) : 0.0);
+  ImGui::Text("fit: %s; a rebuild costs %.3f ms more than a refit",
+              std::string(sim::toString(t.fit.model)).c_str(), t.rebuildMs);
+  if (std::isfinite(t.bestInterval)) {
+    ImGui::Text("best interval %.3g time units (now %.3g, %d evaluations)", t.bestInterval, t.age,
+                t.evaluations);
+  } else {
+    ImGui::Text("no aging measured yet (%d evaluations since the rebuild)", t.evaluations);
+  }
+  ImGui::Text("walk: predicted %.3f ms, measured %.3f ms", t.predictedWalkMs, t.measuredWalkMs);
+  return changed;
+}
+
+}  // namespace
+
 void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   sim::SimParams& p = s.params;
   bool changed = false;
@@ -178,6 +222,7 @@ void drawTimeStepsPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
                            ImVec2(ImGui::GetContentRegionAvail().x, 80.0f));
     }
   }
+  changed |= rebuildControls(p, info);
   if (changed) r.paramsChanged = true;
 }
 

@@ -23,7 +23,7 @@ struct MacSetup {
 /// What the moments stage knows about a cell, for its opening value.
 struct CellShape {
   float mass;  ///< [mass]
-  float side;  ///< geometric octree cell side [length]
+  float side;  ///< geometric octree cell side [length] (of the tree's last rebuild)
   Box box;     ///< tight box of the cell's particles
   Vec3 com;    ///< centre of mass
   float bmax;  ///< largest distance from the COM to a particle (or an upper bound) [length]
@@ -48,7 +48,9 @@ BHVIZ_HD inline float openingValue(MacCode mac, float theta, float param, const 
   const float l = tightSide(c.box);
   switch (mac) {
     case MacCode::BarnesHut: {
-      const float rc = c.side / theta;
+      // A refitted tree's particles may have drifted out of their geometric cell: its tight
+      // box, never larger than the cell in a fresh tree, keeps the test as strict as built.
+      const float rc = fmaxf(c.side, l) / theta;
       return rc * rc;
     }
     case MacCode::Bonsai: {

@@ -24,6 +24,7 @@ void CpuBackend::upload(const Particles& p) {
   m_active.assign(p.size(), 1);
   m_tree = {};
   m_groups = {};
+  m_treeShape = {};
 }
 
 int CpuBackend::openKicks(const Clock& clock, const SimParams& p) {
@@ -44,19 +45,45 @@ void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTarg
 
 void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targets,
                        bool oldAccValid, const KeyFrame* frame) {
-  Particles& s = m_particles;
-  const MacSetup mac = macSetup(p, oldAccValid);
-  m_mac = mac;
-  m_walk = cpu::WalkSettings{mac, p.quadrupole, p.softening};
-  m_leafSize = p.nLeaf;
-  m_work.assign(s.size(), 0);
-  if (s.size() == 0) {  // a rank of a distributed run may hold none
-    m_tree = {};
-    m_groups = {};
-    m_active.clear();
-    return;
+  if (!prepare(p, oldAccValid)) return;
+  m_tree = cpu::buildSortedTree(m_particles, p.curve, p.nLeaf, m_mac, &m_profile, frame);
+  // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
+  m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_particles.size()};
+  buildGroups(clock, p, targets);
+}
+
+bool CpuBackend::refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                             bool oldAccValid) {
+  if (!m_treeShape.fits(p, m_particles.size())) {
+    computeForces(clock, p, targets, oldAccValid);
+    return false;
   }
-  m_tree = cpu::buildSortedTree(s, p.curve, p.nLeaf, mac, &m_profile, frame);
+  prepare(p, oldAccValid);
+  {
+    StageTimer timer(m_profile, Stage::Moments);
+    cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
+  }
+  buildGroups(clock, p, targets);
+  walkLocal();
+  return true;
+}
+
+bool CpuBackend::prepare(const SimParams& p, bool oldAccValid) {
+  m_mac = macSetup(p, oldAccValid);
+  m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening};
+  m_leafSize = p.nLeaf;
+  m_work.assign(m_particles.size(), 0);
+  if (m_particles.size() > 0) return true;
+  // A rank of a distributed run may hold none.
+  m_tree = {};
+  m_groups = {};
+  m_active.clear();
+  m_treeShape = {};
+  return false;
+}
+
+void CpuBackend::buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets) {
+  const Particles& s = m_particles;
   StageTimer timer(m_profile, Stage::Groups);
   m_active.resize(s.size());
 #pragma omp parallel for
@@ -138,6 +165,7 @@ void CpuBackend::exchange(const std::vector<std::uint32_t>& leaving, const Parti
   m_active.assign(s.size(), 1);
   m_tree = {};
   m_groups = {};
+  m_treeShape = {};
   m_work.clear();
 }
 

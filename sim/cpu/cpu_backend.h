@@ -20,6 +20,8 @@ class CpuBackend final : public Backend, private ForceParts {
   void drift(float dt) override;
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                      bool oldAccValid) override;
+  bool refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                   bool oldAccValid) override;
   void closeKicks(const Clock& clock) override;
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override;
   Diagnostics diagnostics(const Clock& clock) const override {
@@ -72,6 +74,9 @@ class CpuBackend final : public Backend, private ForceParts {
   Particles gather(const std::vector<std::uint32_t>& indices) const override;
   void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override;
   void walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::WalkMode mode);
+  /// build()'s settings of the evaluation; false when there are no particles.
+  bool prepare(const SimParams& p, bool oldAccValid);
+  void buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets);
 
   Particles m_particles;
   std::vector<std::uint8_t> m_active;
@@ -82,6 +87,7 @@ class CpuBackend final : public Backend, private ForceParts {
   cpu::WalkSettings m_walk;           ///< the walk of the last build
   std::vector<std::uint32_t> m_work;  ///< interactions per particle since the last build
   int m_leafSize = 0;                 ///< N_leaf of the last build
+  TreeShape m_treeShape;              ///< what m_tree was rebuilt with (none after upload)
 };
 
 }  // namespace bhviz::sim

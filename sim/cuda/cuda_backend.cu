@@ -124,6 +124,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
     m_statisticsValid = false;  // the tree and the work are of the particles before
+    m_treeShape = {};
     m_ws.reserve(h.size());
   }
   void download(Particles& h) const override { downloadParticles(m_p, h); }
@@ -153,6 +154,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
       synchronize(m_stream);
     }
     m_statisticsValid = false;  // as after upload(): the tree is of the particles before
+    m_treeShape = {};
     m_ws.reserve(m_p.n);
   }
   std::size_t size() const override { return m_p.n; }
@@ -178,6 +180,18 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
       walk(WalkSources{m_tree.walkCell.data(), m_tree.box.data(), m_tree.cells, m_p.posMass.data()},
            false);
     }
+  }
+
+  bool refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
+                   bool oldAccValid) override {
+    if (!m_treeShape.fits(p, m_p.n)) {
+      computeForces(clock, p, targets, oldAccValid);
+      return false;
+    }
+    prepare(clock, p, targets, oldAccValid);
+    momentsAndGroups(p);
+    walkLocal();
+    return true;
   }
 
   ForceParts* forceParts() override { return this; }
@@ -281,18 +295,8 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   /// The build stages of computeForces, in the given frame when there is one.
   void buildStages(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
                    const KeyFrame* frame) {
-    m_mac = macSetup(p, oldAccValid);
-    m_hostTreeValid = false;
-    m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
-    m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
-    m_leafSize = p.nLeaf;
-    m_statisticsValid = m_p.n > 0;
-    if (m_p.n == 0) {  // a rank of a distributed run may hold none
-      m_tree.levelBegin.clear();
-      m_tree.cells = 0;
-      m_groupCount = 0;
-      return;
-    }
+    m_treeShape = {};
+    if (!prepare(clock, p, targets, oldAccValid)) return;
     const Stream s = m_stream;
     if (frame != nullptr) {  // every rank's trees in one frame (sim/dist): no bounding box
       m_ws.reserve(m_p.n);
@@ -303,6 +307,30 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
     timed(m_events, Stage::Sort, s, [&] { launchSort(m_p, m_ws, s); });
     timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
+    // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
+    m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_p.n};
+    momentsAndGroups(p);
+  }
+
+  /// The settings of a force evaluation; false when there are no particles.
+  bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid) {
+    m_mac = macSetup(p, oldAccValid);
+    m_hostTreeValid = false;
+    m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
+    m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
+    m_leafSize = p.nLeaf;
+    m_statisticsValid = m_p.n > 0;
+    if (m_p.n > 0) return true;
+    // A rank of a distributed run may hold none.
+    m_tree.levelBegin.clear();
+    m_tree.cells = 0;
+    m_groupCount = 0;
+    return false;
+  }
+
+  /// The stages a rebuild and a refit share: moments of the tree as it is, the targets' groups.
+  void momentsAndGroups(const SimParams& p) {
+    const Stream s = m_stream;
     timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s); });
     timed(m_events, Stage::Groups, s,
           [&] { launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s); });
@@ -396,6 +424,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     m_tree.levelBegin.clear();  // the tree and the work were of the particles before
     m_tree.cells = 0;
     m_groupCount = 0;
+    m_treeShape = {};
     m_hostTreeValid = false;
     m_distributed = false;  // no work measured for these particles yet
     m_statisticsValid = false;
@@ -406,9 +435,8 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     const Stream s = m_stream;
     m_counters.reserve(1);
     const WalkOutput out{add, m_work.data()};
-    timed(m_events, Stage::Walk, s, [&] {
-      launchWalk(sources, m_groups, m_p, m_rule, m_walk, out, m_counters.data(), m_device, s);
-    });
+    timed(m_events, Stage::Walk, s,
+          [&] { launchWalk(sources, m_groups, m_p, m_walk, out, m_counters.data(), m_device, s); });
     const InteractionCounts c = downloadCounters(m_counters.data(), &m_groupCount);
     m_profile.interactions.cell += c.cell;
     m_profile.interactions.particle += c.particle;
@@ -442,6 +470,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   DeviceBuffer<std::uint32_t> m_work;  // per particle, interactions since the build
   int m_leafSize = 0;                  // N_leaf of the last build
   bool m_statisticsValid = false;      // a tree of these particles was built
+  TreeShape m_treeShape;               // what m_tree was rebuilt with (none after upload)
   DeviceBuffer<WalkCell> m_letCells;   // an imported LET's walk records, boxes, particles
   DeviceBuffer<Box> m_letBox;
   DeviceBuffer<Vec4> m_letPosMass;

@@ -13,9 +13,16 @@
 //   3. groupBoxKernel (one warp per group, grid-stride up to *size) reduces the box and the
 //      smallest |a_old| over the active particles: min/max are exact, so the boxes are
 //      bit-identical to the CPU's whatever the order.
+//   4. Where only some particles are active (block substeps), their indices are compacted in key
+//      order (an exclusive scan of the active flags, then a scatter), and each group's targets
+//      are its active particles only: the walk then spends its lanes on targets, replicating a
+//      group's few over the idle slots (walk.cu), instead of computing along for the inactive
+//      ones and discarding their sums.
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <stdexcept>
 #include <string>
@@ -119,7 +126,27 @@ struct GroupArrays {
   Box* box;
   float* accMin;
   const std::uint32_t* size;
+  std::uint32_t* targetFirst;
+  std::uint32_t* targetCount;
+  const std::uint32_t* activeBefore;  ///< null: every particle is a target
 };
+
+/// 1 for a particle that gets a force, 0 else (and past the last particle: the scan's total).
+struct ActiveFlag {
+  const std::uint8_t* bin;
+  ActiveRule rule;
+  std::uint32_t n;
+  __device__ std::uint32_t operator()(std::uint32_t i) const {
+    return i < n && isTarget(rule, bin[i]) ? 1u : 0u;
+  }
+};
+
+__global__ void scatterTargetsKernel(std::uint32_t n, ActiveFlag active,
+                                     const std::uint32_t* __restrict__ activeBefore,
+                                     std::uint32_t* __restrict__ targets) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && active(i)) targets[activeBefore[i]] = i;
+}
 
 __global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ runLength,
                                const Vec4* __restrict__ posMass, const Vec4* __restrict__ accPot,
@@ -144,6 +171,9 @@ __global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ 
       g.count[w] = len;
       g.box[w] = b;
       g.accMin[w] = amin;
+      const bool compact = g.activeBefore != nullptr;
+      g.targetFirst[w] = compact ? g.activeBefore[first] : first;
+      g.targetCount[w] = compact ? g.activeBefore[first + len] - g.activeBefore[first] : len;
     }
   }
 }
@@ -160,16 +190,25 @@ void DeviceGroups::reserve(std::size_t n) {
   const std::size_t m = std::max<std::size_t>(n, 1);
   first.reserve(m);
   count.reserve(m);
+  targetFirst.reserve(m);
+  targetCount.reserve(m);
+  targets.reserve(m);
+  activeBefore.reserve(m + 1);
   box.reserve(m);
   accMin.reserve(m);
   size.reserve(1);
   runLength.reserve(m);
-  capacity = std::min({first.capacity(), count.capacity(), box.capacity(), accMin.capacity()});
+  capacity = std::min({first.capacity(), count.capacity(), box.capacity(), accMin.capacity(),
+                       targetFirst.capacity(), targetCount.capacity()});
 }
 
 void DeviceGroups::poison() {
   first.poison();
   count.poison();
+  targetFirst.poison();
+  targetCount.poison();
+  targets.poison();
+  activeBefore.poison();
   box.poison();
   accMin.poison();
   size.poison();
@@ -213,10 +252,30 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(g.temp.data(), tempBytes, indices, g.first.data(),
                                          g.size.data(), items, keep, stream));
 
+  // Only some particles active: their indices compacted, in key order.
+  g.compact = !rule.all;
+  if (g.compact) {
+    const ActiveFlag active{p.bin.data(), rule, static_cast<std::uint32_t>(n)};
+    const thrust::transform_iterator<ActiveFlag, thrust::counting_iterator<std::uint32_t>> flags(
+        indices, active);
+    std::size_t scanBytes = 0;
+    BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, flags, g.activeBefore.data(),
+                                                   items + 1, stream));
+    g.temp.reserve(scanBytes);
+    scanBytes = g.temp.capacity();
+    BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(g.temp.data(), scanBytes, flags,
+                                                   g.activeBefore.data(), items + 1, stream));
+    scatterTargetsKernel<<<blocksFor(n), kBlock, 0, stream>>>(
+        static_cast<std::uint32_t>(n), active, g.activeBefore.data(), g.targets.data());
+    BHVIZ_CUDA_CHECK_LAUNCH();
+  }
+
   // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf).
   const std::size_t bound = std::min(n, tree.cells + n / std::size_t(nGroup));
-  const GroupArrays arrays{g.first.data(), g.count.data(), g.box.data(), g.accMin.data(),
-                           g.size.data()};
+  const GroupArrays arrays{g.first.data(),       g.count.data(),
+                           g.box.data(),         g.accMin.data(),
+                           g.size.data(),        g.targetFirst.data(),
+                           g.targetCount.data(), g.compact ? g.activeBefore.data() : nullptr};
   groupBoxKernel<<<residentBlocks(bound * 32, kBlock, device), kBlock, 0, stream>>>(
       arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
   BHVIZ_CUDA_CHECK_LAUNCH();

@@ -48,13 +48,20 @@ struct DeviceGroups {
   DeviceBuffer<Box> box;              ///< box of the group's active particles
   DeviceBuffer<float> accMin;         ///< smallest |a_old| of its active particles
   DeviceBuffer<std::uint32_t> size;   ///< 1 element: the number of groups
-  std::size_t capacity = 0;           ///< groups the buffers hold (an upper bound, n)
-  int nGroup = 0;                     ///< N_group of the last launchGroups (host copy)
+  // The targets the walk gives forces: a group's are targets[targetFirst, + targetCount), which
+  // are its active particles (compact) or all of its particles (every particle a target).
+  DeviceBuffer<std::uint32_t> targetFirst;  ///< first entry of each group's targets
+  DeviceBuffer<std::uint32_t> targetCount;  ///< the group's active particles
+  DeviceBuffer<std::uint32_t> targets;      ///< particle indices, active ones in key order
+  bool compact = false;                     ///< `targets` is in use; else target k is particle k
+  std::size_t capacity = 0;                 ///< groups the buffers hold (an upper bound, n)
+  int nGroup = 0;                           ///< N_group of the last launchGroups (host copy)
 
   // scratch
   DeviceBuffer<std::uint32_t>
-      runLength;                     ///< per particle: length of the run starting there, else 0
-  DeviceBuffer<unsigned char> temp;  ///< CUB temporary storage
+      runLength;  ///< per particle: length of the run starting there, else 0
+  DeviceBuffer<std::uint32_t> activeBefore;  ///< per particle (and one past): active ones before
+  DeviceBuffer<unsigned char> temp;          ///< CUB temporary storage
   mutable DeviceBuffer<std::uint32_t> walkStack;  ///< the walk's per-warp cell stacks
   mutable WalkSchedule schedule;                  ///< the walk's order of the groups
 

@@ -82,8 +82,9 @@ struct WalkArgs {
   const WalkCell* __restrict__ cells;
   const Box* __restrict__ box;  // the exact overlap test, where the reach cannot rule it out
   // groups
-  const std::uint32_t* __restrict__ groupFirst;
-  const std::uint32_t* __restrict__ groupCount;
+  const std::uint32_t* __restrict__ targetFirst;  // a group's targets: [first, first + count)
+  const std::uint32_t* __restrict__ targetCount;  // of `targets`
+  const std::uint32_t* __restrict__ targets;      // particle indices; null: target k is particle k
   const Box* __restrict__ groupBox;
   const float* __restrict__ groupAccMin;
   const std::uint32_t* __restrict__ groups;
@@ -94,8 +95,6 @@ struct WalkArgs {
   Vec4* __restrict__ accPot;
   bool add;                          // add to accPot (a second tree's share) instead of writing
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
-  const std::uint8_t* __restrict__ bin;
-  ActiveRule rule;
   MacSetup mac;
   float eps2;
   unsigned stackMask;  // shared stack entries in use − 1
@@ -127,9 +126,17 @@ struct Targets {
   unsigned stride;          // r, copies of each partial-row target
 };
 
+/// The particle of a group's target k.
+__device__ __forceinline__ std::uint32_t particleOf(const std::uint32_t* __restrict__ targets,
+                                                    std::uint32_t first, std::uint32_t k) {
+  return targets != nullptr ? targets[first + k] : first + k;
+}
+
 template <int kTargets>
-__device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass, std::uint32_t first,
-                                            std::uint32_t n, unsigned lane, Targets<kTargets>& t) {
+__device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass,
+                                            const std::uint32_t* __restrict__ targets,
+                                            std::uint32_t first, std::uint32_t n, unsigned lane,
+                                            Targets<kTargets>& t) {
   t.full = n > 0 ? min((n - 1) / 32u, unsigned(kTargets - 1)) : 0u;
   t.rest = n - 32u * t.full;
   t.stride = t.rest > 0 ? min(32u * (kTargets - t.full) / t.rest, 32u) : 1u;
@@ -145,7 +152,7 @@ __device__ __forceinline__ void loadTargets(const Vec4* __restrict__ posMass, st
     } else {
       t.copy[i] = 0;
     }
-    t.x[i] = xyz(posMass[first + target]);
+    t.x[i] = xyz(posMass[particleOf(targets, first, target)]);
     t.acc[i] = {};
   }
 }
@@ -467,9 +474,9 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     g = __shfl_sync(kFull, g, 0);
     if (g >= groups) break;
     g = a.order[g];
-    const std::uint32_t first = a.groupFirst[g], n = a.groupCount[g];
+    const std::uint32_t first = a.targetFirst[g], n = a.targetCount[g];
     Targets<kTargets> t;
-    loadTargets(a.posMass, first, n, lane, t);
+    loadTargets(a.posMass, a.targets, first, n, lane, t);
     Rings r;
     if (!walkTree<kTargets, kQuad>(a, a.groupBox[g], a.groupAccMin[g], sh, stack, lane, r, t)) {
       if (lane == 0) atomicOr(&a.counters->overflow, 1u);
@@ -480,17 +487,17 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
 #pragma unroll
     for (int i = 0; i < kTargets; ++i) {
       const std::uint32_t k = lane + 32u * i;
-      const bool write = k < n && isTarget(a.rule, a.bin[first + k]);
+      const bool write = k < n;  // every target of the group gets its force
       if (write) {
         const Vec4 sum = t.acc[i];
+        const std::uint32_t p = particleOf(a.targets, first, k);
         if (a.add) {
-          const Vec4 before = a.accPot[first + k];
-          a.accPot[first + k] = {before.x + sum.x, before.y + sum.y, before.z + sum.z,
-                                 before.w + sum.w};
+          const Vec4 before = a.accPot[p];
+          a.accPot[p] = {before.x + sum.x, before.y + sum.y, before.z + sum.z, before.w + sum.w};
         } else {
-          a.accPot[first + k] = sum;
+          a.accPot[p] = sum;
         }
-        if (a.work != nullptr) a.work[first + k] += r.cells + r.particles;
+        if (a.work != nullptr) a.work[p] += r.cells + r.particles;
       }
       active += __popc(__ballot_sync(kFull, write));
     }
@@ -555,14 +562,14 @@ void queryWalkBlocks(DeviceProperties& device) {
   blocks[walkKernelIndex(4, true)] = persistentBlocks(walkKernel<4, true>, sms);
 }
 
-void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p, ActiveRule rule,
+void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p,
                 const WalkSettings& s, WalkCounters* d_counters, const DeviceProperties& device,
                 Stream stream) {
   launchWalk(WalkSources{tree.walkCell.data(), tree.box.data(), tree.cells, p.posMass.data()}, g, p,
-             rule, s, WalkOutput{}, d_counters, device, stream);
+             s, WalkOutput{}, d_counters, device, stream);
 }
 
-void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles& p, ActiveRule rule,
+void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles& p,
                 const WalkSettings& s, const WalkOutput& out, WalkCounters* d_counters,
                 const DeviceProperties& device, Stream stream) {
   if (device.ordinal < 0) {
@@ -585,8 +592,9 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
   }
   const WalkArgs a{tree.cells,
                    tree.box,
-                   g.first.data(),
-                   g.count.data(),
+                   g.targetFirst.data(),
+                   g.targetCount.data(),
+                   g.compact ? g.targets.data() : nullptr,
                    g.box.data(),
                    g.accMin.data(),
                    g.size.data(),
@@ -596,8 +604,6 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    p.accPot.data(),
                    out.add,
                    out.work,
-                   p.bin.data(),
-                   rule,
                    s.mac,
                    s.softening * s.softening,
                    unsigned(shared - 1),

@@ -46,13 +46,14 @@ struct WalkCounters {
                                 ///< counters' one read-back brings it to the host too
 };
 
-/// The tree walk: writes p.accPot of the active particles of every group (the others keep
-/// theirs) and adds the interaction counts to *d_counters (device memory; reset first).
+/// The tree walk: writes p.accPot of every group's targets (its active particles, as
+/// launchGroups chose them; the others keep theirs) and adds the interaction counts to
+/// *d_counters (device memory; reset first).
 /// Reads accPot (old |a|) only through groups.accMin.
 /// The persistent grid's size comes from `device` (its walkBlocks).
 void launchWalk(const DeviceTree& tree, const DeviceGroups& groups, DeviceParticles& p,
-                ActiveRule rule, const WalkSettings& s, WalkCounters* d_counters,
-                const DeviceProperties& device, Stream stream);
+                const WalkSettings& s, WalkCounters* d_counters, const DeviceProperties& device,
+                Stream stream);
 
 /// A tree the walk takes its sources from: the local tree (the overload above), or an imported
 /// LET uploaded to the device (its walk records, tight boxes and particles).
@@ -73,8 +74,8 @@ struct WalkOutput {
 
 /// launchWalk with the sources and the output spelled out.
 void launchWalk(const WalkSources& sources, const DeviceGroups& groups, DeviceParticles& p,
-                ActiveRule rule, const WalkSettings& s, const WalkOutput& out,
-                WalkCounters* d_counters, const DeviceProperties& device, Stream stream);
+                const WalkSettings& s, const WalkOutput& out, WalkCounters* d_counters,
+                const DeviceProperties& device, Stream stream);
 
 /// Fills device.walkBlocks (device.multiProcessors already set) for the current device: the
 /// resident blocks of each walk kernel. Called by queryDeviceProperties.

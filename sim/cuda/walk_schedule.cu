@@ -32,8 +32,9 @@ const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream) {
     w.key[k].reserve(items);
     w.order[k].reserve(items);
   }
-  orderKeysKernel<<<264, 256, 0, stream>>>(g.count.data(), g.size.data(), std::uint32_t(items),
-                                           w.key[0].data(), w.order[0].data());
+  orderKeysKernel<<<264, 256, 0, stream>>>(g.targetCount.data(), g.size.data(),
+                                           std::uint32_t(items), w.key[0].data(),
+                                           w.order[0].data());
   BHVIZ_CUDA_CHECK_LAUNCH();
   std::size_t bytes = 0;
   BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, w.key[0].data(), w.key[1].data(),

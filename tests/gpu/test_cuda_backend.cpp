@@ -105,6 +105,37 @@ TEST(CudaBackend, FirstForcesMatchTheCpuBackendWithLargeSoftening) {
   EXPECT_LE(diff.pot, 1e-5);
 }
 
+TEST(CudaBackend, TreeRefitMatchesTheCpuRefit) {
+  // Rebuild, drift 0.1 time units, refit: the device's refitted tree gives the CPU's forces, for
+  // every MAC (the Barnes–Hut one reads the tight box where particles left their cell).
+  REQUIRE_GPU();
+  const Particles ic = makePlummer(50000, 5);
+  for (MacKind mac : {MacKind::Bonsai, MacKind::BarnesHut, MacKind::Multipole}) {
+    const SimParams p = plummerParams(mac);
+    const Clock clock{0.0, 0, 0, p.dtMax};
+    std::unique_ptr<Backend> gpu = cuda::makeCudaBackend(ic.size());
+    std::unique_ptr<Backend> cpu = makeCpuBackend();
+    for (Backend* b : {gpu.get(), cpu.get()}) {
+      b->upload(ic);
+      EXPECT_FALSE(b->refitForces(clock, p, ForceTargets::All, false)) << "no tree to refit yet";
+      b->drift(0.1f);
+      b->resetProfile();
+      ASSERT_TRUE(b->refitForces(clock, p, ForceTargets::All, true)) << b->name();
+      EXPECT_EQ(b->profile()[Stage::Sort], 0.0) << b->name();
+      EXPECT_GT(b->profile()[Stage::Moments], 0.0) << b->name();
+    }
+    Particles a, b;
+    gpu->download(a);
+    cpu->download(b);
+    ASSERT_EQ(a.id, b.id) << "both kept the order of their (identical) rebuilds";
+    EXPECT_LE(relativeDifferenceP99(a, b).acc, 1e-4) << toString(mac);
+    // And a refit of another N_leaf rebuilds.
+    SimParams other = p;
+    other.nLeaf = 32;
+    EXPECT_FALSE(gpu->refitForces(clock, other, ForceTargets::All, true));
+  }
+}
+
 TEST(CudaBackend, AccuracyBoundsForEveryMac) {
   REQUIRE_GPU();
   const Particles ic = makePlummer(20000, 2026);
@@ -147,6 +178,7 @@ TEST(CudaBackend, StepsFollowTheCpuBackend) {
   p.stepping = TimeStepping::Block;
   p.dtMax = 1.0f / 16.0f;
   p.maxBinDepth = 5;
+  p.rebuildInterval = 2;  // the same rebuilds and refits on both (tuned ones follow the timings)
   Simulation gpu = cudaSim(ic, p);
   Simulation cpu(makeCpuBackend(), ic, p);
   gpu.advance(1);
@@ -193,6 +225,7 @@ TEST(CudaBackend, BlockStepsWithOneBinEqualSharedSteps) {
   REQUIRE_GPU();
   SimParams shared = plummerParams();
   shared.dtMax = 1.0f / 64.0f;
+  shared.rebuildInterval = 2;  // the same rebuilds on both (tuned ones follow the timings)
   SimParams block = shared;
   block.stepping = TimeStepping::Block;
   block.maxBinDepth = 8;

@@ -156,3 +156,15 @@ TEST(CudaDeterminism, SharedStepPlummerStaysNearTheCpuBackend) {
   REQUIRE_GPU();
   staysNearTheCpuBackend(test::sharedStepPlummer(), {1e-4, 2e-6, 1e-3, 5e-6, 0.0});
 }
+
+// The refitted merger: rebuilt at every 4th evaluation on both backends, refitted in between;
+// the bounds of the rebuilt merger above (a refit is the same moments of the same tree).
+TEST(CudaDeterminism, RefittedMergerRepeatsBitForBit) {
+  REQUIRE_GPU();
+  repeatsBitForBit(test::refittedMerger());
+}
+
+TEST(CudaDeterminism, RefittedMergerStaysNearTheCpuBackend) {
+  REQUIRE_GPU();
+  staysNearTheCpuBackend(test::refittedMerger(), {1e-3, 1e-5, 1e-2, 1e-5, 0.005});
+}

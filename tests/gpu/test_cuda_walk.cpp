@@ -185,7 +185,7 @@ struct Scene {
   }
   InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s) {
     cuda::launchGroups(tree, d, ws, rule, nGroup, groups, device, nullptr);
-    cuda::launchWalk(tree, groups, d, rule, s, counters.data(), device, nullptr);
+    cuda::launchWalk(tree, groups, d, s, counters.data(), device, nullptr);
     return cuda::downloadCounters(counters.data());
   }
 };
@@ -233,7 +233,7 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
 
   // (b) forces of the targets; every accPot poisoned first (groups already read the old ones).
   scene.d.accPot.poison();
-  cuda::launchWalk(scene.tree, scene.groups, scene.d, rule, s, scene.counters.data(), scene.device,
+  cuda::launchWalk(scene.tree, scene.groups, scene.d, s, scene.counters.data(), scene.device,
                    nullptr);
   const InteractionCounts gpuCounts = cuda::downloadCounters(scene.counters.data());
   Particles gpu;

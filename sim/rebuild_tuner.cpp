@@ -1,0 +1,265 @@
+#include "sim/rebuild_tuner.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace bhviz::sim {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Least squares of at most two columns through the origin, on the normal equations with each
+/// column scaled to unit size first (ages ~0.01 and targets ~10^6 side by side). `row(i, out)`
+/// writes sample i's columns. No allocation: the tuner fits after every refit.
+template <typename Row>
+bool leastSquares(std::size_t n, int k, const Row& row, const std::vector<AgingSample>& samples,
+                  double beta[2], double* sse) {
+  double scale[2] = {0.0, 0.0}, x[2];
+  for (std::size_t i = 0; i < n; ++i) {
+    row(i, x);
+    for (int j = 0; j < k; ++j) scale[j] = std::max(scale[j], std::fabs(x[j]));
+  }
+  for (int j = 0; j < k; ++j) {
+    if (!(scale[j] > 0.0)) return false;
+  }
+  double m[2][3] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    row(i, x);
+    for (int j = 0; j < k; ++j) {
+      const double xj = x[j] / scale[j];
+      for (int l = 0; l < k; ++l) m[j][l] += xj * x[l] / scale[l];
+      m[j][k] += xj * samples[i].extraMs;
+    }
+  }
+  if (k == 1) {
+    if (!(m[0][0] > 0.0)) return false;
+    beta[0] = m[0][1] / m[0][0] / scale[0];
+  } else {
+    const double det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+    if (!(std::fabs(det) > 1e-12 * m[0][0] * m[1][1])) return false;  // dependent columns
+    beta[0] = (m[0][2] * m[1][1] - m[0][1] * m[1][2]) / det / scale[0];
+    beta[1] = (m[0][0] * m[1][2] - m[1][0] * m[0][2]) / det / scale[1];
+  }
+  double s = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    row(i, x);
+    double f = 0.0;
+    for (int j = 0; j < k; ++j) f += beta[j] * x[j];
+    s += (samples[i].extraMs - f) * (samples[i].extraMs - f);
+  }
+  *sse = s;
+  return true;
+}
+
+/// The model's terms: x (linear), x^c (power law), x and x² (parabolic).
+int ageTerms(AgingModel model, double x, double exponent, double out[2]) {
+  switch (model) {
+    case AgingModel::Linear:
+      out[0] = x;
+      return 1;
+    case AgingModel::PowerLaw:
+      out[0] = std::pow(x, exponent);
+      return 1;
+    case AgingModel::Parabolic:
+      out[0] = x;
+      out[1] = x * x;
+      return 2;
+    case AgingModel::None:
+      break;
+  }
+  return 0;
+}
+
+/// Degrees of freedom a curved model (power law, parabola) needs left before it is fitted: with
+/// fewer, timing noise alone fits a steep curve (seen on a busy CPU: exponents of 5 from four
+/// samples).
+constexpr int kCurveDegreesOfFreedom = 3;
+
+/// One model with a given power-law exponent: columns T·terms(x), through the origin (a fresh
+/// tree has no extra time).
+AgingFit fitWith(AgingModel model, double exponent, const std::vector<AgingSample>& samples) {
+  double terms[2];
+  const int k = ageTerms(model, 1.0, exponent, terms);
+  const int fitted = k + (model == AgingModel::PowerLaw ? 1 : 0);
+  const int needed = model == AgingModel::Linear ? 1 : fitted + kCurveDegreesOfFreedom;
+  if (k == 0 || static_cast<int>(samples.size()) < needed) return {};
+  const auto row = [&](std::size_t i, double x[2]) {
+    ageTerms(model, samples[i].age, exponent, x);
+    for (int t = 0; t < k; ++t) x[t] *= samples[i].targets;
+  };
+  double beta[2] = {0.0, 0.0}, sse = 0.0;
+  if (!leastSquares(samples.size(), k, row, samples, beta, &sse)) return {};
+  AgingFit f;
+  f.model = model;
+  f.b = beta[0];
+  f.c = model == AgingModel::PowerLaw ? exponent : model == AgingModel::Parabolic ? beta[1] : 0.0;
+  const int dof = static_cast<int>(samples.size()) - fitted;
+  f.reducedChi2 = dof > 0 ? sse / dof : kInf;
+  return f;
+}
+
+/// The power law: its exponent from a least-squares line through (log x, log(extra / T)) of the
+/// samples whose extra time is positive (weighted by their targets), kept within [0.25, 4];
+/// then b by least squares as the other models. Two passes: the tuner fits after every refit.
+AgingFit fitPowerLaw(const std::vector<AgingSample>& samples) {
+  double w = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0;
+  for (const AgingSample& s : samples) {
+    if (!(s.extraMs > 0.0 && s.age > 0.0 && s.targets > 0.0)) continue;
+    const double x = std::log(s.age), y = std::log(s.extraMs / s.targets);
+    w += s.targets;
+    sx += s.targets * x;
+    sy += s.targets * y;
+    sxx += s.targets * x * x;
+    sxy += s.targets * x * y;
+  }
+  const double var = w > 0.0 ? sxx / w - (sx / w) * (sx / w) : 0.0;
+  if (!(var > 1e-12)) return {};  // one age: no exponent to tell
+  const double slope = (sxy / w - (sx / w) * (sy / w)) / var;
+  return fitWith(AgingModel::PowerLaw, std::clamp(slope, 0.25, 4.0), samples);
+}
+
+}  // namespace
+
+std::string_view toString(AgingModel m) {
+  switch (m) {
+    case AgingModel::Linear:
+      return "linear";
+    case AgingModel::PowerLaw:
+      return "power-law";
+    case AgingModel::Parabolic:
+      return "parabolic";
+    case AgingModel::None:
+      break;
+  }
+  return "none";
+}
+
+double AgingFit::growth(double x) const {
+  switch (model) {
+    case AgingModel::Linear:
+      return b * x;
+    case AgingModel::PowerLaw:
+      return b * std::pow(x, c);
+    case AgingModel::Parabolic:
+      return b * x + c * x * x;
+    case AgingModel::None:
+      break;
+  }
+  return 0.0;
+}
+
+double AgingFit::excess(double x) const {
+  switch (model) {
+    case AgingModel::Linear:
+      return 0.5 * b * x * x;
+    case AgingModel::PowerLaw:
+      return b * std::pow(x, c + 1.0) * c / (c + 1.0);
+    case AgingModel::Parabolic:
+      return 0.5 * b * x * x + 2.0 / 3.0 * c * x * x * x;
+    case AgingModel::None:
+      break;
+  }
+  return 0.0;
+}
+
+AgingFit fitAging(AgingModel model, const std::vector<AgingSample>& samples) {
+  if (model == AgingModel::PowerLaw) return fitPowerLaw(samples);
+  if (model == AgingModel::None) return {};
+  return fitWith(model, 0.0, samples);
+}
+
+AgingFit fitBestAging(const std::vector<AgingSample>& samples) {
+  AgingFit best;
+  for (AgingModel m : {AgingModel::Linear, AgingModel::PowerLaw, AgingModel::Parabolic}) {
+    const AgingFit f = fitAging(m, samples);
+    if (f.model != AgingModel::None && f.reducedChi2 < best.reducedChi2) best = f;
+  }
+  // Too few samples for any degree of freedom: the line through them, if there are any.
+  if (best.model == AgingModel::None) best = fitAging(AgingModel::Linear, samples);
+  return best;
+}
+
+bool RebuildTuner::shouldRebuild(double age, int kind, double targets) const {
+  const RebuildTunerState& s = m_state;
+  if (s.rebuilds == 0 || s.evaluations > kMaxRefits) return true;
+  // Nothing to hold a refit against: rebuild, which measures the kind's fresh walk.
+  if (m_fresh[kindIndex(kind)].msPerTarget < 0.0) return true;
+  double fewest = kInf, mean = 0.0;
+  for (const auto& e : m_recent) {
+    fewest = std::min(fewest, e.second);
+    mean += e.second / double(m_recent.size());
+  }
+  if (targets <= 0.0) targets = mean;
+  // No fit, or an old one: refit once to measure the aging, where it costs least (among the
+  // kinds of evaluation lately, one with the fewest targets).
+  if (s.fit.model == AgingModel::None || m_samplesAge >= kProbeAfter) {
+    return targets > 1.5 * fewest;
+  }
+  return targets * s.fit.growth(age) >= m_rebuildMs ||
+         s.targetsPerTime * s.fit.excess(age) >= m_rebuildMs;
+}
+
+void RebuildTuner::record(bool rebuilt, int kind, double time, double age, double targets,
+                          double walkMs, double rebuildMs) {
+  RebuildTunerState& s = m_state;
+  Fresh& fresh = m_fresh[kindIndex(kind)];
+  const bool known = fresh.msPerTarget >= 0.0 && targets > 0.0;
+  if (rebuilt) {
+    age = 0.0;
+    s.predictedWalkMs = known ? targets * fresh.msPerTarget : walkMs;
+    // Smoothed: one measurement carries its noise.
+    m_rebuildMs = s.rebuilds == 0 ? rebuildMs : 0.5 * (m_rebuildMs + rebuildMs);
+    if (targets > 0.0) {
+      const double now = walkMs / targets;
+      fresh.msPerTarget = fresh.msPerTarget < 0.0 ? now : 0.5 * (fresh.msPerTarget + now);
+    }
+    ++s.rebuilds;
+    s.evaluations = 1;
+    ++m_samplesAge;
+  } else {
+    s.predictedWalkMs =
+        known ? targets * (fresh.msPerTarget +
+                           (s.fit.model != AgingModel::None ? s.fit.growth(age) : 0.0))
+              : walkMs;
+    ++s.refits;
+    ++s.evaluations;
+    if (known) {
+      m_samples.push_back({age, targets, walkMs - targets * fresh.msPerTarget});
+      if (m_samples.size() > kWindow) m_samples.pop_front();
+      m_samplesAge = 0;
+      s.fit = fitBestAging(std::vector<AgingSample>(m_samples.begin(), m_samples.end()));
+      s.samples = static_cast<int>(m_samples.size());
+    }
+  }
+  s.measuredWalkMs = walkMs;
+  s.age = age;
+  s.rebuildMs = m_rebuildMs;
+  // W over the last evaluations.
+  constexpr std::size_t kRecent = 64;
+  m_recent.emplace_back(time, targets);
+  if (m_recent.size() > kRecent) m_recent.pop_front();
+  double later = 0.0;
+  for (std::size_t i = 1; i < m_recent.size(); ++i) later += m_recent[i].second;
+  const double span = m_recent.back().first - m_recent.front().first;
+  s.targetsPerTime = span > 0.0 ? later / span : 0.0;
+  // The best interval: where W·excess(A) reaches R (bisection; excess grows with A while the
+  // fitted aging does).
+  s.bestInterval = kInf;
+  const auto reaches = [&](double x) { return s.targetsPerTime * s.fit.excess(x) >= m_rebuildMs; };
+  if (s.fit.model != AgingModel::None && s.targetsPerTime > 0.0) {
+    double hi = std::max(age, 1e-6);
+    for (int k = 0; k < 80 && !reaches(hi); ++k) hi *= 2.0;
+    if (reaches(hi)) {
+      double lo = 0.0;
+      for (int k = 0; k < 80; ++k) {
+        const double mid = 0.5 * (lo + hi);
+        (reaches(mid) ? hi : lo) = mid;
+      }
+      s.bestInterval = hi;
+    }
+  }
+}
+
+}  // namespace bhviz::sim

@@ -1,0 +1,118 @@
+#pragma once
+// When to rebuild the tree, tuned while running (after GOTHIC, Miki & Umemura 2017, §2.6 and
+// Appendix C). Between rebuilds a force evaluation refits the last tree (Backend::refitForces):
+// cheaper than a rebuild by the bbox, keys, sort and topology stages, but as the particles move
+// the refitted cells grow and overlap, and the walk slows. The tuner measures that slowing and
+// rebuilds where it costs more than a rebuild.
+//
+// What is measured. Evaluations come in kinds: under block steps, those at ticks with the same
+// shallowest active bin give forces to about the same particles (every particle at a full
+// step's end, the centre's few in between), whose walk times differ by far more than any aging
+// (measured on M31: 1.2 ms for 25,000 central targets, 5.5 ms for all 10⁶). So each refitted
+// evaluation is held against the last rebuilt one of its kind, per target:
+//   extra = walkMs − T·(walkMs / T of the kind's last rebuilt evaluation),
+// a sample of T·g(x), g the extra walk time per target at age x (simulated time since the
+// rebuild). Three forms of g are fitted by least squares, as GOTHIC does, and the one with the
+// smallest reduced χ² (SSE over the degrees of freedom) chosen:
+//   linear     g = b·x
+//   power law  g = b·x^c
+//   parabolic  g = b·x + c·x²
+// The samples of the last kWindow refits are fitted, across rebuilds: how fast a tree ages is a
+// property of the system, which changes slowly.
+//
+// When to rebuild. With W the targets per unit of simulated time and R what a rebuild costs
+// beyond a refit, rebuilding at age A costs per unit of time C(A) = (R + W·∫₀^A g) / A, least
+// where W·(A·g(A) − ∫₀^A g) = R; so the evaluation at age x rebuilds once W·(x·g(x) − ∫₀^x g)
+// ≥ R (the aging then costs more per unit of time than the mean, rebuild included), or once its
+// own T·g(x) ≥ R (one large evaluation, such as a full step's end, that the mean over small ones
+// would not see). Without a fit the tuner refits once to measure (a probe), and probes again
+// when its last measurement is kProbeAfter rebuilds old.
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+namespace bhviz::sim {
+
+/// One refitted evaluation as the fits see it.
+struct AgingSample {
+  double age = 0.0;      ///< simulated time since the tree's rebuild [time]
+  double targets = 0.0;  ///< particles given forces [1]
+  double extraMs = 0.0;  ///< walk time beyond a fresh tree's for those targets [ms]
+};
+
+enum class AgingModel : std::uint8_t { None, Linear, PowerLaw, Parabolic };
+std::string_view toString(AgingModel m);
+
+/// extraMs ≈ targets·g(age), g one of the three forms above.
+struct AgingFit {
+  AgingModel model = AgingModel::None;
+  double b = 0.0;  ///< [ms / time] (linear, parabolic) or [ms / time^c] (power law), per target
+  double c = 0.0;  ///< the power law's exponent [1], or the parabola's [ms / time²] per target
+  double reducedChi2 = std::numeric_limits<double>::infinity();  ///< SSE / (samples − fitted) [ms²]
+
+  /// g(x) [ms per target]
+  double growth(double age) const;
+  /// x·g(x) − ∫₀^x g: the left side of the rebuild condition per target [ms·time]
+  double excess(double age) const;
+};
+
+/// Least squares of one model (None when there are too few samples for it: a curve needs
+/// three degrees of freedom left, or timing noise alone fits a steep one).
+AgingFit fitAging(AgingModel model, const std::vector<AgingSample>& samples);
+/// The fit with the smallest reduced χ²; the line through one sample when there is one.
+AgingFit fitBestAging(const std::vector<AgingSample>& samples);
+
+/// What the tuner knows and chose, for the panels and the statistics.
+struct RebuildTunerState {
+  AgingFit fit;                 ///< of the last refits' samples
+  int samples = 0;              ///< aging samples fitted
+  int evaluations = 0;          ///< force evaluations since the last rebuild, that one included
+  double age = 0.0;             ///< of the last evaluation [time]
+  double rebuildMs = 0.0;       ///< R: what a rebuild costs beyond a refit [ms]
+  double targetsPerTime = 0.0;  ///< W [1 / time]
+  double bestInterval = std::numeric_limits<double>::infinity();  ///< A [time]; ∞: no aging seen
+  double predictedWalkMs = 0.0;  ///< the last evaluation's walk time as predicted [ms]
+  double measuredWalkMs = 0.0;   ///< and as measured [ms]
+  std::uint64_t rebuilds = 0;    ///< since the start
+  std::uint64_t refits = 0;
+};
+
+class RebuildTuner {
+ public:
+  /// Refits in a row at most (a tree that shows no aging is rebuilt now and then all the same).
+  static constexpr int kMaxRefits = 128;
+  /// Aging samples fitted: those of the last kWindow refits.
+  static constexpr std::size_t kWindow = 48;
+  /// A fit whose newest sample is this many rebuilds old is refreshed by a probe.
+  static constexpr int kProbeAfter = 32;
+  /// Kinds of evaluation told apart (the shallowest active bin; more are folded into the last).
+  static constexpr int kKinds = 24;
+
+  /// Whether the evaluation of `kind` at `age` (time since the last rebuild), giving forces to
+  /// about `targets` particles (0: not known), should rebuild.
+  bool shouldRebuild(double age, int kind, double targets) const;
+  /// After each evaluation: whether it rebuilt, its kind, simulated time, age (0 for a
+  /// rebuild), targets and walk time, and for a rebuild the time of the stages a refit skips.
+  void record(bool rebuilt, int kind, double time, double age, double targets, double walkMs,
+              double rebuildMs);
+  const RebuildTunerState& state() const { return m_state; }
+
+ private:
+  struct Fresh {
+    double msPerTarget = -1.0;  ///< of the kind's last rebuilt evaluation; < 0: none yet
+  };
+  static int kindIndex(int kind) { return kind < 0 ? 0 : kind >= kKinds ? kKinds - 1 : kind; }
+
+  std::array<Fresh, kKinds> m_fresh{};
+  std::deque<AgingSample> m_samples;               // of the last kWindow refits
+  int m_samplesAge = kProbeAfter;                  // rebuilds since the newest sample
+  double m_rebuildMs = 0.0;                        // smoothed over rebuilds
+  std::deque<std::pair<double, double>> m_recent;  // (time, targets) of the last evaluations
+  RebuildTunerState m_state;
+};
+
+}  // namespace bhviz::sim

@@ -1,0 +1,218 @@
+// The rebuild tuner (sim/rebuild_tuner.h): its fits recover known parameters from synthetic
+// timing series and choose the model they came from; on synthetic machines its decisions land
+// on the interval that minimises the mean cost (a brute-force search over fixed intervals finds
+// it too), and where every refit loses (steep aging, block steps' many small evaluations) it is
+// no slower than rebuilding every time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "sim/rebuild_tuner.h"
+
+using namespace bhviz::sim;
+
+namespace {
+
+/// Extra walk times of refits at ages dt, 2dt, …: targets·g(age), times a lognormal noise of
+/// relative size `noise`; targets cycle through `targets`.
+std::vector<AgingSample> series(const std::function<double(double)>& g,
+                                const std::vector<double>& targets, int count, double dt,
+                                double noise, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> gauss(0.0, noise);
+  std::vector<AgingSample> out;
+  for (int i = 1; i <= count; ++i) {
+    const double x = i * dt, t = targets[i % targets.size()];
+    out.push_back({x, t, t * g(x) * std::exp(gauss(rng))});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(AgingFit, LinearSeriesGivesItsSlopeAndIsChosen) {
+  const double b = 4e-5;  // ms per target and unit of time
+  const auto s = series([&](double x) { return b * x; }, {1e6, 3e5, 2e4}, 16, 0.01, 0.02, 1);
+  const AgingFit f = fitAging(AgingModel::Linear, s);
+  ASSERT_EQ(f.model, AgingModel::Linear);
+  EXPECT_NEAR(f.b, b, 0.03 * b);
+  // A straight line is not better told by a curve with one more parameter.
+  EXPECT_NE(fitBestAging(s).model, AgingModel::Parabolic);
+}
+
+TEST(AgingFit, PowerLawSeriesGivesItsExponentAndIsChosen) {
+  const double b = 2e-4, c = 2.5;
+  const auto s = series([&](double x) { return b * std::pow(x, c); }, {1e6}, 20, 0.05, 0.01, 2);
+  const AgingFit f = fitAging(AgingModel::PowerLaw, s);
+  ASSERT_EQ(f.model, AgingModel::PowerLaw);
+  EXPECT_NEAR(f.c, c, 0.1);
+  EXPECT_NEAR(f.b, b, 0.15 * b);
+  EXPECT_EQ(fitBestAging(s).model, AgingModel::PowerLaw);
+}
+
+TEST(AgingFit, ParabolicSeriesIsChosenOverALine) {
+  const double b = 1e-5, c = 2e-4;
+  const auto s = series([&](double x) { return b * x + c * x * x; }, {1e6}, 24, 0.05, 0.005, 3);
+  const AgingFit f = fitAging(AgingModel::Parabolic, s);
+  ASSERT_EQ(f.model, AgingModel::Parabolic);
+  EXPECT_NEAR(f.c, c, 0.1 * c);
+  EXPECT_NEAR(f.b, b, 0.3 * b);
+  const AgingFit best = fitBestAging(s);
+  EXPECT_NE(best.model, AgingModel::Linear) << "a line leaves the curvature in its residuals";
+  EXPECT_LT(best.reducedChi2, fitAging(AgingModel::Linear, s).reducedChi2);
+}
+
+TEST(AgingFit, CurvesNeedDegreesOfFreedomToSpare) {
+  const auto s = series([](double x) { return 1e-5 * x; }, {1e6}, 4, 0.01, 0.05, 4);
+  EXPECT_EQ(fitAging(AgingModel::PowerLaw, s).model, AgingModel::None);
+  EXPECT_EQ(fitAging(AgingModel::Parabolic, s).model, AgingModel::None);
+  EXPECT_EQ(fitBestAging(s).model, AgingModel::Linear);
+  EXPECT_EQ(fitBestAging({}).model, AgingModel::None);
+  const AgingFit one = fitBestAging({{0.01, 1e6, 5.0}});
+  ASSERT_EQ(one.model, AgingModel::Linear) << "one sample: the line through it";
+  EXPECT_NEAR(one.b, 5.0 / 0.01 / 1e6, 1e-12);
+  EXPECT_FALSE(std::isfinite(one.reducedChi2)) << "no degree of freedom left";
+}
+
+namespace {
+
+/// A synthetic machine: evaluations come in kinds (their targets and fresh walk time per
+/// target), in a fixed cycle; the tree's aging adds targets·b·age^p ms to a walk; a rebuild
+/// costs `rebuildMs` more than a refit.
+struct Machine {
+  double rebuildMs = 0.6, b = 4e-7, p = 1.0, dt = 0.01;
+  struct Kind {
+    int kind;
+    double targets, msPerTarget;
+  };
+  std::vector<Kind> cycle{{0, 1e6, 5e-6}};
+  double extraMs(const Kind& k, double age) const { return k.targets * b * std::pow(age, p); }
+};
+
+struct Outcome {
+  double costPerTime = 0.0;   // rebuilds and the aging's extra walk [ms / time]
+  double meanInterval = 0.0;  // [evaluations]
+};
+
+/// `policy`: 0 the tuner, K ≥ 1 rebuild every K-th evaluation (the tuner then only records).
+Outcome runMachine(const Machine& m, int evaluations, int policy = 0) {
+  RebuildTuner tuner;
+  double cost = 0.0, age = 0.0;
+  std::uint64_t rebuilds = 0;
+  int since = 0;
+  for (int i = 0; i < evaluations; ++i) {
+    const Machine::Kind& k = m.cycle[i % m.cycle.size()];
+    const bool rebuild =
+        policy == 0 ? tuner.shouldRebuild(age, k.kind, k.targets) : i == 0 || since + 1 >= policy;
+    if (rebuild) {
+      age = 0.0;
+      since = 0;
+    } else {
+      ++since;
+    }
+    const double extra = m.extraMs(k, age);
+    cost += (rebuild ? m.rebuildMs : 0.0) + extra;
+    if (policy == 0) {
+      tuner.record(rebuild, k.kind, i * m.dt, age, k.targets, k.targets * k.msPerTarget + extra,
+                   m.rebuildMs);
+    }
+    rebuilds += rebuild;
+    age += m.dt;
+  }
+  return {cost / (evaluations * m.dt), double(evaluations) / double(rebuilds)};
+}
+
+/// The best fixed interval by brute force: its cost per unit of time.
+double bestFixed(const Machine& m, int evaluations) {
+  double best = 1e300;
+  for (int k = 1; k <= 200; ++k) best = std::min(best, runMachine(m, evaluations, k).costPerTime);
+  return best;
+}
+
+/// Block steps as measured on M31 (1M, H100): a full step of 8 substeps whose targets are the
+/// centre's 25,000 (walked at 50 ns each), 90,000, 300,000 and at the step's end all 10⁶.
+Machine blockSteps() {
+  Machine m;
+  m.dt = 1.0 / 64.0;
+  m.rebuildMs = 0.55;
+  m.cycle = {{3, 25e3, 5e-5}, {2, 9e4, 3.5e-5}, {3, 25e3, 5e-5}, {1, 3e5, 8e-6},
+             {3, 25e3, 5e-5}, {2, 9e4, 3.5e-5}, {3, 25e3, 5e-5}, {0, 1e6, 5.5e-6}};
+  return m;
+}
+
+}  // namespace
+
+TEST(RebuildTuner, LinearAgingRebuildsNearTheOptimalInterval) {
+  const Machine m;
+  const Outcome o = runMachine(m, 2000);
+  // Continuous optimum of (R + W·b·A²/2)/A: A = sqrt(2R / (W·b)), W = targets / dt.
+  const double optimum = std::sqrt(2.0 * m.rebuildMs / (1e6 / m.dt * m.b)) / m.dt;
+  EXPECT_NEAR(o.meanInterval, optimum, 0.25 * optimum);
+  EXPECT_LE(o.costPerTime, 1.1 * bestFixed(m, 2000));
+}
+
+TEST(RebuildTuner, SteepAgingRebuildsOftenAndGentleAgingSeldom) {
+  Machine steep;
+  steep.b = 4e-5;  // one step of aging costs 2/3 of a rebuild
+  Machine gentle;
+  gentle.b = 4e-7;
+  gentle.p = 2.0;
+  const Outcome s = runMachine(steep, 2000), g = runMachine(gentle, 4000);
+  EXPECT_LT(s.meanInterval, 3.0);
+  EXPECT_GT(g.meanInterval, 20.0);
+  EXPECT_LE(s.costPerTime, 1.15 * bestFixed(steep, 2000));
+  EXPECT_LE(g.costPerTime, 1.15 * bestFixed(gentle, 4000));
+}
+
+TEST(RebuildTuner, BlockStepsWhereEveryRefitLosesAreNoSlowerThanRebuildingEveryTime) {
+  // M31's centre: one substep of aging adds 45 % to the central targets' walk (measured).
+  Machine m = blockSteps();
+  m.b = 1.6e-3;
+  const Outcome tuned = runMachine(m, 4096), every = runMachine(m, 4096, 1);
+  EXPECT_LE(tuned.costPerTime, 1.05 * every.costPerTime);
+  EXPECT_LT(tuned.meanInterval, 1.2);
+}
+
+TEST(RebuildTuner, BlockStepsWithSlowAgingRefitAndSave) {
+  Machine m = blockSteps();
+  m.b = 2e-6;
+  const Outcome tuned = runMachine(m, 4096), every = runMachine(m, 4096, 1);
+  EXPECT_LT(tuned.costPerTime, 0.7 * every.costPerTime);
+  EXPECT_LE(tuned.costPerTime, 1.15 * bestFixed(m, 4096));
+}
+
+TEST(RebuildTuner, ATreeThatDoesNotAgeIsRebuiltOnlyAfterTheLongestRun) {
+  Machine m;
+  m.b = 0.0;
+  const Outcome o = runMachine(m, 10 * (RebuildTuner::kMaxRefits + 1));
+  EXPECT_NEAR(o.meanInterval, RebuildTuner::kMaxRefits + 1, 1.0);
+}
+
+TEST(RebuildTuner, StateReportsTheFitAndItsPrediction) {
+  RebuildTuner tuner;
+  const Machine m;
+  const Machine::Kind k = m.cycle[0];
+  double age = 0.0;
+  for (int i = 0; i < 6; ++i) {
+    const double extra = m.extraMs(k, age);
+    tuner.record(i == 0, k.kind, i * m.dt, age, k.targets, k.targets * k.msPerTarget + extra,
+                 m.rebuildMs);
+    age += m.dt;
+  }
+  const RebuildTunerState& s = tuner.state();
+  EXPECT_EQ(s.rebuilds, 1u);
+  EXPECT_EQ(s.refits, 5u);
+  EXPECT_EQ(s.evaluations, 6);
+  EXPECT_EQ(s.samples, 5);
+  EXPECT_EQ(s.fit.model, AgingModel::Linear);
+  EXPECT_NEAR(s.fit.b, m.b, 1e-6 * m.b);
+  EXPECT_NEAR(s.predictedWalkMs, s.measuredWalkMs, 1e-9 * s.measuredWalkMs);
+  EXPECT_DOUBLE_EQ(s.rebuildMs, m.rebuildMs);
+  EXPECT_NEAR(s.targetsPerTime, k.targets / m.dt, 1e-6 * k.targets / m.dt);
+  const double optimum = std::sqrt(2.0 * m.rebuildMs / (k.targets / m.dt * m.b));
+  EXPECT_NEAR(s.bestInterval, optimum, 0.01 * optimum);
+}

@@ -1,0 +1,194 @@
+// Refitting the tree between rebuilds (Backend::refitForces, SimParams::rebuildInterval): a
+// refitted tree keeps its order and topology and describes the particles where they are now
+// (tight boxes, masses, centres of mass), so its forces keep the MAC's accuracy; the simulation
+// rebuilds at the interval asked for, and a refit never happens on a tree of other particles.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/simulation.h"
+#include "test_support.h"
+
+using namespace bhviz;
+using namespace bhviz::sim;
+
+namespace {
+
+SimParams plummerParams() {
+  SimParams p;
+  p.softening = 0.01f;
+  p.dtMax = 1.0f / 64.0f;
+  return p;
+}
+
+bool inside(const Box& b, const Vec4& x) {
+  return x.x >= b.lo.x && x.x <= b.hi.x && x.y >= b.lo.y && x.y <= b.hi.y && x.z >= b.lo.z &&
+         x.z <= b.hi.z;
+}
+
+double perTarget(const InteractionCounts& c) {
+  return double(c.cell + c.particle) / double(c.targets);
+}
+
+}  // namespace
+
+TEST(TreeRefit, DescribesTheParticlesWhereTheyAreNow) {
+  const SimParams p = plummerParams();
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  CpuBackend b;
+  b.upload(test::plummer20k());
+  b.computeForces(clock, p, ForceTargets::All, false);
+  const std::vector<std::uint32_t> order = b.particles().id;
+  const std::size_t cells = b.tree().cellCount();
+  b.drift(0.2f);  // v ~ 0.5: a displacement of ~0.1, many leaf sizes
+  b.resetProfile();
+  ASSERT_TRUE(b.refitForces(clock, p, ForceTargets::All, true));
+  EXPECT_EQ(b.profile()[Stage::Sort], 0.0) << "a refit does not sort";
+  EXPECT_EQ(b.particles().id, order) << "a refit keeps the particle order";
+  const Tree& t = b.tree();
+  ASSERT_EQ(t.cellCount(), cells) << "and the topology";
+  const std::vector<Vec4>& x = b.particles().posMass;
+  for (std::uint32_t c = 0; c < t.cellCount(); ++c) {
+    double m = 0.0, cx = 0.0;
+    for (std::uint32_t i = t.first[c]; i < t.first[c] + t.count[c]; ++i) {
+      ASSERT_TRUE(inside(t.box[c], x[i])) << "particle " << i << " outside cell " << c;
+      m += x[i].w;
+      cx += double(x[i].w) * x[i].x;
+    }
+    ASSERT_NEAR(t.comMass[c].w, m, 1e-6 * m) << "cell " << c;
+    ASSERT_NEAR(t.comMass[c].x, cx / m, 1e-5) << "cell " << c;
+  }
+}
+
+TEST(TreeRefit, AfterADriftForcesKeepTheAccuracyOfARebuild) {
+  const SimParams p = plummerParams();
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  CpuBackend refit;
+  refit.upload(test::plummer20k());
+  refit.computeForces(clock, p, ForceTargets::All, false);
+  refit.drift(0.1f);
+  refit.resetProfile();
+  ASSERT_TRUE(refit.refitForces(clock, p, ForceTargets::All, true));
+  const InteractionCounts refitCounts = refit.profile().interactions;
+
+  CpuBackend rebuilt;
+  rebuilt.upload(refit.particles());
+  rebuilt.computeForces(clock, p, ForceTargets::All, false);
+  const InteractionCounts rebuiltCounts = rebuilt.profile().interactions;
+
+  const Particles a = sortedById(refit.particles());
+  Particles b;
+  rebuilt.download(b);
+  b = sortedById(b);
+  const std::vector<std::uint32_t> sample = sampleIndices(a.size(), 2000, 7);
+  const std::vector<Accel4d> ref = directSum(a, sample, p.softening);
+  const ForceError errRefit = forceError(a, sample, ref);
+  const ForceError errRebuilt = forceError(b, sample, ref);
+  // Moments left from before the drift would be off by the displacement: errors of order 1e-2.
+  EXPECT_LT(errRefit.median, 1.3 * errRebuilt.median + 1e-6);
+  EXPECT_LT(errRefit.p99, 1.3 * errRebuilt.p99 + 1e-6);
+  EXPECT_LT(errRefit.median, 3e-4);
+  // The aged tree costs interactions; it never saves many.
+  EXPECT_GT(perTarget(refitCounts), 0.95 * perTarget(rebuiltCounts));
+}
+
+TEST(TreeRefit, TheBarnesHutMacStaysAsStrictWhenParticlesLeaveTheirCell) {
+  // The geometric side is the built tree's; a refitted leaf may have grown past it.
+  SimParams p = plummerParams();
+  p.mac = MacKind::BarnesHut;
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  CpuBackend refit;
+  refit.upload(test::plummer20k());
+  refit.computeForces(clock, p, ForceTargets::All, false);
+  refit.drift(0.2f);
+  ASSERT_TRUE(refit.refitForces(clock, p, ForceTargets::All, true));
+  const Particles a = sortedById(refit.particles());
+  const std::vector<std::uint32_t> sample = sampleIndices(a.size(), 2000, 8);
+  const ForceError err = forceError(a, sample, directSum(a, sample, p.softening));
+  Particles fresh = refit.particles();
+  const test::Accuracy rebuilt = test::measureAccuracy(fresh, p, false, 2000);
+  EXPECT_LT(err.p99, 1.3 * rebuilt.error.p99 + 1e-6);
+}
+
+TEST(TreeRefit, ARefitOfAnotherTreeRebuilds) {
+  SimParams p = plummerParams();
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  CpuBackend b;
+  b.upload(test::plummer20k());
+  EXPECT_FALSE(b.refitForces(clock, p, ForceTargets::All, false)) << "no tree yet";
+  EXPECT_TRUE(b.refitForces(clock, p, ForceTargets::All, true));
+  p.nLeaf = 8;
+  EXPECT_FALSE(b.refitForces(clock, p, ForceTargets::All, true)) << "another N_leaf";
+  p.curve = Curve::Morton;
+  EXPECT_FALSE(b.refitForces(clock, p, ForceTargets::All, true)) << "another curve";
+  EXPECT_TRUE(b.refitForces(clock, p, ForceTargets::All, true));
+  b.upload(test::plummer20k());
+  EXPECT_FALSE(b.refitForces(clock, p, ForceTargets::All, true)) << "new particles";
+}
+
+TEST(TreeRefit, AFixedIntervalRebuildsEveryKthEvaluationAndFollowsTheRebuiltRun) {
+  SimParams every = plummerParams();
+  every.stepping = TimeStepping::Block;
+  every.dtMax = 1.0f / 16.0f;
+  every.maxBinDepth = 6;
+  every.eta = 0.1f;
+  every.rebuildInterval = 1;
+  SimParams third = every;
+  third.rebuildInterval = 3;
+  const Particles ic = makePlummer(4096, 2);
+  Simulation a(makeCpuBackend(), ic, every), b(makeCpuBackend(), ic, third);
+  EXPECT_EQ(b.rebuilds(), 1u) << "the first evaluation builds";
+  const Diagnostics start = b.diagnostics();
+  int evaluations = 0;
+  for (int step = 0; step < 3; ++step) {
+    a.advance(1);
+    do {
+      b.substep();
+      ++evaluations;
+      const bool sorted = b.lastProfile()[Stage::Sort] > 0.0;
+      EXPECT_EQ(b.lastRebuilt(), evaluations % 3 == 0) << "evaluation " << evaluations;
+      EXPECT_EQ(sorted, b.lastRebuilt()) << "evaluation " << evaluations;
+    } while (!b.synchronized());
+  }
+  EXPECT_EQ(b.rebuilds(), 1u + evaluations / 3);
+  EXPECT_EQ(a.rebuilds(), 1u + a.substeps());
+  EXPECT_EQ(b.rebuildState().refits, std::uint64_t(evaluations - evaluations / 3));
+  EXPECT_GT(evaluations, 12) << "the scene must have several bins";
+  EXPECT_LE(std::fabs((b.diagnostics().total() - start.total()) / start.total()), 1e-3);
+  const Particles pa = sortedById(a.particles()), pb = sortedById(b.particles());
+  float worst = 0.0f;
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    worst = std::max({worst, std::fabs(pa.posMass[i].x - pb.posMass[i].x),
+                      std::fabs(pa.posMass[i].y - pb.posMass[i].y),
+                      std::fabs(pa.posMass[i].z - pb.posMass[i].z)});
+  }
+  EXPECT_LT(worst, 1e-3f) << "refitted and rebuilt runs differ only by force-approximation noise";
+  EXPECT_GT(worst, 0.0f) << "the two runs must differ somewhere, or no refit ran";
+}
+
+TEST(TreeRefit, TheTunedIntervalRefitsAndRecordsItsChoice) {
+  SimParams p = plummerParams();
+  p.rebuildInterval = kRebuildAuto;
+  Simulation s(makeCpuBackend(), makePlummer(20000, 3), p);
+  s.advance(24);
+  const RebuildTunerState& r = s.rebuildState();
+  EXPECT_EQ(r.rebuilds + r.refits, 1u + s.substeps());
+  EXPECT_GT(r.refits, 0u) << "a rebuild costs more than a few steps of aging at this N";
+  EXPECT_GT(r.rebuildMs, 0.0);
+  EXPECT_GT(r.measuredWalkMs, 0.0);
+}
+
+TEST(TreeRefit, TheIntervalIsNamedAsTheCommandLineSpellsIt) {
+  EXPECT_EQ(parseRebuildInterval("auto"), kRebuildAuto);
+  EXPECT_EQ(parseRebuildInterval("every"), 1);
+  EXPECT_EQ(parseRebuildInterval("12"), 12);
+  EXPECT_EQ(parseRebuildInterval("1024"), 1024);
+  for (const char* bad : {"", "0", "1025", "-3", "3.5", "x", "every2", "99999"}) {
+    EXPECT_FALSE(parseRebuildInterval(bad).has_value()) << bad;
+  }
+  for (int k : {kRebuildAuto, 1, 7}) EXPECT_EQ(parseRebuildInterval(rebuildIntervalName(k)), k);
+  SimParams p;
+  p.rebuildInterval = kMaxRebuildInterval + 1;
+  EXPECT_THROW(validate(p), InvalidParameter);
+}
