@@ -139,12 +139,12 @@ void traceSubstep(std::ostream& out, const std::string& label, const Simulation&
       << p[Stage::Walk] << ',' << (sim.lastRebuilt() ? 1 : 0) << ',' << t.age << ','
       << t.evaluations << ',' << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ','
       << t.fit.c << ',' << t.rebuildMs << ',' << t.targetsPerTime << ',' << t.bestInterval << ','
-      << t.predictedWalkMs << '\n';
+      << t.predictedWalkMs << ',' << sim.lastGroupSize() << '\n';
 }
 
 const char* const kTraceHeader =
     "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
-    "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms\n";
+    "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size\n";
 
 /// `trace`: where each substep's line goes (traceSubstep), or null.
 Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,

@@ -205,12 +205,17 @@ void RebuildTuner::record(bool rebuilt, int kind, double time, double age, doubl
                           double walkMs, double rebuildMs) {
   RebuildTunerState& s = m_state;
   Fresh& fresh = m_fresh[kindIndex(kind)];
+  if (walkMs < 0.0) {  // not measured: counted only
+    ++(rebuilt ? s.rebuilds : s.refits);
+    s.evaluations = rebuilt ? 1 : s.evaluations + 1;
+    return;
+  }
   const bool known = fresh.msPerTarget >= 0.0 && targets > 0.0;
   if (rebuilt) {
     age = 0.0;
     s.predictedWalkMs = known ? targets * fresh.msPerTarget : walkMs;
     // Smoothed: one measurement carries its noise.
-    m_rebuildMs = s.rebuilds == 0 ? rebuildMs : 0.5 * (m_rebuildMs + rebuildMs);
+    m_rebuildMs = m_rebuildMs <= 0.0 ? rebuildMs : 0.5 * (m_rebuildMs + rebuildMs);
     if (targets > 0.0) {
       const double now = walkMs / targets;
       fresh.msPerTarget = fresh.msPerTarget < 0.0 ? now : 0.5 * (fresh.msPerTarget + now);

@@ -89,17 +89,23 @@ class RebuildTuner {
   static constexpr std::size_t kWindow = 48;
   /// A fit whose newest sample is this many rebuilds old is refreshed by a probe.
   static constexpr int kProbeAfter = 32;
-  /// Kinds of evaluation told apart (the shallowest active bin; more are folded into the last).
-  static constexpr int kKinds = 24;
+  /// Kinds of evaluation told apart (the caller's numbering, e.g. the shallowest active bin
+  /// and the group size; more are folded into the last).
+  static constexpr int kKinds = 128;
 
   /// Whether the evaluation of `kind` at `age` (time since the last rebuild), giving forces to
   /// about `targets` particles (0: not known), should rebuild.
   bool shouldRebuild(double age, int kind, double targets) const;
   /// After each evaluation: whether it rebuilt, its kind, simulated time, age (0 for a
   /// rebuild), targets and walk time, and for a rebuild the time of the stages a refit skips.
+  /// Negative times: not measured (a cold first evaluation), counted only.
   void record(bool rebuilt, int kind, double time, double age, double targets, double walkMs,
               double rebuildMs);
   const RebuildTunerState& state() const { return m_state; }
+  /// The walk time the tree's aging adds at `age` for `targets`, by the current fit [ms].
+  double agingMs(double age, double targets) const {
+    return m_state.fit.model == AgingModel::None ? 0.0 : targets * m_state.fit.growth(age);
+  }
 
  private:
   struct Fresh {

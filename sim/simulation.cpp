@@ -45,7 +45,8 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
   std::fill(start.bin.begin(), start.bin.end(), std::uint8_t{0});
   m_backend->upload(start);
   m_backend->resetProfile();
-  computeForces(true, ForceTargets::All, false);
+  // The first walk runs cold (first launches, caches): its time would mislead the tuners.
+  computeForces({true, 0}, ForceTargets::All, false, false);
   m_last = m_backend->profile();
   checkFinite();
 }
@@ -56,7 +57,7 @@ void Simulation::setParams(const SimParams& params) {
   if (params != m_params) {
     // Another run from here on: the logged rebuilds of the first one no longer apply.
     m_replayUntil = 0;
-    m_rebuildLog.resize(std::min<std::uint64_t>(m_rebuildLog.size(), m_substeps));
+    m_choices.resize(std::min<std::uint64_t>(m_choices.size(), m_substeps));
   }
   m_params = params;
 }
@@ -82,14 +83,16 @@ void Simulation::substep() {
   const std::uint64_t next = m_clock.tick - m_clock.tick % period + period;
   m_backend->drift(static_cast<float>(static_cast<double>(next - m_clock.tick) * m_clock.tickDt()));
   m_clock.tick = next;
-  computeForces(chooseRebuild(), ForceTargets::Active, true);
+  Evaluation e = chooseEvaluation();
+  computeForces(e, ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
   m_last = m_backend->profile();
   m_total += m_last;
-  if (m_substeps < m_rebuildLog.size()) {
-    m_rebuildLog[m_substeps] = lastRebuilt();
+  e.rebuild = lastRebuilt();  // also where the backend could not refit
+  if (m_substeps < m_choices.size()) {
+    m_choices[m_substeps] = e;
   } else {
-    m_rebuildLog.push_back(lastRebuilt());
+    m_choices.push_back(e);
   }
   ++m_substeps;
   checkFinite();
@@ -108,32 +111,48 @@ void Simulation::recomputeForces() {
     throw std::logic_error("recomputeForces needs every particle synchronised");
   }
   m_backend->resetProfile();
-  computeForces(true, ForceTargets::All, true);
+  computeForces({true, 0}, ForceTargets::All, true);
   checkFinite();
 }
 
-bool Simulation::chooseRebuild() const {
-  if (m_rebuildNext) return true;
-  if (m_substeps < m_replayUntil) return m_rebuildLog[m_substeps];
-  if (m_params.rebuildInterval == kRebuildAuto) {
-    // The evaluation's kind (its shallowest active bin) and its targets as the last one of
-    // its kind had (every particle where all are synchronised).
-    const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
-    const double known = m_targetsByBin[kind];
-    const double targets = known >= 0.0             ? known
-                           : m_clock.synchronized() ? double(m_backend->size())
-                                                    : 0.0;
-    return m_tuner.shouldRebuild(m_clock.time() - m_treeTime, kind, targets);
+Simulation::Evaluation Simulation::chooseEvaluation() const {
+  if (m_substeps < m_replayUntil) {
+    Evaluation e = m_choices[m_substeps];
+    e.rebuild = e.rebuild || m_rebuildNext;
+    return e;
   }
-  return m_sinceRebuild + 1 >= m_params.rebuildInterval;
+  if (m_params.rebuildInterval != kRebuildAuto) {
+    return {m_rebuildNext || m_sinceRebuild + 1 >= m_params.rebuildInterval, 0};
+  }
+  // The evaluation's kind (its shallowest active bin) and its targets as the last one of its
+  // kind had (every particle where all are synchronised).
+  const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
+  const double known = m_targetsByBin[kind];
+  const double targets = known >= 0.0             ? known
+                         : m_clock.synchronized() ? double(m_backend->size())
+                                                  : 0.0;
+  Evaluation e;
+  e.groups = static_cast<std::uint8_t>(m_groupTuner.choose(kind));
+  e.rebuild = m_rebuildNext || m_tuner.shouldRebuild(m_clock.time() - m_treeTime,
+                                                     tunerKind(kind, e.groups), targets);
+  return e;
 }
 
-void Simulation::computeForces(bool rebuild, ForceTargets targets, bool oldAccValid) {
+int Simulation::tunerKind(int kind, int groups) {
+  // The fresh walk of a kind depends on its group size: each pair is a kind of its own.
+  return std::min(kind, RebuildTuner::kKinds / GroupTuner::kCandidates - 1) *
+             GroupTuner::kCandidates +
+         groups;
+}
+
+void Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccValid, bool timed) {
+  SimParams p = m_params;
+  p.nGroup = GroupTuner::groupSize(m_params.nGroup, e.groups);
   bool rebuilt = true;
-  if (rebuild) {
-    m_backend->computeForces(m_clock, m_params, targets, oldAccValid);
+  if (e.rebuild) {
+    m_backend->computeForces(m_clock, p, targets, oldAccValid);
   } else {
-    rebuilt = !m_backend->refitForces(m_clock, m_params, targets, oldAccValid);
+    rebuilt = !m_backend->refitForces(m_clock, p, targets, oldAccValid);
   }
   m_rebuildNext = false;
   if (rebuilt) {
@@ -142,12 +161,22 @@ void Simulation::computeForces(bool rebuild, ForceTargets targets, bool oldAccVa
   } else {
     ++m_sinceRebuild;
   }
-  const StepProfile& p = m_backend->profile();
-  const double rebuildMs = p[Stage::BoundingBox] + p[Stage::Keys] + p[Stage::Sort] + p[Stage::Tree];
+  m_lastGroupSize = p.nGroup;
+  const StepProfile& prof = m_backend->profile();
+  const double rebuildMs =
+      prof[Stage::BoundingBox] + prof[Stage::Keys] + prof[Stage::Sort] + prof[Stage::Tree];
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
-  const double given = double(p.interactions.targets);
-  m_tuner.record(rebuilt, kind, m_clock.time(), m_clock.time() - m_treeTime, given, p[Stage::Walk],
-                 rebuildMs);
+  const double given = double(prof.interactions.targets);
+  const double walkMs = timed ? prof[Stage::Walk] : -1.0;
+  m_tuner.record(rebuilt, tunerKind(kind, e.groups), m_clock.time(), m_clock.time() - m_treeTime,
+                 given, walkMs, timed ? rebuildMs : -1.0);
+  // The group tuner compares sizes on fresh trees: a refit's aging is taken out (where it is
+  // not known yet, the refit is not recorded).
+  const bool agingKnown = rebuilt || m_tuner.state().fit.model != AgingModel::None;
+  if (timed && given > 0.0 && agingKnown) {
+    const double aging = rebuilt ? 0.0 : m_tuner.agingMs(m_clock.time() - m_treeTime, given);
+    m_groupTuner.record(kind, e.groups, (walkMs - aging) / given);
+  }
   m_targetsByBin[kind] = given;
 }
 
@@ -168,7 +197,7 @@ void Simulation::restore(const KeptState& state) {
   m_params = state.params;
   m_substeps = state.substeps;
   m_rebuildNext = true;  // the tree was not kept
-  m_replayUntil = m_rebuildLog.size();
+  m_replayUntil = m_choices.size();
 }
 
 Diagnostics Simulation::diagnostics() const { return m_backend->diagnostics(m_clock); }

@@ -3,7 +3,8 @@
 // once, for every backend:
 //   open kicks + new bins (active) → drift (all) → tree + forces (active) → close kicks (active)
 // The tree is rebuilt or refitted as SimParams::rebuildInterval says: at a fixed interval, or
-// when the RebuildTuner finds that the refitted tree's aging costs more than a rebuild.
+// (auto) when the RebuildTuner finds that the refitted tree's aging costs more than a rebuild;
+// auto also sizes the groups of each kind of evaluation by their measured walk (GroupTuner).
 
 #include <array>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "sim/backend.h"
+#include "sim/group_tuner.h"
 #include "sim/rebuild_tuner.h"
 
 namespace bhviz::sim {
@@ -86,16 +88,27 @@ class Simulation {
   std::uint64_t rebuilds() const { return m_tuner.state().rebuilds; }
   /// Whether the last force evaluation rebuilt the tree.
   bool lastRebuilt() const { return m_sinceRebuild == 0; }
+  /// The group size of the last force evaluation (SimParams::nGroup, or a tuned smaller one).
+  int lastGroupSize() const { return m_lastGroupSize; }
   /// The rebuild tuner's fit and choice (it records under every interval, tuned or fixed).
   const RebuildTunerState& rebuildState() const { return m_tuner.state(); }
 
  private:
   void applyClockSettings();
   void checkFinite() const;
-  /// Whether the evaluation at the current time rebuilds the tree.
-  bool chooseRebuild() const;
-  /// Rebuilds or refits, evaluates the forces of `targets`, and tells the tuner.
-  void computeForces(bool rebuild, ForceTargets targets, bool oldAccValid);
+  /// The choices of one force evaluation: logged per substep, so a replay makes them again.
+  struct Evaluation {
+    bool rebuild = true;  ///< rebuild the tree (else refit it)
+    std::uint8_t groups =
+        0;  ///< GroupTuner's candidate: N_group / 2^groups (GroupTuner::groupSize)
+  };
+  /// The choices of the evaluation at the current tick.
+  Evaluation chooseEvaluation() const;
+  /// The rebuild tuner's kind for an evaluation kind and group candidate.
+  static int tunerKind(int kind, int groups);
+  /// Rebuilds or refits, evaluates the forces of `targets`, and tells the tuners (its times too
+  /// when `timed`).
+  void computeForces(Evaluation e, ForceTargets targets, bool oldAccValid, bool timed = true);
 
   std::unique_ptr<Backend> m_backend;
   SimParams m_params;
@@ -112,8 +125,10 @@ class Simulation {
   // Targets of the last evaluation at a tick whose shallowest active bin is b (-1: none yet):
   // the next one at such a tick has about as many, which the tuner weighs against a rebuild.
   std::array<double, kMaxBinDepthLimit + 1> m_targetsByBin;
-  std::vector<bool> m_rebuildLog;   // per substep: whether it rebuilt (for replays)
-  std::uint64_t m_replayUntil = 0;  // after a restore: substeps before this follow the log
+  GroupTuner m_groupTuner;
+  int m_lastGroupSize = 0;
+  std::vector<Evaluation> m_choices;  // per substep (for replays)
+  std::uint64_t m_replayUntil = 0;    // after a restore: substeps before this follow the log
 };
 
 }  // namespace bhviz::sim

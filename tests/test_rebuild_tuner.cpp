@@ -1,8 +1,9 @@
-// The rebuild tuner (sim/rebuild_tuner.h): its fits recover known parameters from synthetic
-// timing series and choose the model they came from; on synthetic machines its decisions land
-// on the interval that minimises the mean cost (a brute-force search over fixed intervals finds
-// it too), and where every refit loses (steep aging, block steps' many small evaluations) it is
-// no slower than rebuilding every time.
+// The step's tuners. The rebuild tuner (sim/rebuild_tuner.h): its fits recover known parameters
+// from synthetic timing series and choose the model they came from; on synthetic machines its
+// decisions land on the interval that minimises the mean cost (a brute-force search over fixed
+// intervals finds it too), and where every refit loses (steep aging, block steps' many small
+// evaluations) it is no slower than rebuilding every time. The group tuner (sim/group_tuner.h): it
+// settles on the fastest group size per kind of evaluation and follows it when it moves.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "sim/group_tuner.h"
 #include "sim/rebuild_tuner.h"
 
 using namespace bhviz::sim;
@@ -215,4 +217,56 @@ TEST(RebuildTuner, StateReportsTheFitAndItsPrediction) {
   EXPECT_NEAR(s.targetsPerTime, k.targets / m.dt, 1e-6 * k.targets / m.dt);
   const double optimum = std::sqrt(2.0 * m.rebuildMs / (k.targets / m.dt * m.b));
   EXPECT_NEAR(s.bestInterval, optimum, 0.01 * optimum);
+}
+
+// ---- Group splitting --------------------------------------------------------------------------
+
+TEST(GroupTuner, CandidatesHalveDownToTheSmallest) {
+  EXPECT_EQ(GroupTuner::groupSize(64, 0), 64);
+  EXPECT_EQ(GroupTuner::groupSize(64, 1), 32);
+  EXPECT_EQ(GroupTuner::groupSize(64, 3), 8);
+  EXPECT_EQ(GroupTuner::groupSize(64, 4), 4);
+  EXPECT_EQ(GroupTuner::groupSize(32, 4), 4) << "not below kSmallest";
+  EXPECT_EQ(GroupTuner::groupSize(2, 2), 2) << "nor above N_group";
+  EXPECT_EQ(GroupTuner::groupSize(128, 9), 8) << "the last candidate at most";
+}
+
+namespace {
+
+/// Runs `evaluations` of one kind whose walk costs `cost[c]` per target with candidate c;
+/// returns how often each candidate was taken.
+std::array<int, GroupTuner::kCandidates> takeTurns(GroupTuner& t, int kind,
+                                                   const std::array<double, 5>& cost,
+                                                   int evaluations) {
+  std::array<int, GroupTuner::kCandidates> taken{};
+  for (int i = 0; i < evaluations; ++i) {
+    const int c = t.choose(kind);
+    ++taken[c];
+    t.record(kind, c, cost[c]);
+  }
+  return taken;
+}
+
+}  // namespace
+
+TEST(GroupTuner, SettlesOnTheFastestSizePerKind) {
+  GroupTuner t;
+  // Kind 0 (every particle): the full size is fastest; kind 5 (the centre's few): N_group / 4.
+  const auto all = takeTurns(t, 0, {1.0, 1.3, 1.8, 2.5, 3.0}, 320);
+  const auto centre = takeTurns(t, 5, {4.0, 2.0, 1.2, 1.5, 2.0}, 320);
+  EXPECT_EQ(t.best(0), 0);
+  EXPECT_EQ(t.best(5), 2);
+  // The first pass stops at the first slower size; then retries are one in kRetry.
+  EXPECT_LE(all[1], 2 + 320 / GroupTuner::kRetry);
+  EXPECT_EQ(all[2] + all[3] + all[4], 0) << "kind 0 never tried beyond the first slower size";
+  EXPECT_GE(centre[2], 320 - 3 - 320 / GroupTuner::kRetry);
+}
+
+TEST(GroupTuner, FollowsTheBestSizeWhenItMoves) {
+  GroupTuner t;
+  takeTurns(t, 3, {1.0, 1.5, 2.0, 3.0, 4.0}, 64);
+  ASSERT_EQ(t.best(3), 0);
+  // The particles concentrate: halving the groups now pays, and the retries find it.
+  takeTurns(t, 3, {2.0, 1.0, 1.4, 3.0, 4.0}, 4 * GroupTuner::kRetry);
+  EXPECT_EQ(t.best(3), 1);
 }

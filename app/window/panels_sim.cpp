@@ -184,7 +184,8 @@ bool rebuildControls(sim::SimParams& p, const UiInfo& info) {
   } else {
     ImGui::Text("no aging measured yet (%d evaluations since the rebuild)", t.evaluations);
   }
-  ImGui::Text("walk: predicted %.3f ms, measured %.3f ms", t.predictedWalkMs, t.measuredWalkMs);
+  ImGui::Text("walk: predicted %.3f ms, measured %.3f ms; groups of %d", t.predictedWalkMs,
+              t.measuredWalkMs, info.session->simulation().lastGroupSize());
   return changed;
 }
 
