@@ -120,7 +120,8 @@ bench_args() {
     bench_gpu)
       if [ "${BHVIZ_QUICK:-0}" = 1 ]; then echo "--n 1000000 --theta 0.5"
       else echo "--scenario plummer,galaxy --n 1000000,4000000 --theta 0.4,0.5,0.75 --csv $OUT_DIR/bench_gpu.csv"; fi ;;
-    bench_block_steps) echo "--backend cuda --n 1000000 --time 0.25" ;;
+    bench_block_steps)  # the M31 table of docs/BENCHMARKS.md (block against shared, on cusps)
+      echo "--backend cuda --scenario m31 --n 1000000 --softening 0.015625 --time 1.0 --shared-dt 0.03125 0.015625 0.0078125 --block-dt-max 0.125 --max-bin-depth 10 --eta 0.4 0.2 0.1 --rebuild auto every --reference-eta 0.025 --reference-depth 12 --csv $OUT_DIR/bench_block_steps.csv" ;;
     bench_cpu) echo "--benchmark_filter=n:100000/" ;;
     bench_frame) echo "--n 1000000,4000000" ;;
     *) echo "" ;;
