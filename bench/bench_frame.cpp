@@ -33,6 +33,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,6 +71,7 @@ struct Options {
   render::SpritePass pass = render::SpritePass::Compute;
   bool showHalo = false;  ///< the app hides dark matter by default: then ~5/8 of N are drawn
   bool demoLook = false;  ///< population colours, dust and depth of field on
+  int rebuildInterval = sim::kRebuildAuto;  ///< SimParams::rebuildInterval (the app's default)
 };
 
 /// The demo look: what bhviz --color population --dust 1 --dof 0.05 draws.
@@ -147,6 +149,7 @@ class FrameBench {
     sim::SimParams params = sim::defaultSimParams();
     params.softening = info.softening;
     params.dtMax = info.dt;
+    params.rebuildInterval = o.rebuildInterval;
     m_session = std::make_unique<app::SimSession>(scene, params);
     const sim::DeviceAccess* device = m_session->simulation().backend().deviceAccess();
     if (device == nullptr) throw std::runtime_error("the backend does not run on a device");
@@ -516,13 +519,17 @@ int main(int argc, char** argv) {
   cli.add_flag("--demo-look", o.demoLook,
                "every demo render option on: population colours, dust (--dust 1), depth of "
                "field (--dof 0.05)");
-  std::string pass = "compute";
+  std::string pass = "compute", rebuild = "auto";
+  cli.add_option("--rebuild", rebuild, "tree rebuilds: auto (the app's default), every or K");
   cli.add_option("--sprite-pass", pass, "compute (the app's default) or raster")
       ->check(CLI::IsMember({"compute", "raster"}));
   CLI11_PARSE(cli, argc, argv);
   try {
     o.ns = parseCounts(ns);
     o.pass = pass == "raster" ? render::SpritePass::Raster : render::SpritePass::Compute;
+    const std::optional<int> interval = sim::parseRebuildInterval(rebuild);
+    if (!interval) throw std::invalid_argument("--rebuild " + rebuild);
+    o.rebuildInterval = *interval;
     if (std::sscanf(size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 16 ||
         o.height < 16 || o.width > 8192 || o.height > 8192) {
       throw std::invalid_argument("--size " + size);

@@ -96,6 +96,11 @@ class ForceParts {
   virtual LetTree essentialTree(const TargetRegion& region) const = 0;
   /// Walks the built groups over the local tree: writes accPot of the targets.
   virtual void walkLocal() = 0;
+  /// walkLocal in two halves, so that the caller's host work (a rank's MPI exchange) runs while
+  /// the device walks: begin launches it, end waits for it and takes its counts. A backend that
+  /// computes on the host walks in begin.
+  virtual void beginWalkLocal() { walkLocal(); }
+  virtual void endWalkLocal() {}
   /// Walks the built groups over another rank's LET: adds to accPot of the targets.
   virtual void walkImported(const LetTree& let) = 0;
   /// Per particle, in the current order: its interactions (cells and particles) in the walks

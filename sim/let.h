@@ -52,6 +52,8 @@ LetTree essentialTree(const Tree& tree, const std::vector<Vec4>& posMass, const 
 /// The bytes a LET travels as, and back. fromBytes throws std::invalid_argument on a buffer
 /// that is not a whole, consistent LET (sizes, links and particle ranges checked).
 std::vector<std::byte> toBytes(const LetTree& let);
+/// toBytes appended to `out` (one allocation for all of a rank's LETs); returns their size.
+std::size_t appendBytes(const LetTree& let, std::vector<std::byte>& out);
 LetTree letFromBytes(const std::byte* data, std::size_t size);
 
 }  // namespace bhviz::sim

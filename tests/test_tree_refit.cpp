@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
 
 #include "sim/simulation.h"
 #include "test_support.h"
@@ -191,4 +194,48 @@ TEST(TreeRefit, TheIntervalIsNamedAsTheCommandLineSpellsIt) {
   SimParams p;
   p.rebuildInterval = kMaxRebuildInterval + 1;
   EXPECT_THROW(validate(p), InvalidParameter);
+}
+
+TEST(TreeRefit, AReplayMakesTheTunedChoicesAgain) {
+  // The tuners decide from measured times, which differ between the run and its replay: the
+  // choices of each substep are logged and followed, so the bits are the same.
+  SimParams p = plummerParams();
+  p.stepping = TimeStepping::Block;
+  p.dtMax = 1.0f / 16.0f;
+  p.maxBinDepth = 5;
+  p.eta = 0.1f;
+  p.rebuildInterval = kRebuildAuto;
+  Simulation s(makeCpuBackend(), makePlummer(4096, 9), p);
+  s.advance(1);
+  const std::unique_ptr<KeptState> kept = s.keep();
+  struct Choice {
+    bool rebuilt;
+    int groups;
+    bool operator==(const Choice& o) const { return rebuilt == o.rebuilt && groups == o.groups; }
+  };
+  const auto run = [&] {
+    std::vector<Choice> choices;
+    for (int k = 0; k < 40; ++k) {
+      s.substep();
+      choices.push_back({s.lastRebuilt(), s.lastGroupSize()});
+    }
+    return choices;
+  };
+  const std::vector<Choice> first = run();
+  const Particles a = sortedById(s.particles());
+  s.restore(*kept);
+  const std::vector<Choice> second = run();
+  const Particles b = sortedById(s.particles());
+  EXPECT_TRUE(first == second);
+  EXPECT_EQ(std::memcmp(a.posMass.data(), b.posMass.data(), a.size() * sizeof(Vec4)), 0);
+  EXPECT_EQ(std::memcmp(a.vel.data(), b.vel.data(), a.size() * sizeof(Vec4)), 0);
+  // The choices were not all the same: a replay that ignored the log would have had to agree
+  // by chance.
+  const bool refits =
+      std::any_of(first.begin(), first.end(), [](const Choice& c) { return !c.rebuilt; });
+  const bool sizes = std::any_of(first.begin(), first.end(),
+                                 [&](const Choice& c) { return c.groups != first.front().groups; });
+  EXPECT_TRUE(refits) << "the tuner refits at least to measure the aging";
+  EXPECT_TRUE(sizes) << "the group tuner tries more than one size";
+  EXPECT_TRUE(first.front().rebuilt) << "a kept state's next evaluation rebuilds";
 }

@@ -22,6 +22,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <stdexcept>
@@ -279,6 +280,48 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   groupBoxKernel<<<residentBlocks(bound * 32, kBlock, device), kBlock, 0, stream>>>(
       arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
   BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+
+constexpr int kRegionThreads = 1024;
+
+__global__ void groupRegionKernel(const Box* __restrict__ box, const float* __restrict__ accMin,
+                                  const std::uint32_t* __restrict__ size, GroupRegion* out) {
+  using Reduce = cub::BlockReduce<float, kRegionThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  Box b;
+  float a = INFINITY;
+  for (std::uint32_t k = threadIdx.x; k < *size; k += kRegionThreads) {
+    const Box g = box[k];
+    b.lo = {fminf(b.lo.x, g.lo.x), fminf(b.lo.y, g.lo.y), fminf(b.lo.z, g.lo.z)};
+    b.hi = {fmaxf(b.hi.x, g.hi.x), fmaxf(b.hi.y, g.hi.y), fmaxf(b.hi.z, g.hi.z)};
+    a = fminf(a, accMin[k]);
+  }
+  // Seven reductions of one float each (min and max are exact: the same box in any order).
+  const auto min = [](float x, float y) { return fminf(x, y); };
+  const auto max = [](float x, float y) { return fmaxf(x, y); };
+  float v[7] = {b.lo.x, b.lo.y, b.lo.z, b.hi.x, b.hi.y, b.hi.z, a};
+  float r[7];
+  for (int i = 0; i < 7; ++i) {
+    r[i] = i >= 3 && i < 6 ? Reduce(temp).Reduce(v[i], max) : Reduce(temp).Reduce(v[i], min);
+    __syncthreads();  // the temporary storage is reused
+  }
+  if (threadIdx.x == 0) *out = GroupRegion{Box{{r[0], r[1], r[2]}, {r[3], r[4], r[5]}}, r[6]};
+}
+
+}  // namespace
+
+GroupRegion groupRegion(const DeviceGroups& g, Stream stream) {
+  if (g.capacity == 0) return {};
+  DeviceBuffer<GroupRegion>& out = g.region;
+  out.reserve(1);
+  groupRegionKernel<<<1, kRegionThreads, 0, stream>>>(g.box.data(), g.accMin.data(), g.size.data(),
+                                                      out.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  GroupRegion h;
+  copyToHost(&h, out.data(), sizeof h);
+  return h;
 }
 
 Groups downloadGroups(const DeviceGroups& d) {

@@ -41,6 +41,12 @@ struct WalkSchedule {
   DeviceBuffer<unsigned char> temp;      ///< CUB temporary storage
 };
 
+/// The union of the groups' boxes and their smallest |a_old| (groupRegion).
+struct GroupRegion {
+  Box box;
+  float accMin = 0.0f;
+};
+
 /// The groups on the device, in the layout of sim::Groups, plus their scratch.
 struct DeviceGroups {
   DeviceBuffer<std::uint32_t> first;  ///< first particle of each group (key order)
@@ -64,10 +70,15 @@ struct DeviceGroups {
   DeviceBuffer<unsigned char> temp;          ///< CUB temporary storage
   mutable DeviceBuffer<std::uint32_t> walkStack;  ///< the walk's per-warp cell stacks
   mutable WalkSchedule schedule;                  ///< the walk's order of the groups
+  mutable DeviceBuffer<GroupRegion> region;       ///< groupRegion's result
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
   void poison();
 };
+
+/// Where the groups are, on the host: the union of their boxes and their smallest |a_old| (the
+/// region other ranks cut their LETs for). One block reduces on the device; one small copy.
+GroupRegion groupRegion(const DeviceGroups& g, Stream stream);
 
 /// The groups' walk order (walk_schedule.cu): a stable radix sort of 8-bit keys over every slot
 /// the groups' buffers hold (the number of groups stays on the device). Returns the group

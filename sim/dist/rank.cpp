@@ -239,8 +239,10 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
   m_parts->build(clock, p, targets, oldAccValid, frame);
   const auto K = static_cast<std::size_t>(m_ranks);
   std::vector<int> sendBytes(K, 0), recvBytes(K, 0);
-  std::vector<std::byte> out;
-  std::vector<std::byte> in;
+  // Kept between evaluations: fresh buffers of tens of MB each time cost their page faults.
+  std::vector<std::byte>& out = m_letOut;
+  std::vector<std::byte>& in = m_letIn;
+  out.clear();
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<int> sendDispls, recvDispls;
   {
@@ -257,13 +259,12 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
       if (static_cast<int>(r) == m_rank || !region.any()) continue;
       const LetTree let = m_parts->essentialTree(region);
       if (let.empty()) continue;
-      const std::vector<std::byte> bytes = toBytes(let);
-      if (bytes.size() > INT_MAX) throw std::runtime_error("a LET of more than 2 GiB");
-      sendBytes[r] = static_cast<int>(bytes.size());
-      out.insert(out.end(), bytes.begin(), bytes.end());
+      const std::size_t bytes = appendBytes(let, out);
+      if (bytes > INT_MAX) throw std::runtime_error("a LET of more than 2 GiB");
+      sendBytes[r] = static_cast<int>(bytes);
       m_report.letCellsSent += let.cellCount();
       m_report.letParticlesSent += let.posMass.size();
-      m_report.letBytesSent += bytes.size();
+      m_report.letBytesSent += bytes;
     }
     checkMpi(MPI_Alltoall(sendBytes.data(), 1, MPI_INT, recvBytes.data(), 1, MPI_INT, jobComm()),
              "MPI_Alltoall");
@@ -274,12 +275,13 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
                             recvBytes.data(), recvDispls.data(), MPI_BYTE, jobComm(), &request),
              "MPI_Ialltoallv");
   }
-  // The local tree while the LETs travel.
-  m_parts->walkLocal();
+  // The local tree walks on the device while the LETs travel.
+  m_parts->beginWalkLocal();
   {
     StageTimer t(m_dist, Stage::Let);
     checkMpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
   }
+  m_parts->endWalkLocal();
   for (std::size_t r = 0; r < K; ++r) {
     if (recvBytes[r] == 0) continue;
     LetTree let;

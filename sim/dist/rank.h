@@ -74,6 +74,7 @@ class RankShare {
   bool m_workValid = false;
   StepProfile m_dist;   ///< the distributed stages (domains, let) since resetProfile
   RankReport m_report;  ///< this rank's, totals up to the last resetProfile
+  std::vector<std::byte> m_letOut, m_letIn;  ///< computeForces' LET buffers, sent and received
 };
 
 }  // namespace bhviz::sim::dist

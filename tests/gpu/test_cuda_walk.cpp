@@ -230,6 +230,18 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
                      nullptr);
   expectSameGroups(cuda::downloadGroups(scene.groups), cpuGroups);
   if (HasFailure()) return;
+  // Their region, reduced on the device, is the host's union of the CPU groups' boxes.
+  {
+    Box box;
+    float accMin = INFINITY;
+    for (std::size_t k = 0; k < cpuGroups.size(); ++k) {
+      grow(box, cpuGroups.box[k]);
+      accMin = std::min(accMin, cpuGroups.accMin[k]);
+    }
+    const cuda::GroupRegion region = cuda::groupRegion(scene.groups, nullptr);
+    EXPECT_EQ(std::memcmp(&region.box, &box, sizeof box), 0);
+    EXPECT_EQ(region.accMin, accMin);
+  }
 
   // (b) forces of the targets; every accPot poisoned first (groups already read the old ones).
   scene.d.accPot.poison();
