@@ -394,22 +394,10 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
 
   void walkImported(const LetTree& let) override {
     if (m_p.n == 0 || let.empty()) return;
-    const Tree& t = let.tree;
-    const std::size_t cells = t.cellCount();
-    std::vector<WalkCell> records(cells);
-    for (std::size_t k = 0; k < cells; ++k) {
-      records[k] = walkCellOf(t.comMass[k], t.quad[k], t.box[k], t.opening[k], t.first[k],
-                              t.count[k], t.child[k], t.childCount[k]);
-    }
-    m_letCells.reserve(cells);
-    m_letBox.reserve(cells);
-    m_letPosMass.reserve(std::max<std::size_t>(let.posMass.size(), 1));
-    copyToDevice(m_letCells.data(), records.data(), cells * sizeof(WalkCell));
-    copyToDevice(m_letBox.data(), t.box.data(), cells * sizeof(Box));
-    if (!let.posMass.empty()) {
-      copyToDevice(m_letPosMass.data(), let.posMass.data(), let.posMass.size() * sizeof(Vec4));
-    }
-    walk(WalkSources{m_letCells.data(), m_letBox.data(), cells, m_letPosMass.data()}, true);
+    uploadImportedLet(let, m_imported, m_stream);
+    walk(WalkSources{m_imported.records.data(), m_imported.box.data(), let.tree.cellCount(),
+                     m_imported.posMass.data()},
+         true);
   }
 
   std::vector<std::uint32_t> work() const override {
@@ -490,13 +478,11 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   bool m_statisticsValid = false;      // a tree of these particles was built
   bool m_walkPending = false;          // beginWalkLocal launched, endWalkLocal not yet
   TreeShape m_treeShape;               // what m_tree was rebuilt with (none after upload)
-  DeviceBuffer<WalkCell> m_letCells;   // an imported LET's walk records, boxes, particles
-  DeviceBuffer<Box> m_letBox;
-  DeviceBuffer<Vec4> m_letPosMass;
-  mutable DeviceParticles m_moving;  // the particles gather() copies to the host
-  mutable SampleScratch m_sample;    // downloadSample's (the camera's, a large run's view)
-  mutable LetScratch m_letScratch;   // essentialTree()'s device memory
-  mutable Tree m_hostTree;           // a small build's tree on the host, for the LETs
+  ImportedLet m_imported;              // an imported LET on the device
+  mutable DeviceParticles m_moving;    // the particles gather() copies to the host
+  mutable SampleScratch m_sample;      // downloadSample's (the camera's, a large run's view)
+  mutable LetScratch m_letScratch;     // essentialTree()'s device memory
+  mutable Tree m_hostTree;             // a small build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;
   mutable bool m_hostTreeValid = false;
 };

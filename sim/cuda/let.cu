@@ -5,7 +5,9 @@
 // cells of a level in their parents' order, children together. The tree bounds the LET, so each
 // level is written where it goes in buffers of the tree's size, and the LET comes to the host once;
 // a level costs two scans and one 8-byte read.
+#include <algorithm>
 #include <cub/device/device_scan.cuh>
+#include <vector>
 
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/let.h"
@@ -187,6 +189,51 @@ LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const
   appendLevel(out.opening, opening, base);
   appendLevel(let.posMass, posMass, leafParticles);
   return let;
+}
+
+namespace {
+
+__global__ void letRecordsKernel(std::uint32_t cells, const Vec4* __restrict__ comMass,
+                                 const Quadrupole* __restrict__ quad, const Box* __restrict__ box,
+                                 const float* __restrict__ opening,
+                                 const std::uint32_t* __restrict__ first,
+                                 const std::uint32_t* __restrict__ count,
+                                 const std::uint32_t* __restrict__ child,
+                                 const std::uint8_t* __restrict__ childCount,
+                                 WalkCell* __restrict__ records) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= cells) return;
+  records[k] = walkCellOf(comMass[k], quad[k], box[k], opening[k], first[k], count[k], child[k],
+                          childCount[k]);
+}
+
+template <typename T>
+void upload(DeviceBuffer<T>& d, const std::vector<T>& h) {
+  d.reserve(std::max<std::size_t>(h.size(), 1));
+  if (!h.empty()) copyToDevice(d.data(), h.data(), h.size() * sizeof(T));
+}
+
+}  // namespace
+
+void uploadImportedLet(const LetTree& let, ImportedLet& d, Stream stream) {
+  const Tree& t = let.tree;
+  const std::size_t cells = t.cellCount();
+  upload(d.comMass, t.comMass);
+  upload(d.quad, t.quad);
+  upload(d.box, t.box);
+  upload(d.opening, t.opening);
+  upload(d.first, t.first);
+  upload(d.count, t.count);
+  upload(d.child, t.child);
+  upload(d.childCount, t.childCount);
+  upload(d.posMass, let.posMass);
+  d.records.reserve(std::max<std::size_t>(cells, 1));
+  if (cells == 0) return;
+  letRecordsKernel<<<blocksFor(cells), kBlock, 0, stream>>>(
+      static_cast<std::uint32_t>(cells), d.comMass.data(), d.quad.data(), d.box.data(),
+      d.opening.data(), d.first.data(), d.count.data(), d.child.data(), d.childCount.data(),
+      d.records.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace bhviz::sim::cuda

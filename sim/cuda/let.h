@@ -27,4 +27,20 @@ LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const
                          const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
                          Stream stream);
 
+/// An imported LET on the device: the received arrays, and the walk records made from them.
+struct ImportedLet {
+  DeviceBuffer<WalkCell> records;
+  DeviceBuffer<Box> box;
+  DeviceBuffer<Vec4> posMass, comMass;
+  DeviceBuffer<Quadrupole> quad;
+  DeviceBuffer<float> opening;
+  DeviceBuffer<std::uint32_t> first, count, child;
+  DeviceBuffer<std::uint8_t> childCount;
+};
+
+/// Uploads `let` (blocking) and queues on `stream` the making of its walk records (walkCellOf,
+/// as the moments stage makes the local tree's): a host loop over a 16 M tree's 440,000 LET
+/// cells did it before.
+void uploadImportedLet(const LetTree& let, ImportedLet& d, Stream stream);
+
 }  // namespace bhviz::sim::cuda
