@@ -128,25 +128,39 @@ struct Result {
   Particles finalById;           ///< the state at endTime, index = id
 };
 
-/// One substep's line of the --trace file: its targets, interactions and walk time, whether it
-/// rebuilt, and the rebuild tuner's fit and choice after it.
-void traceSubstep(std::ostream& out, const std::string& label, const Simulation& sim) {
-  const StepProfile& p = sim.lastProfile();
-  const RebuildTunerState& t = sim.rebuildState();
-  const double targets = double(p.interactions.targets);
-  out << label << ',' << sim.substeps() << ',' << sim.time() << ',' << targets << ','
-      << double(p.interactions.cell + p.interactions.particle) / std::max(targets, 1.0) << ','
-      << p[Stage::Walk] << ',' << (sim.lastRebuilt() ? 1 : 0) << ',' << t.age << ','
-      << t.evaluations << ',' << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ','
-      << t.fit.c << ',' << t.rebuildMs << ',' << t.targetsPerTime << ',' << t.bestInterval << ','
-      << t.predictedWalkMs << ',' << sim.lastGroupSize() << '\n';
+/// One substep as the --trace file shows it: its targets, interactions and walk time, whether it
+/// rebuilt, and the rebuild tuner's fit and choice after it. Taken during the run, written after.
+struct TraceLine {
+  std::uint64_t substep = 0;
+  double time = 0.0;
+  StepProfile profile;
+  bool rebuilt = false;
+  RebuildTunerState tuner;
+  int groupSize = 0;
+};
+
+TraceLine traceOf(const Simulation& sim) {
+  return {sim.substeps(),    sim.time(),         sim.lastProfile(),
+          sim.lastRebuilt(), sim.rebuildState(), sim.lastGroupSize()};
+}
+
+void writeTrace(std::ostream& out, const std::string& label, const TraceLine& l) {
+  const InteractionCounts& c = l.profile.interactions;
+  const double targets = double(c.targets);
+  const RebuildTunerState& t = l.tuner;
+  out << label << ',' << l.substep << ',' << l.time << ',' << targets << ','
+      << double(c.cell + c.particle) / std::max(targets, 1.0) << ',' << l.profile[Stage::Walk]
+      << ',' << (l.rebuilt ? 1 : 0) << ',' << t.age << ',' << t.evaluations << ','
+      << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ',' << t.fit.c << ','
+      << t.rebuildMs << ',' << t.targetsPerTime << ',' << t.bestInterval << ',' << t.predictedWalkMs
+      << ',' << l.groupSize << '\n';
 }
 
 const char* const kTraceHeader =
     "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
     "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size\n";
 
-/// `trace`: where each substep's line goes (traceSubstep), or null.
+/// `trace`: where each substep's line goes (writeTrace), or null.
 Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,
            std::ostream* trace = nullptr, const std::string& label = {}) {
   const int steps = wholeSteps(endTime, p.dtMax);
@@ -154,16 +168,19 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
   const double e0 = sim.diagnostics().total();
   // Counted like the substeps and the profile: the constructor's build is not the run's.
   const std::uint64_t rebuilds0 = sim.rebuilds();
-  std::ostringstream lines;  // written after the clock stops
+  std::vector<TraceLine> lines;  // written after the clock stops
   const auto t0 = std::chrono::steady_clock::now();
   for (int step = 0; step < steps; ++step) {  // Simulation::advance(steps), substep by substep
     do {
       sim.substep();
-      if (trace != nullptr) traceSubstep(lines, label, sim);
+      if (trace != nullptr) lines.push_back(traceOf(sim));
     } while (!sim.synchronized());
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (trace != nullptr) *trace << lines.str() << std::flush;
+  if (trace != nullptr) {
+    for (const TraceLine& l : lines) writeTrace(*trace, label, l);
+    *trace << std::flush;
+  }
   const StepProfile& s = sim.totalProfile();
   Result r;
   r.wallSeconds = wall;
@@ -171,7 +188,7 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
   r.substeps = sim.substeps();
   r.targets = s.interactions.targets;
   r.rebuilds = sim.rebuilds() - rebuilds0;
-  r.buildMs = s[Stage::BoundingBox] + s[Stage::Keys] + s[Stage::Sort] + s[Stage::Tree];
+  r.buildMs = s.rebuildMs();
   r.momentsGroupsMs = s[Stage::Moments] + s[Stage::Groups];
   r.walkMs = s[Stage::Walk];
   r.finalById = sortedById(sim.particles());

@@ -122,10 +122,10 @@ class ForceParts {
 
 /// What a backend's tree was built with, so that a refit can tell whether it still fits.
 struct TreeShape {
-  bool built = false;
-  int nLeaf = 0;
-  Curve curve = Curve::Hilbert;
-  std::size_t particles = 0;
+  bool built = false;            ///< a tree of these particles exists (in their current order)
+  int nLeaf = 0;                 ///< its N_leaf [particles]
+  Curve curve = Curve::Hilbert;  ///< its keys' curve
+  std::size_t particles = 0;     ///< how many it holds [1]
   bool fits(const SimParams& p, std::size_t n) const {
     return built && nLeaf == p.nLeaf && curve == p.curve && particles == n;
   }

@@ -9,6 +9,12 @@ int GroupTuner::groupSize(int nGroup, int candidate) {
   return std::max(floor, nGroup >> std::clamp(candidate, 0, kCandidates - 1));
 }
 
+int GroupTuner::candidates(int nGroup) {
+  int n = 1;
+  while (n < kCandidates && groupSize(nGroup, n) < groupSize(nGroup, n - 1)) ++n;
+  return n;
+}
+
 int GroupTuner::best(int kind) const {
   const Kind& k = m_kinds[index(kind)];
   int best = 0;
@@ -18,17 +24,18 @@ int GroupTuner::best(int kind) const {
   return best;
 }
 
-int GroupTuner::choose(int kind) const {
+int GroupTuner::choose(int kind, int nGroup) const {
   const Kind& k = m_kinds[index(kind)];
-  if (!k.settled) return std::min(k.explored, kCandidates - 1);
-  const int b = best(kind);
-  if (k.sinceRetry + 1 < kRetry) return b;
+  const int count = candidates(nGroup);
+  if (!k.settled) return std::min(k.explored, count - 1);
+  const int b = std::min(best(kind), count - 1);
+  if (k.sinceRetry + 1 < kRetry || count == 1) return b;
   // A neighbour of the best, alternating sides (the other one at the ends).
   const int n = b + k.nextRetry;
-  return n >= 0 && n < kCandidates ? n : b - k.nextRetry;
+  return n >= 0 && n < count ? n : b - k.nextRetry;
 }
 
-void GroupTuner::record(int kind, int candidate, double walkMsPerTarget) {
+void GroupTuner::record(int kind, int candidate, double walkMsPerTarget, int nGroup) {
   if (!(walkMsPerTarget > 0.0) || candidate < 0 || candidate >= kCandidates) return;
   Kind& k = m_kinds[index(kind)];
   double& m = k.msPerTarget[candidate];
@@ -39,7 +46,7 @@ void GroupTuner::record(int kind, int candidate, double walkMsPerTarget) {
     const bool slower = candidate > 0 && k.msPerTarget[candidate - 1] >= 0.0 &&
                         walkMsPerTarget > k.msPerTarget[candidate - 1];
     k.explored = candidate + 1;
-    k.settled = slower || k.explored >= kCandidates;
+    k.settled = slower || k.explored >= candidates(nGroup);
     return;
   }
   if (k.sinceRetry + 1 >= kRetry) {

@@ -23,11 +23,13 @@ class GroupTuner {
 
   /// The group size of a candidate for the largest size `nGroup` [particles].
   static int groupSize(int nGroup, int candidate);
+  /// The candidates of distinct sizes for `nGroup` (N_group 8: 8 and 4, two) [1].
+  static int candidates(int nGroup);
 
-  /// The candidate the next evaluation of `kind` takes.
-  int choose(int kind) const;
+  /// The candidate the next evaluation of `kind` takes, with the largest size `nGroup`.
+  int choose(int kind, int nGroup) const;
   /// After an evaluation of `kind` with `candidate`: its walk time per target [ms].
-  void record(int kind, int candidate, double walkMsPerTarget);
+  void record(int kind, int candidate, double walkMsPerTarget, int nGroup);
   /// The candidate a kind settled on (its fastest measured so far; 0 before any).
   int best(int kind) const;
 

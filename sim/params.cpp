@@ -43,8 +43,10 @@ void validate(const SimParams& p) {
   require(p.eta > 0.0f && std::isfinite(p.eta), "eta", p.eta, "> 0 and finite");
   require(p.maxBinDepth >= 0 && p.maxBinDepth <= kMaxBinDepthLimit, "max-bin-depth", p.maxBinDepth,
           "in [0, 20]");
+  const std::string rebuildRange =
+      "auto (0), every (1) or an interval in [1, " + std::to_string(kMaxRebuildInterval) + "]";
   require(p.rebuildInterval >= 0 && p.rebuildInterval <= kMaxRebuildInterval, "rebuild",
-          p.rebuildInterval, "auto (0), every (1) or an interval in [1, 1024]");
+          p.rebuildInterval, rebuildRange.c_str());
   require(!(p.stepping == TimeStepping::Block && p.softening <= 0.0f), "softening", p.softening,
           "> 0 with block steps (dt_i = eta*sqrt(eps/|a|))");
 }

@@ -48,6 +48,11 @@ struct StepProfile {
     interactions.targets += o.interactions.targets;
     return *this;
   }
+  /// What a rebuild costs beyond a refit: bbox, keys, sort and topology [ms].
+  double rebuildMs() const {
+    return (*this)[Stage::BoundingBox] + (*this)[Stage::Keys] + (*this)[Stage::Sort] +
+           (*this)[Stage::Tree];
+  }
   double total() const {
     double t = 0.0;
     for (double v : ms) t += v;

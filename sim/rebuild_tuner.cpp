@@ -201,6 +201,10 @@ bool RebuildTuner::shouldRebuild(double age, int kind, double targets) const {
          s.targetsPerTime * s.fit.excess(age) >= m_rebuildMs;
 }
 
+void RebuildTuner::rewind(double time) {
+  while (!m_recent.empty() && m_recent.back().first > time) m_recent.pop_back();
+}
+
 void RebuildTuner::record(bool rebuilt, int kind, double time, double age, double targets,
                           double walkMs, double rebuildMs) {
   RebuildTunerState& s = m_state;

@@ -77,8 +77,8 @@ struct RebuildTunerState {
   double bestInterval = std::numeric_limits<double>::infinity();  ///< A [time]; ∞: no aging seen
   double predictedWalkMs = 0.0;  ///< the last evaluation's walk time as predicted [ms]
   double measuredWalkMs = 0.0;   ///< and as measured [ms]
-  std::uint64_t rebuilds = 0;    ///< since the start
-  std::uint64_t refits = 0;
+  std::uint64_t rebuilds = 0;    ///< force evaluations that rebuilt, since the start [1]
+  std::uint64_t refits = 0;      ///< and that refitted [1]
 };
 
 class RebuildTuner {
@@ -102,6 +102,9 @@ class RebuildTuner {
   void record(bool rebuilt, int kind, double time, double age, double targets, double walkMs,
               double rebuildMs);
   const RebuildTunerState& state() const { return m_state; }
+  /// Back to simulated time `time` (a restored state): the evaluations measured after it are
+  /// forgotten from the targets-per-time window (what was learnt of the aging stays).
+  void rewind(double time);
   /// The walk time the tree's aging adds at `age` for `targets`, by the current fit [ms].
   double agingMs(double age, double targets) const {
     return m_state.fit.model == AgingModel::None ? 0.0 : targets * m_state.fit.growth(age);

@@ -55,9 +55,11 @@ void Simulation::setParams(const SimParams& params) {
   validate(params, m_backend->traits().limits, m_backend->name());
   checkTimeResolvesTick("the time", time(), Clock{time(), 0, clockDepth(params), params.dtMax});
   if (params != m_params) {
-    // Another run from here on: the logged rebuilds of the first one no longer apply.
+    // Another run from here on: the logged choices of the first one no longer apply.
     m_replayUntil = 0;
-    m_choices.resize(std::min<std::uint64_t>(m_choices.size(), m_substeps));
+    m_generation = ++m_generations;
+    // Its candidates are fractions of N_group: measured sizes of another one mean nothing.
+    if (params.nGroup != m_params.nGroup) m_groupTuner = GroupTuner{};
   }
   m_params = params;
 }
@@ -89,11 +91,9 @@ void Simulation::substep() {
   m_last = m_backend->profile();
   m_total += m_last;
   e.rebuild = lastRebuilt();  // also where the backend could not refit
-  if (m_substeps < m_choices.size()) {
-    m_choices[m_substeps] = e;
-  } else {
-    m_choices.push_back(e);
-  }
+  e.generation = m_generation;
+  if (m_choices.size() <= m_substeps) m_choices.resize(m_substeps + 1);
+  m_choices[m_substeps] = e;
   ++m_substeps;
   checkFinite();
 }
@@ -132,7 +132,7 @@ Simulation::Evaluation Simulation::chooseEvaluation() const {
                          : m_clock.synchronized() ? double(m_backend->size())
                                                   : 0.0;
   Evaluation e;
-  e.groups = static_cast<std::uint8_t>(m_groupTuner.choose(kind));
+  e.groups = static_cast<std::uint8_t>(m_groupTuner.choose(kind, m_params.nGroup));
   e.rebuild = m_rebuildNext || m_tuner.shouldRebuild(m_clock.time() - m_treeTime,
                                                      tunerKind(kind, e.groups), targets);
   return e;
@@ -163,19 +163,17 @@ void Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccVa
   }
   m_lastGroupSize = p.nGroup;
   const StepProfile& prof = m_backend->profile();
-  const double rebuildMs =
-      prof[Stage::BoundingBox] + prof[Stage::Keys] + prof[Stage::Sort] + prof[Stage::Tree];
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
   const double given = double(prof.interactions.targets);
   const double walkMs = timed ? prof[Stage::Walk] : -1.0;
   m_tuner.record(rebuilt, tunerKind(kind, e.groups), m_clock.time(), m_clock.time() - m_treeTime,
-                 given, walkMs, timed ? rebuildMs : -1.0);
+                 given, walkMs, timed ? prof.rebuildMs() : -1.0);
   // The group tuner compares sizes on fresh trees: a refit's aging is taken out (where it is
   // not known yet, the refit is not recorded).
   const bool agingKnown = rebuilt || m_tuner.state().fit.model != AgingModel::None;
   if (timed && given > 0.0 && agingKnown) {
     const double aging = rebuilt ? 0.0 : m_tuner.agingMs(m_clock.time() - m_treeTime, given);
-    m_groupTuner.record(kind, e.groups, (walkMs - aging) / given);
+    m_groupTuner.record(kind, e.groups, (walkMs - aging) / given, m_params.nGroup);
   }
   m_targetsByBin[kind] = given;
 }
@@ -185,8 +183,12 @@ std::unique_ptr<KeptState> Simulation::keep(std::size_t deviceBytesFree) const {
   state->clock = m_clock;
   state->params = m_params;
   state->substeps = m_substeps;
+  state->generation = m_generation;
   state->backend = m_backend->keepState(deviceBytesFree);
-  m_rebuildNext = true;
+  // A replay from here starts with a rebuild (the tree is not kept), so the run must rebuild
+  // here too. Not while replaying: the log decides there, and a keep (the window keeps at frame
+  // ends, which fall elsewhere the second time) must not change the run it replays.
+  if (m_substeps >= m_replayUntil) m_rebuildNext = true;
   return state;
 }
 
@@ -197,7 +199,13 @@ void Simulation::restore(const KeptState& state) {
   m_params = state.params;
   m_substeps = state.substeps;
   m_rebuildNext = true;  // the tree was not kept
-  m_replayUntil = m_choices.size();
+  m_generation = state.generation;
+  m_tuner.rewind(state.clock.time());
+  // The log holds what ran after this state, under its parameters, until they changed.
+  m_replayUntil = m_substeps;
+  while (m_replayUntil < m_choices.size() && m_choices[m_replayUntil].generation == m_generation) {
+    ++m_replayUntil;
+  }
 }
 
 Diagnostics Simulation::diagnostics() const { return m_backend->diagnostics(m_clock); }

@@ -31,6 +31,7 @@ struct KeptState {
   Clock clock;
   SimParams params;
   std::uint64_t substeps = 0;
+  std::uint32_t generation = 0;  ///< of the parameters (Simulation's log of choices)
   std::unique_ptr<BackendState> backend;
 
   double time() const { return clock.time(); }
@@ -99,8 +100,11 @@ class Simulation {
   /// The choices of one force evaluation: logged per substep, so a replay makes them again.
   struct Evaluation {
     bool rebuild = true;  ///< rebuild the tree (else refit it)
-    std::uint8_t groups =
-        0;  ///< GroupTuner's candidate: N_group / 2^groups (GroupTuner::groupSize)
+    /// GroupTuner's candidate: N_group / 2^groups (GroupTuner::groupSize)
+    std::uint8_t groups = 0;
+    /// The parameters it ran under (Simulation's count of changes): a replay follows the log
+    /// only while this is the kept state's.
+    std::uint32_t generation = 0;
   };
   /// The choices of the evaluation at the current tick.
   Evaluation chooseEvaluation() const;
@@ -129,6 +133,8 @@ class Simulation {
   int m_lastGroupSize = 0;
   std::vector<Evaluation> m_choices;  // per substep (for replays)
   std::uint64_t m_replayUntil = 0;    // after a restore: substeps before this follow the log
+  std::uint32_t m_generation = 0;     // the parameters' (a new one at every change)
+  std::uint32_t m_generations = 0;    // generations handed out
 };
 
 }  // namespace bhviz::sim

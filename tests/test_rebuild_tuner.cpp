@@ -229,6 +229,10 @@ TEST(GroupTuner, CandidatesHalveDownToTheSmallest) {
   EXPECT_EQ(GroupTuner::groupSize(32, 4), 4) << "not below kSmallest";
   EXPECT_EQ(GroupTuner::groupSize(2, 2), 2) << "nor above N_group";
   EXPECT_EQ(GroupTuner::groupSize(128, 9), 8) << "the last candidate at most";
+  EXPECT_EQ(GroupTuner::candidates(64), 5);
+  EXPECT_EQ(GroupTuner::candidates(8), 2) << "8 and 4: no size twice";
+  EXPECT_EQ(GroupTuner::candidates(4), 1);
+  EXPECT_EQ(GroupTuner::candidates(1), 1);
 }
 
 namespace {
@@ -240,9 +244,9 @@ std::array<int, GroupTuner::kCandidates> takeTurns(GroupTuner& t, int kind,
                                                    int evaluations) {
   std::array<int, GroupTuner::kCandidates> taken{};
   for (int i = 0; i < evaluations; ++i) {
-    const int c = t.choose(kind);
+    const int c = t.choose(kind, 64);
     ++taken[c];
-    t.record(kind, c, cost[c]);
+    t.record(kind, c, cost[c], 64);
   }
   return taken;
 }
@@ -260,6 +264,16 @@ TEST(GroupTuner, SettlesOnTheFastestSizePerKind) {
   EXPECT_LE(all[1], 2 + 320 / GroupTuner::kRetry);
   EXPECT_EQ(all[2] + all[3] + all[4], 0) << "kind 0 never tried beyond the first slower size";
   EXPECT_GE(centre[2], 320 - 3 - 320 / GroupTuner::kRetry);
+}
+
+TEST(GroupTuner, TriesOnlyDistinctSizes) {
+  GroupTuner t;
+  for (int i = 0; i < 200; ++i) {
+    const int c = t.choose(0, 8);
+    ASSERT_LT(c, 2) << "N_group 8 has the sizes 8 and 4 only";
+    t.record(0, c, c == 1 ? 1.0 : 2.0, 8);
+  }
+  EXPECT_EQ(t.best(0), 1);
 }
 
 TEST(GroupTuner, FollowsTheBestSizeWhenItMoves) {

@@ -106,6 +106,13 @@ TEST(TreeRefit, TheBarnesHutMacStaysAsStrictWhenParticlesLeaveTheirCell) {
   refit.computeForces(clock, p, ForceTargets::All, false);
   refit.drift(0.2f);
   ASSERT_TRUE(refit.refitForces(clock, p, ForceTargets::All, true));
+  // The case this is about: some refitted cells outgrew their geometric side.
+  const Tree& t = refit.tree();
+  bool outgrown = false;
+  for (std::uint32_t c = 0; c < t.cellCount() && !outgrown; ++c) {
+    outgrown = tightSide(t.box[c]) > t.side(c);
+  }
+  ASSERT_TRUE(outgrown);
   const Particles a = sortedById(refit.particles());
   const std::vector<std::uint32_t> sample = sampleIndices(a.size(), 2000, 8);
   const ForceError err = forceError(a, sample, directSum(a, sample, p.softening));
@@ -213,18 +220,21 @@ TEST(TreeRefit, AReplayMakesTheTunedChoicesAgain) {
     int groups;
     bool operator==(const Choice& o) const { return rebuilt == o.rebuilt && groups == o.groups; }
   };
-  const auto run = [&] {
+  // `keepAt`: a substep after which the run keeps a state, as the window's ring does at frame
+  // ends (which fall elsewhere the second time).
+  const auto run = [&](int keepAt) {
     std::vector<Choice> choices;
     for (int k = 0; k < 40; ++k) {
       s.substep();
       choices.push_back({s.lastRebuilt(), s.lastGroupSize()});
+      if (k == keepAt) s.keep();
     }
     return choices;
   };
-  const std::vector<Choice> first = run();
+  const std::vector<Choice> first = run(-1);
   const Particles a = sortedById(s.particles());
   s.restore(*kept);
-  const std::vector<Choice> second = run();
+  const std::vector<Choice> second = run(17);
   const Particles b = sortedById(s.particles());
   EXPECT_TRUE(first == second);
   EXPECT_EQ(std::memcmp(a.posMass.data(), b.posMass.data(), a.size() * sizeof(Vec4)), 0);
@@ -238,4 +248,35 @@ TEST(TreeRefit, AReplayMakesTheTunedChoicesAgain) {
   EXPECT_TRUE(refits) << "the tuner refits at least to measure the aging";
   EXPECT_TRUE(sizes) << "the group tuner tries more than one size";
   EXPECT_TRUE(first.front().rebuilt) << "a kept state's next evaluation rebuilds";
+}
+
+TEST(TreeRefit, ARestorePastAParameterChangeFollowsTheKeptParameters) {
+  // Run under a fixed interval of 3, change to every evaluation, go back: from where the
+  // parameters changed the log holds the other parameters' choices, which a replay must not
+  // follow.
+  SimParams p = plummerParams();
+  p.rebuildInterval = 3;
+  Simulation s(makeCpuBackend(), makePlummer(2000, 4), p);
+  const std::unique_ptr<KeptState> kept = s.keep();
+  std::vector<bool> first;
+  for (int k = 0; k < 10; ++k) {
+    s.substep();
+    first.push_back(s.lastRebuilt());
+  }
+  SimParams every = p;
+  every.rebuildInterval = 1;
+  s.setParams(every);
+  for (int k = 0; k < 10; ++k) s.substep();
+  s.restore(*kept);
+  std::vector<bool> second;
+  for (int k = 0; k < 20; ++k) {
+    s.substep();
+    second.push_back(s.lastRebuilt());
+  }
+  for (int k = 0; k < 20; ++k) {
+    EXPECT_EQ(second[k], k % 3 == 0) << "substep " << k << ": every third rebuilds";
+    if (k < 10) {
+      EXPECT_EQ(second[k], first[k]);
+    }
+  }
 }

@@ -46,6 +46,7 @@ void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTarg
 void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targets,
                        bool oldAccValid, const KeyFrame* frame) {
   if (!prepare(p, oldAccValid)) return;
+  m_treeShape = {};  // the sort reorders the particles: the old tree fits them no more
   m_tree = cpu::buildSortedTree(m_particles, p.curve, p.nLeaf, m_mac, &m_profile, frame);
   // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
   m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_particles.size()};

@@ -342,6 +342,8 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
 
   Box bounds() const override {
     if (m_p.n == 0) return {};
+    // The reduction writes the key frame the tree was built in: no refit of it after this.
+    m_treeShape = {};
     launchBoundingBox(m_p, m_ws, m_stream);
     return downloadBox(m_ws);
   }
@@ -477,7 +479,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   int m_leafSize = 0;                  // N_leaf of the last build
   bool m_statisticsValid = false;      // a tree of these particles was built
   bool m_walkPending = false;          // beginWalkLocal launched, endWalkLocal not yet
-  TreeShape m_treeShape;               // what m_tree was rebuilt with (none after upload)
+  mutable TreeShape m_treeShape;       // what m_tree was rebuilt with (none after upload)
   ImportedLet m_imported;              // an imported LET on the device
   mutable DeviceParticles m_moving;    // the particles gather() copies to the host
   mutable SampleScratch m_sample;      // downloadSample's (the camera's, a large run's view)

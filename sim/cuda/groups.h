@@ -44,7 +44,7 @@ struct WalkSchedule {
 /// The union of the groups' boxes and their smallest |a_old| (groupRegion).
 struct GroupRegion {
   Box box;
-  float accMin = 0.0f;
+  float accMin = INFINITY;  ///< as TargetRegion's: no group, no bound
 };
 
 /// The groups on the device, in the layout of sim::Groups, plus their scratch.

@@ -135,6 +135,7 @@ TEST(Dist, ParticlesConservedOverAMerger) {
   const std::size_t n = 3000;
   const Particles initial = makeMerger(n, 5);
   SimParams p;
+  p.rebuildInterval = 1;
   p.softening = 0.05f;
   Simulation sim(distributed(n), initial, p);
   for (int block = 0; block < 4; ++block) {
@@ -163,6 +164,7 @@ TEST(Dist, BlockStepsEnergyDriftLikeOneProcess) {
   const std::size_t n = 2000;
   const Particles initial = makePlummer(n, 9);
   SimParams p;
+  p.rebuildInterval = 1;  // both runs rebuild every evaluation at N_group (tuned runs follow times)
   p.stepping = TimeStepping::Block;
   p.dtMax = 1.0f / 16.0f;
   p.maxBinDepth = 5;
@@ -187,6 +189,7 @@ TEST(Dist, BlockStepsEnergyDriftLikeOneProcess) {
 TEST(Dist, MeasuredWorkBalanced) {
   const std::size_t n = 20000;
   SimParams p;
+  p.rebuildInterval = 1;
   p.softening = 0.02f;
   Simulation sim(distributed(n), makeMerger(n, 3), p);
   sim.advance(3);
