@@ -30,6 +30,17 @@ bool inside(const Box& b, const Vec4& x) {
          x.z <= b.hi.z;
 }
 
+/// `b` holds the 20,000-particle Plummer sphere, built, drifted by `dt` and then refitted;
+/// returns whether it refitted (not rebuilt).
+bool driftAndRefit(CpuBackend& b, const SimParams& p, float dt) {
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  b.upload(test::plummer20k());
+  b.computeForces(clock, p, ForceTargets::All, false);
+  b.drift(dt);
+  b.resetProfile();
+  return b.refitForces(clock, p, ForceTargets::All, true);
+}
+
 double perTarget(const InteractionCounts& c) {
   return double(c.cell + c.particle) / double(c.targets);
 }
@@ -68,11 +79,7 @@ TEST(TreeRefit, AfterADriftForcesKeepTheAccuracyOfARebuild) {
   const SimParams p = plummerParams();
   const Clock clock{0.0, 0, 0, p.dtMax};
   CpuBackend refit;
-  refit.upload(test::plummer20k());
-  refit.computeForces(clock, p, ForceTargets::All, false);
-  refit.drift(0.1f);
-  refit.resetProfile();
-  ASSERT_TRUE(refit.refitForces(clock, p, ForceTargets::All, true));
+  ASSERT_TRUE(driftAndRefit(refit, p, 0.1f));
   const InteractionCounts refitCounts = refit.profile().interactions;
 
   CpuBackend rebuilt;
@@ -100,12 +107,8 @@ TEST(TreeRefit, TheBarnesHutMacStaysAsStrictWhenParticlesLeaveTheirCell) {
   // The geometric side is the built tree's; a refitted leaf may have grown past it.
   SimParams p = plummerParams();
   p.mac = MacKind::BarnesHut;
-  const Clock clock{0.0, 0, 0, p.dtMax};
   CpuBackend refit;
-  refit.upload(test::plummer20k());
-  refit.computeForces(clock, p, ForceTargets::All, false);
-  refit.drift(0.2f);
-  ASSERT_TRUE(refit.refitForces(clock, p, ForceTargets::All, true));
+  ASSERT_TRUE(driftAndRefit(refit, p, 0.2f));
   // The case this is about: some refitted cells outgrew their geometric side.
   const Tree& t = refit.tree();
   bool outgrown = false;
