@@ -39,6 +39,10 @@ struct Options {
   /// every time (it does not refit), so K = 1's baseline alone does too, and no group size is
   /// tuned on measured times (the ranks' tables stay comparable).
   int rebuildInterval = 1;
+  /// How GPUs' LETs travel: auto (NCCL where it can) or host (pinned memory and MPI).
+  dist::LetTransport lets = dist::LetTransport::Auto;
+  /// DistSettings::imbalance (bhviz --rebalance): 0 decomposes at every full step.
+  double rebalance = 0.0;
 };
 
 std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
@@ -81,7 +85,10 @@ int lead(const Options& o, int ranks) {
   p.theta = o.theta;
   p.rebuildInterval = o.rebuildInterval;
   const Particles initial = makeScenario(o.scenario, o.n, 1);
-  Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n), initial, p);
+  dist::DistSettings settings;
+  settings.lets = o.lets;
+  settings.imbalance = o.rebalance;
+  Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n, settings), initial, p);
   for (int s = 0; s < o.warmup; ++s) sim.substep();
 
   const auto K = static_cast<std::size_t>(ranks);
@@ -89,6 +96,7 @@ int lead(const Options& o, int ranks) {
   std::vector<std::vector<double>> letBytes(K), work(K);
   std::vector<double> wall, imbalance;
   std::vector<RankReport> before = sim.backend().rankReports();
+  const std::uint64_t decompositionsBefore = before.empty() ? 0 : before[0].decompositions;
   for (int s = 0; s < o.steps; ++s) {
     const auto t0 = std::chrono::steady_clock::now();
     sim.substep();
@@ -107,9 +115,13 @@ int lead(const Options& o, int ranks) {
     before = now;
   }
 
-  std::printf("bench_dist: %s, N = %zu, %d ranks (%s), theta %.2f, %d steps (medians)\n",
+  const bool nccl = !before.empty() && before[0].letsOverNccl;
+  std::printf("bench_dist: %s, N = %zu, %d ranks (%s), theta %.2f, %d steps (medians), LETs %s\n",
               o.scenario.c_str(), o.n, ranks, std::string(sim.backend().name()).c_str(), o.theta,
-              o.steps);
+              o.steps,
+              ranks == 1 ? "none"
+              : nccl     ? "GPU to GPU (NCCL)"
+                         : "through the host");
   std::printf("%4s %10s", "rank", "particles");
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
@@ -145,8 +157,30 @@ int lead(const Options& o, int ranks) {
           << median(wall) << ',' << median(imbalance) << '\n';
     }
   }
-  std::printf("step: %.3f ms wall (rank 0's clock), work imbalance %.4f\n", median(wall),
-              median(imbalance));
+  std::printf(
+      "step: %.3f ms wall (rank 0's clock), work imbalance %.4f, %llu decompositions in "
+      "%d steps\n",
+      median(wall), median(imbalance),
+      static_cast<unsigned long long>(last.empty() ? 0
+                                                   : last[0].decompositions - decompositionsBefore),
+      o.steps);
+  // What the live view pays per frame on rank 0: the particles gathered from every rank, all
+  // of them up to the window's budget of 4 M, above it the ids divisible by ⌈N / 4 M⌉
+  // (app/scene/vertex_writer.h: viewStride).
+  {
+    constexpr std::size_t kViewBudget = 4'000'000;
+    const auto stride =
+        static_cast<std::uint32_t>(o.n <= kViewBudget ? 1 : (o.n + kViewBudget - 1) / kViewBudget);
+    std::vector<double> ms;
+    Particles view;
+    for (int k = 0; k < 5; ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      sim.backend().downloadSample(view, stride);
+      ms.push_back(msSince(t0));
+    }
+    std::printf("view gather: %.3f ms for %zu particles (ids divisible by %u)\n", median(ms),
+                view.size(), stride);
+  }
   if (ranks == 1) {
     const double alone = aloneMs(o, kind, initial, p);
     std::printf("the local backend alone: %.3f ms; the distributed path's overhead %+.2f %%\n",
@@ -187,6 +221,13 @@ int main(int argc, char** argv) {
   app.add_option("--backend", o.backend, "each rank's backend: cpu or cuda (default cpu)");
   app.add_option("--theta", o.theta, "opening angle, Bonsai MAC (default 0.5)");
   app.add_option("--csv", o.csv, "also write the table as CSV");
+  std::string lets = "auto";
+  app.add_option("--lets", lets, "how GPUs' LETs travel: auto (NCCL where it can) or host")
+      ->check(CLI::IsMember({"auto", "host"}));
+  app.add_option("--rebalance", o.rebalance,
+                 "decompose at a full step only when the work's imbalance passes R (default 0: "
+                 "at every full step)")
+      ->check(CLI::Range(0.0, 100.0));
   std::string rebuild = "every";
   app.add_option("--rebuild", rebuild, "tree rebuilds: every (default), auto or K");
   int status = 0;
@@ -195,6 +236,7 @@ int main(int argc, char** argv) {
     const std::optional<int> interval = parseRebuildInterval(rebuild);
     if (!interval) throw std::invalid_argument("--rebuild " + rebuild + ": auto, every or K");
     o.rebuildInterval = *interval;
+    o.lets = lets == "host" ? dist::LetTransport::Host : dist::LetTransport::Auto;
     status = lead(o, job->size());
   } catch (const CLI::ParseError& e) {
     status = app.exit(e);

@@ -156,6 +156,7 @@ fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 [ -f "$HERE/gpu-mpi-env.sh" ] && source "$HERE/gpu-mpi-env.sh"
 export NCCL_NVLS_ENABLE=0
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 if [ "${BHVIZ_SKIP_MPI:-0}" = 1 ]; then
   note "mpi" "skipped (BHVIZ_SKIP_MPI=1)"
 elif ! command -v mpirun >/dev/null; then
@@ -169,6 +170,14 @@ elif [ -x "$BIN_DIR/test_dist" ]; then
     run_logged "$MPI_LOG" "test_dist cuda, $k rank(s)" "${MPIRUN[@]}" -np "$k" \
       "$BIN_DIR/test_dist" --gtest_color=no
   done
+  if [ "$GPUS" -ge 2 ]; then
+    # A GPU per rank: the LETs move by NCCL (required here, so that the host path cannot stand
+    # in for it), and again through the host on the same GPUs.
+    run_logged "$MPI_LOG" "test_dist cuda, 2 ranks on 2 GPUs, NCCL" "${MPIRUN[@]}" \
+      -x BHVIZ_TEST_DIST_NCCL=1 -np 2 "$BIN_DIR/test_dist" --gtest_color=no
+    run_logged "$MPI_LOG" "test_dist cuda, 2 ranks on 2 GPUs, LETs through the host" \
+      "${MPIRUN[@]}" -x BHVIZ_TEST_DIST_LETS=host -np 2 "$BIN_DIR/test_dist" --gtest_color=no
+  fi
   note "  test_dist totals" "$(gtest_counts "$MPI_LOG" | tail -c 200)"
   if [ "${BHVIZ_SKIP_SANITIZE:-0}" != 1 ] && [ -x "$SAN" ]; then
     run_logged "$MPI_LOG" "compute-sanitizer memcheck test_dist x2" "${MPIRUN[@]}" -np 2 \
@@ -195,8 +204,27 @@ elif [ -x "$BIN_DIR/test_dist" ]; then
   fi
 fi
 
+# 6. Scaling over the machine's GPUs (BHVIZ_SCALING=1, two or more GPUs): bench_dist with one
+#    rank per GPU for each "scenario:N:K,K,..." of BHVIZ_SCALING_RUNS (K = 1: the CUDA backend
+#    alone is timed in the same run), LETs as BHVIZ_SCALING_LETS says (auto or host).
+if [ "${BHVIZ_SCALING:-0}" = 1 ] && [ "${GPUS:-0}" -ge 2 ] && [ -x "$BIN_DIR/bench_dist" ]; then
+  MPI_LOG=${MPI_LOG:-$OUT_DIR/mpi.log}
+  runs=${BHVIZ_SCALING_RUNS:-"merger:16000000:1,2 plummer:16000000:1,2 merger:32000000:2"}
+  for spec in $runs; do
+    IFS=: read -r scen n ks <<<"$spec"
+    for k in ${ks//,/ }; do
+      [ "$k" -le "$GPUS" ] || continue
+      run_logged "$MPI_LOG" "scaling $scen N=$n K=$k lets=${BHVIZ_SCALING_LETS:-auto}" \
+        mpirun --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=8 -x NCCL_NVLS_ENABLE=0 \
+        -x LD_LIBRARY_PATH -np "$k" "$BIN_DIR/bench_dist" --backend cuda --scenario "$scen" \
+        --n "$n" --steps 10 --warmup 3 --lets "${BHVIZ_SCALING_LETS:-auto}" \
+        --csv "$OUT_DIR/scaling_${scen}_${n}_${k}_${BHVIZ_SCALING_LETS:-auto}.csv"
+    done
+  done
+fi
+
 [ -f "${BENCH_LOG:-/nonexistent}" ] && { echo; echo "--- bench"; grep -vE '^===' "$BENCH_LOG" | tail -40; }
-[ -f "${MPI_LOG:-/nonexistent}" ] && { echo; echo "--- mpi"; grep -E '^(bench_dist|rank|  *[0-9]|step|the local|K = )' "$MPI_LOG" | tail -60; }
+[ -f "${MPI_LOG:-/nonexistent}" ] && { echo; echo "--- mpi"; grep -E '^(bench_dist|rank|  *[0-9]|step|the local|K = |view gather|=== scaling)' "$MPI_LOG" | tail -60; }
 echo
 echo "--- gpu-check summary ($GPU)"
 printf '%s\n' "${SUMMARY[@]}"

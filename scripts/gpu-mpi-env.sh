@@ -52,3 +52,18 @@ if [ -n "$_ompi_run" ] || ! command -v mpirun >/dev/null 2>&1; then
   fi
 fi
 unset _ompi_run _f
+# NCCL (the LETs GPU to GPU, sim/dist/nccl_link.h) is loaded at run time as libnccl.so.2: where
+# the loader cannot find it, the first one found in the CUDA toolkit or in Python's NVIDIA
+# wheels (the GPU image's PyTorch ships one) goes on LD_LIBRARY_PATH.
+if ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+  _nccl=$(ls /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2 \
+    /usr/local/cuda-*/lib*/libnccl.so.2 2>/dev/null | head -1)
+  if [ -z "$_nccl" ] && command -v python3 >/dev/null; then
+    _nccl=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0] + "/lib/libnccl.so.2")' \
+      2>/dev/null)
+  fi
+  if [ -n "$_nccl" ] && [ -f "$_nccl" ]; then
+    export LD_LIBRARY_PATH=$(dirname "$_nccl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
+  unset _nccl
+fi

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -76,6 +77,38 @@ class DeviceAccess {
   virtual void writeBoxes(const BoxQuery& q, DrawBox* out) const = 0;
 };
 
+/// The LETs of a backend whose trees live in device memory, kept there as bytes: cut into a
+/// send buffer, moved device to device (NCCL) or through pinned host memory (MPI), and walked
+/// where they arrive, without the host building, serialising or parsing them. Pointers named
+/// "device" are device memory of the backend's GPU; stream() orders the work on them.
+class DeviceLets {
+ public:
+  virtual ~DeviceLets() = default;
+  /// Empties the send buffer.
+  virtual void clearSent() = 0;
+  /// Cuts the built tree's LET for `region` (ForceParts::essentialTree's) onto the end of the
+  /// send buffer; queued on stream(). Zero sizes: nothing to send.
+  virtual LetSize appendCut(const TargetRegion& region) = 0;
+  /// The send buffer's bytes: every LET appended since clearSent, end to end.
+  virtual const std::byte* sentDevice() const = 0;
+  /// The same bytes copied to pinned host memory (waits for the cuts); valid until the next cut.
+  virtual const std::byte* sentHost() = 0;
+  /// A receive buffer of `bytes` in device memory, or in pinned host memory to be uploaded by
+  /// uploadReceived(); each valid until the next call of either.
+  virtual std::byte* receiveDevice(std::size_t bytes) = 0;
+  virtual std::byte* receiveHost(std::size_t bytes) = 0;
+  /// Queues on stream() the copy of the host receive buffer into the device one.
+  virtual void uploadReceived() = 0;
+  /// Walks the built groups over the LET at `offset` of the device receive buffer, `bytes`
+  /// long: adds to accPot of the targets (walkImported's). Throws std::runtime_error on bytes
+  /// that are not a whole, consistent LET.
+  virtual LetSize walkReceived(std::size_t offset, std::size_t bytes) = 0;
+  /// The backend's cudaStream_t.
+  virtual void* stream() const = 0;
+  /// The GPU, unique on its host (its PCI bus id): ranks that share one cannot use NCCL.
+  virtual std::string deviceId() const = 0;
+};
+
 /// A force evaluation in parts, what the distributed backend (sim/dist/) needs of each rank's
 /// local backend: the local tree is built first, the essential trees other ranks need are cut
 /// from it, and the trees other ranks sent are walked by the local groups after the local tree.
@@ -106,6 +139,15 @@ class ForceParts {
   /// Per particle, in the current order: its interactions (cells and particles) in the walks
   /// since the last build; meaningful for the particles that were targets of that build.
   virtual std::vector<std::uint32_t> work() const = 0;
+  /// The sum of work() over the particles.
+  virtual std::uint64_t workSum() const {
+    std::uint64_t sum = 0;
+    for (std::uint32_t w : work()) sum += w;
+    return sum;
+  }
+  /// The LETs as device bytes (essentialTree and walkImported without the host); null where
+  /// the trees live on the host.
+  virtual DeviceLets* deviceLets() { return nullptr; }
 
   // The decomposition where the particles are: the ORB counts there, and only the particles
   // that change rank come to the host and go.
@@ -142,6 +184,7 @@ struct RankReport {
   std::uint64_t decompositions = 0;  ///< ORB decompositions and particle exchanges [1]
   std::uint64_t particlesSent = 0;   ///< particles the exchanges sent to other ranks [1]
   Box domain;                        ///< the rank's ORB domain
+  bool letsOverNccl = false;         ///< the LETs move GPU to GPU (NCCL), not through the host
 };
 
 /// A kept copy of a backend's state (Backend::keepState): on the host, or in the backend's own

@@ -49,6 +49,33 @@ struct LetTree {
 LetTree essentialTree(const Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac,
                       const TargetRegion& region);
 
+/// The sizes of a LET as bytes (letLayout).
+struct LetSize {
+  std::uint64_t bytes = 0, cells = 0, particles = 0;
+};
+
+/// The bytes a LET travels as begin with this header.
+struct LetHeader {
+  std::uint32_t magic;
+  std::uint32_t levels;  ///< entries of levelBegin
+  std::uint64_t cells;
+  std::uint64_t particles;
+  KeyFrame frame;
+};
+inline constexpr std::uint32_t kLetMagic = 0x4c455432;  // "LET2": arrays 16-byte aligned
+
+/// Where the header and the arrays of a LET lie in its bytes (offsets from its first byte):
+/// the header, then levelBegin and the tree's arrays in Tree's order, then the particles, each
+/// at a multiple of 16 bytes and zero-padded, so that a device reads them in place (a CUDA
+/// backend cuts and walks LETs as bytes in device memory); the size is a multiple of 16, so
+/// that LETs laid end to end stay aligned.
+struct LetLayout {
+  std::size_t levelBegin, first, count, child, childCount, level, comMass, quad, box, bmax, opening,
+      posMass;
+  std::size_t size;
+};
+LetLayout letLayout(std::uint64_t levels, std::uint64_t cells, std::uint64_t particles);
+
 /// The bytes a LET travels as, and back. fromBytes throws std::invalid_argument on a buffer
 /// that is not a whole, consistent LET (sizes, links and particle ranges checked).
 std::vector<std::byte> toBytes(const LetTree& let);

@@ -94,7 +94,10 @@ constexpr std::size_t kDeviceLetCells = std::size_t(1) << 18;
 /// An N that one window frame steps at an interactive rate on a current GPU (~10 ms on an H200).
 constexpr std::size_t kInteractiveParticles = 1'000'000;
 
-class CudaBackend final : public Backend, public DeviceAccess, private ForceParts {
+class CudaBackend final : public Backend,
+                          public DeviceAccess,
+                          private ForceParts,
+                          private DeviceLets {
  public:
   BackendTraits traits() const override {
     return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup}, true, kInteractiveParticles};
@@ -129,7 +132,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   }
   void download(Particles& h) const override { downloadParticles(m_p, h); }
   void downloadSample(Particles& h, std::uint32_t stride) const override {
-    h = sampleById(m_p, stride, m_sample, m_stream);
+    sampleById(m_p, stride, m_sample, m_stream, h);
   }
   std::unique_ptr<BackendState> keepState(std::size_t deviceBytesFree) const override {
     const std::size_t bytes = m_p.n * kParticleBytes;
@@ -402,6 +405,64 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
          true);
   }
 
+  std::uint64_t workSum() const override {
+    if (!m_distributed || m_p.n == 0) return 0;
+    return sumWork(m_work.data(), m_p.n, m_ws.temp, m_workTotal, m_stream);
+  }
+
+  DeviceLets* deviceLets() override { return this; }
+
+  // DeviceLets: a large tree is cut on the device straight into the send bytes; a small one on
+  // the host (essentialTree's threshold), its bytes uploaded.
+  void clearSent() override { m_letSent.clear(); }
+  LetSize appendCut(const TargetRegion& region) override {
+    if (m_p.n == 0 || !region.any()) return {};
+    if (m_tree.cells >= kDeviceLetCells) {
+      return cutEssentialTreeBytes(m_tree, m_p, downloadFrame(m_ws), m_mac, region, m_letScratch,
+                                   m_letSent, m_stream);
+    }
+    const LetTree let = essentialTree(region);
+    if (let.empty()) return {};
+    m_letHostBytes.clear();
+    const std::size_t bytes = appendBytes(let, m_letHostBytes);
+    copyToDevice(m_letSent.append(bytes, m_stream), m_letHostBytes.data(), bytes);
+    return {bytes, let.cellCount(), let.posMass.size()};
+  }
+  const std::byte* sentDevice() const override { return m_letSent.data(); }
+  const std::byte* sentHost() override {
+    std::byte* host = m_letSentHost.resize(m_letSent.size());
+    copyToHost(host, m_letSent.data(), m_letSent.size());
+    return host;
+  }
+  std::byte* receiveDevice(std::size_t bytes) override { return m_letReceived.resize(bytes); }
+  std::byte* receiveHost(std::size_t bytes) override { return m_letReceivedHost.resize(bytes); }
+  void uploadReceived() override {
+    const std::size_t bytes = m_letReceivedHost.size();
+    m_letReceived.resize(bytes);
+    if (bytes == 0) return;
+    BHVIZ_CUDA_CHECK(cudaMemcpyAsync(m_letReceived.data(), m_letReceivedHost.data(), bytes,
+                                     cudaMemcpyHostToDevice, m_stream));
+  }
+  LetSize walkReceived(std::size_t offset, std::size_t bytes) override {
+    if (offset > m_letReceived.size() || bytes > m_letReceived.size() - offset) {
+      throw std::runtime_error("a LET past the end of the received bytes");
+    }
+    const LetView v = importLetBytes(m_letReceived.data() + offset, bytes, m_imported.records,
+                                     m_letFault, m_stream);
+    if (m_p.n > 0 && v.size.cells > 0) {
+      walk(WalkSources{v.records, v.box, v.size.cells, v.posMass}, true);
+    }
+    return v.size;
+  }
+  void* stream() const override { return m_stream != nullptr ? m_stream : cudaStreamPerThread; }
+  std::string deviceId() const override {
+    char bus[32] = {};
+    int device = 0;
+    BHVIZ_CUDA_CHECK(cudaGetDevice(&device));
+    BHVIZ_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
+    return bus;
+  }
+
   std::vector<std::uint32_t> work() const override {
     std::vector<std::uint32_t> w(m_p.n, 0);
     if (m_distributed && m_p.n > 0) {
@@ -487,6 +548,12 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   mutable Tree m_hostTree;             // a small build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;
   mutable bool m_hostTreeValid = false;
+  // DeviceLets: the LETs' bytes, sent and received, on the device and staged on the host.
+  DeviceBytes m_letSent, m_letReceived;
+  PinnedBytes m_letSentHost, m_letReceivedHost;
+  std::vector<std::byte> m_letHostBytes;                 // a small tree's LET, cut on the host
+  DeviceBuffer<std::uint32_t> m_letFault;                // importLetBytes' check
+  mutable DeviceBuffer<unsigned long long> m_workTotal;  // workSum()'s
 };
 
 }  // namespace

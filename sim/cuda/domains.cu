@@ -7,7 +7,9 @@
 // (stable: the kept particles keep their order) into the workspace's scratch arrays and
 // appends the arrivals after them.
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <stdexcept>
 #include <string>
@@ -290,12 +292,34 @@ struct IdMultiple {
 
 }  // namespace
 
-Particles sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
-                     Stream stream) {
-  Particles out;
+namespace {
+
+struct Widen {
+  __host__ __device__ unsigned long long operator()(std::uint32_t w) const { return w; }
+};
+
+}  // namespace
+
+std::uint64_t sumWork(const std::uint32_t* work, std::size_t n, DeviceBuffer<unsigned char>& temp,
+                      DeviceBuffer<unsigned long long>& total, Stream stream) {
+  if (n == 0) return 0;
+  const auto wide = thrust::make_transform_iterator(work, Widen{});
+  total.reserve(1);
+  std::size_t bytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, wide, total.data(), n, stream));
+  temp.reserve(std::max<std::size_t>(bytes, 1));
+  BHVIZ_CUDA_CHECK(cub::DeviceReduce::Sum(temp.data(), bytes, wide, total.data(), n, stream));
+  unsigned long long sum = 0;
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&sum, total.data(), sizeof sum, cudaMemcpyDeviceToHost, stream));
+  synchronize(stream);
+  return sum;
+}
+
+void sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
+                Stream stream, Particles& out) {
   if (stride <= 1 || p.n == 0) {
     downloadParticles(p, out);
-    return out;
+    return;
   }
   // Selected on the device: only the sample's particles come to the host.
   const thrust::counting_iterator<std::uint32_t> all(0);
@@ -311,7 +335,10 @@ Particles sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScrat
                                          scratch.count.data(), n, multiple, stream));
   int count = 0;
   copyToHost(&count, scratch.count.data(), sizeof count);
-  if (count == 0) return out;
+  if (count == 0) {
+    out.resize(0);
+    return;
+  }
   const auto m = static_cast<std::uint32_t>(count);
   DeviceParticles& q = scratch.particles;
   q.resize(m);
@@ -321,7 +348,6 @@ Particles sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScrat
       q.tag.data(), q.bin.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
   downloadParticles(q, out);
-  return out;
 }
 
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,

@@ -19,6 +19,11 @@ std::unique_ptr<OrbParticles> makeDeviceOrbParticles(const Vec4* posMass, const 
                                                      const std::uint8_t* bin, std::size_t n,
                                                      Stream stream);
 
+/// The sum of n work counts on the device (blocking): whether to decompose again is decided
+/// from it, with no copy of every count to the host.
+std::uint64_t sumWork(const std::uint32_t* work, std::size_t n, DeviceBuffer<unsigned char>& temp,
+                      DeviceBuffer<unsigned long long>& total, Stream stream);
+
 /// Copies of the particles at `indices` (blocking); `scratch` holds them on the device first.
 Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint32_t>& indices,
                           DeviceParticles& scratch, Stream stream);
@@ -31,10 +36,11 @@ struct SampleScratch {
   DeviceParticles particles;
 };
 
-/// The particles whose id is a multiple of `stride` (Backend::downloadSample), selected and
-/// gathered on the device so that only they cross to the host (blocking).
-Particles sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
-                     Stream stream);
+/// The particles whose id is a multiple of `stride` (Backend::downloadSample) into `out`,
+/// selected and gathered on the device so that only they cross to the host (blocking). `out`'s
+/// arrays are resized, not made anew: a view of millions of particles each frame reuses them.
+void sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
+                Stream stream, Particles& out);
 
 /// Removes the particles at `leaving` (distinct indices) keeping the others' order, and appends
 /// `arriving` (blocking). `ws` lends its scratch particles and CUB storage.

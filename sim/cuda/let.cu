@@ -6,7 +6,11 @@
 // level is written where it goes in buffers of the tree's size, and the LET comes to the host once;
 // a level costs two scans and one 8-byte read.
 #include <algorithm>
+#include <climits>
+#include <cstring>
 #include <cub/device/device_scan.cuh>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "sim/cuda/cuda_check.cuh"
@@ -112,16 +116,24 @@ void appendLevel(std::vector<T>& to, const DeviceBuffer<T>& from, std::size_t n)
 
 }  // namespace
 
-LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const KeyFrame& frame,
-                         const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
-                         Stream stream) {
-  LetTree let;
-  if (!region.any() || tree.cells == 0) return let;
+namespace {
+
+/// The sizes of a cut left in the scratch's arrays (level by level, as the LET orders them).
+struct ScratchCut {
+  std::vector<std::uint32_t> levelBegin;  ///< with the extra entry at the end
+  std::uint32_t cells = 0, particles = 0;
+};
+
+/// The cut, left in `scratch` (LetScratch's first … posMass).
+ScratchCut cutToScratch(const DeviceTree& tree, const DeviceParticles& p, const MacSetup& mac,
+                        const TargetRegion& region, LetScratch& scratch, Stream stream) {
+  ScratchCut cut;
+  if (!region.any() || tree.cells == 0) return cut;
   const CutArgs t{tree.first.data(), tree.count.data(),   tree.child.data(), tree.childCount.data(),
                   tree.level.data(), tree.comMass.data(), tree.quad.data(),  tree.box.data(),
                   tree.bmax.data(),  tree.opening.data(), p.posMass.data()};
   // The LET is a part of the tree: the tree's cell and particle counts bound it, so the levels
-  // are written where they go and the whole LET comes to the host once at the end.
+  // are written where they go and the whole LET leaves the scratch once at the end.
   const std::size_t maxCells = tree.cells, maxParticles = std::max<std::size_t>(p.n, 1);
   LetScratch& w = scratch;
   auto& [frontier, children, childOffset, particles, particleOffset, temp, total, first, count,
@@ -141,8 +153,6 @@ LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const
   }
   const std::uint32_t root = 0;
   copyToDevice(frontier[0].data(), &root, sizeof root);
-  Tree& out = let.tree;
-  out.frame = frame;
   std::uint32_t cells = 1, base = 0, leafParticles = 0;
   int current = 0;
   while (cells > 0) {
@@ -170,28 +180,134 @@ LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const
         cells, frontier[current].data(), t, children.data(), childOffset.data(), particles.data(),
         particleOffset.data(), base + cells, leafParticles, o);
     BHVIZ_CUDA_CHECK_LAUNCH();
-    out.levelBegin.push_back(base);
+    cut.levelBegin.push_back(base);
     base += cells;
     leafParticles += levelParticles;
     cells = next;
     current = 1 - current;
   }
-  out.levelBegin.push_back(base);
-  appendLevel(out.first, first, base);
-  appendLevel(out.count, count, base);
-  appendLevel(out.child, child, base);
-  appendLevel(out.childCount, childCount, base);
-  appendLevel(out.level, level, base);
-  appendLevel(out.comMass, comMass, base);
-  appendLevel(out.quad, quad, base);
-  appendLevel(out.box, box, base);
-  appendLevel(out.bmax, bmax, base);
-  appendLevel(out.opening, opening, base);
-  appendLevel(let.posMass, posMass, leafParticles);
+  cut.levelBegin.push_back(base);
+  cut.cells = base;
+  cut.particles = leafParticles;
+  return cut;
+}
+
+template <typename T>
+void copyArray(std::byte* to, const DeviceBuffer<T>& from, std::size_t n, Stream stream) {
+  copyOnDevice(to, from.data(), n * sizeof(T), stream);
+}
+
+}  // namespace
+
+LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const KeyFrame& frame,
+                         const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
+                         Stream stream) {
+  LetTree let;
+  const ScratchCut cut = cutToScratch(tree, p, mac, region, scratch, stream);
+  if (cut.cells == 0) return let;
+  Tree& out = let.tree;
+  out.frame = frame;
+  out.levelBegin = cut.levelBegin;
+  const LetScratch& w = scratch;
+  appendLevel(out.first, w.first, cut.cells);
+  appendLevel(out.count, w.count, cut.cells);
+  appendLevel(out.child, w.child, cut.cells);
+  appendLevel(out.childCount, w.childCount, cut.cells);
+  appendLevel(out.level, w.level, cut.cells);
+  appendLevel(out.comMass, w.comMass, cut.cells);
+  appendLevel(out.quad, w.quad, cut.cells);
+  appendLevel(out.box, w.box, cut.cells);
+  appendLevel(out.bmax, w.bmax, cut.cells);
+  appendLevel(out.opening, w.opening, cut.cells);
+  appendLevel(let.posMass, w.posMass, cut.particles);
   return let;
 }
 
+LetSize cutEssentialTreeBytes(const DeviceTree& tree, const DeviceParticles& p,
+                              const KeyFrame& frame, const MacSetup& mac,
+                              const TargetRegion& region, LetScratch& scratch, DeviceBytes& out,
+                              Stream stream) {
+  const ScratchCut cut = cutToScratch(tree, p, mac, region, scratch, stream);
+  if (cut.cells == 0) return {};
+  const LetHeader h{kLetMagic, static_cast<std::uint32_t>(cut.levelBegin.size()), cut.cells,
+                    cut.particles, frame};
+  const LetLayout l = letLayout(h.levels, h.cells, h.particles);
+  std::byte* at = out.append(l.size, stream);
+  // The header and levelBegin from the host in one copy, the padding zeroed with it.
+  std::vector<std::byte> head(l.first, std::byte{0});
+  std::memcpy(head.data(), &h, sizeof h);
+  std::memcpy(head.data() + l.levelBegin, cut.levelBegin.data(),
+              cut.levelBegin.size() * sizeof(std::uint32_t));
+  copyToDevice(at, head.data(), head.size());
+  const LetScratch& w = scratch;
+  copyArray(at + l.first, w.first, cut.cells, stream);
+  copyArray(at + l.count, w.count, cut.cells, stream);
+  copyArray(at + l.child, w.child, cut.cells, stream);
+  copyArray(at + l.childCount, w.childCount, cut.cells, stream);
+  copyArray(at + l.level, w.level, cut.cells, stream);
+  copyArray(at + l.comMass, w.comMass, cut.cells, stream);
+  copyArray(at + l.quad, w.quad, cut.cells, stream);
+  copyArray(at + l.box, w.box, cut.cells, stream);
+  copyArray(at + l.bmax, w.bmax, cut.cells, stream);
+  copyArray(at + l.opening, w.opening, cut.cells, stream);
+  copyArray(at + l.posMass, w.posMass, cut.particles, stream);
+  return {l.size, cut.cells, cut.particles};
+}
+
+std::byte* DeviceBytes::append(std::size_t n, Stream stream) {
+  const std::size_t at = m_size;
+  if (at + n > m_buffer.capacity()) {
+    // Grown keeping the LETs already cut (DeviceBuffer's growth discards them).
+    DeviceBuffer<std::byte> grown;
+    grown.reserve(std::max(at + n, m_buffer.capacity() * 2));
+    copyOnDevice(grown.data(), m_buffer.data(), at, stream);
+    synchronize(stream);
+    m_buffer.swap(grown);
+  }
+  m_size = at + n;
+  if (n > 0) BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_buffer.data() + at, 0, n, stream));
+  return m_buffer.data() + at;
+}
+
+std::byte* DeviceBytes::resize(std::size_t n) {
+  m_buffer.reserve(std::max<std::size_t>(n, 1));
+  m_size = n;
+  return m_buffer.data();
+}
+
+PinnedBytes::~PinnedBytes() {
+  if (m_ptr) (void)cudaFreeHost(m_ptr);
+}
+
+std::byte* PinnedBytes::resize(std::size_t n) {
+  if (n > m_capacity) {
+    const std::size_t cap = std::max(n, m_capacity + m_capacity / 2);
+    void* p = nullptr;
+    BHVIZ_CUDA_CHECK(cudaMallocHost(&p, cap));
+    if (m_ptr) (void)cudaFreeHost(m_ptr);
+    m_ptr = static_cast<std::byte*>(p);
+    m_capacity = cap;
+  }
+  m_size = n;
+  return m_ptr;
+}
+
 namespace {
+
+/// Flags a cell whose links or particle range leave the LET (letFromBytes's checks).
+__global__ void checkLetKernel(std::uint32_t cells, std::uint32_t particles,
+                               const std::uint32_t* __restrict__ first,
+                               const std::uint32_t* __restrict__ count,
+                               const std::uint32_t* __restrict__ child,
+                               const std::uint8_t* __restrict__ childCount,
+                               std::uint32_t* __restrict__ fault) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= cells) return;
+  const std::uint32_t n = childCount[k];
+  const bool linksOk = n == 0 || (n <= 8 && n <= cells && child[k] > k && child[k] <= cells - n);
+  const bool rangeOk = first[k] <= particles && count[k] <= particles - first[k];
+  if (!linksOk || !rangeOk) atomicMin(fault, k);
+}
 
 __global__ void letRecordsKernel(std::uint32_t cells, const Vec4* __restrict__ comMass,
                                  const Quadrupole* __restrict__ quad, const Box* __restrict__ box,
@@ -234,6 +350,58 @@ void uploadImportedLet(const LetTree& let, ImportedLet& d, Stream stream) {
       d.opening.data(), d.first.data(), d.count.data(), d.child.data(), d.childCount.data(),
       d.records.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace bhviz::sim::cuda
+
+namespace bhviz::sim::cuda {
+
+LetView importLetBytes(const std::byte* bytes, std::size_t size, DeviceBuffer<WalkCell>& records,
+                       DeviceBuffer<std::uint32_t>& fault, Stream stream) {
+  LetHeader h{};
+  if (size < sizeof h) throw std::runtime_error("a LET of " + std::to_string(size) + " bytes");
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&h, bytes, sizeof h, cudaMemcpyDeviceToHost, stream));
+  synchronize(stream);
+  if (h.magic != kLetMagic) throw std::runtime_error("received bytes that are not a LET");
+  if (h.levels > size || h.cells > size || h.particles > size ||
+      letLayout(h.levels, h.cells, h.particles).size != size) {
+    throw std::runtime_error("a LET whose header does not match its " + std::to_string(size) +
+                             " bytes");
+  }
+  const LetLayout l = letLayout(h.levels, h.cells, h.particles);
+  const auto cells = static_cast<std::uint32_t>(h.cells);
+  const auto particles = static_cast<std::uint32_t>(h.particles);
+  const auto* first = reinterpret_cast<const std::uint32_t*>(bytes + l.first);
+  const auto* count = reinterpret_cast<const std::uint32_t*>(bytes + l.count);
+  const auto* child = reinterpret_cast<const std::uint32_t*>(bytes + l.child);
+  const auto* childCount = reinterpret_cast<const std::uint8_t*>(bytes + l.childCount);
+  LetView v;
+  v.box = reinterpret_cast<const Box*>(bytes + l.box);
+  v.posMass = reinterpret_cast<const Vec4*>(bytes + l.posMass);
+  v.size = {size, h.cells, h.particles};
+  records.reserve(std::max<std::size_t>(cells, 1));
+  v.records = records.data();
+  if (cells == 0) return v;
+  fault.reserve(1);
+  const std::uint32_t none = UINT32_MAX;
+  BHVIZ_CUDA_CHECK(
+      cudaMemcpyAsync(fault.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  checkLetKernel<<<blocksFor(cells), kBlock, 0, stream>>>(cells, particles, first, count, child,
+                                                          childCount, fault.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  letRecordsKernel<<<blocksFor(cells), kBlock, 0, stream>>>(
+      cells, reinterpret_cast<const Vec4*>(bytes + l.comMass),
+      reinterpret_cast<const Quadrupole*>(bytes + l.quad), v.box,
+      reinterpret_cast<const float*>(bytes + l.opening), first, count, child, childCount,
+      records.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  std::uint32_t bad = none;
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&bad, fault.data(), sizeof bad, cudaMemcpyDeviceToHost, stream));
+  synchronize(stream);
+  if (bad != none) {
+    throw std::runtime_error("LET cell " + std::to_string(bad) + " links outside the LET");
+  }
+  return v;
 }
 
 }  // namespace bhviz::sim::cuda

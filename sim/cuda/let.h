@@ -27,6 +27,63 @@ LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const
                          const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
                          Stream stream);
 
+/// Device bytes that grow at the end keeping what they hold: a rank's LETs laid end to end.
+class DeviceBytes {
+ public:
+  /// Makes room for n more bytes at the end, zeroed on `stream`; returns where they begin.
+  std::byte* append(std::size_t n, Stream stream);
+  /// n bytes, the old contents discarded.
+  std::byte* resize(std::size_t n);
+  void clear() { m_size = 0; }
+  std::byte* data() { return m_buffer.data(); }
+  const std::byte* data() const { return m_buffer.data(); }
+  std::size_t size() const { return m_size; }
+
+ private:
+  DeviceBuffer<std::byte> m_buffer;
+  std::size_t m_size = 0;
+};
+
+/// Page-locked host memory (cudaMallocHost), grown as DeviceBuffer grows: copies to and from it
+/// run at the bus's speed, and MPI sends from it and receives into it.
+class PinnedBytes {
+ public:
+  PinnedBytes() = default;
+  ~PinnedBytes();
+  PinnedBytes(const PinnedBytes&) = delete;
+  PinnedBytes& operator=(const PinnedBytes&) = delete;
+  /// n bytes, the old contents discarded.
+  std::byte* resize(std::size_t n);
+  std::byte* data() { return m_ptr; }
+  std::size_t size() const { return m_size; }
+
+ private:
+  std::byte* m_ptr = nullptr;
+  std::size_t m_capacity = 0, m_size = 0;
+};
+
+/// cutEssentialTree, its LET written as bytes (sim/let.h: appendBytes's, byte for byte) onto
+/// the end of `out`, queued on `stream`; returns its sizes (zeros: no LET).
+LetSize cutEssentialTreeBytes(const DeviceTree& tree, const DeviceParticles& p,
+                              const KeyFrame& frame, const MacSetup& mac,
+                              const TargetRegion& region, LetScratch& scratch, DeviceBytes& out,
+                              Stream stream);
+
+/// What the walk reads of a LET held as bytes in device memory.
+struct LetView {
+  const WalkCell* records = nullptr;  ///< made by importLetBytes
+  const Box* box = nullptr;           ///< in the bytes
+  const Vec4* posMass = nullptr;      ///< in the bytes
+  LetSize size;
+};
+
+/// Checks a LET's bytes in device memory (the header on the host, every cell's links and
+/// particle range on the device: letFromBytes's checks) and makes its walk records into
+/// `records` on `stream` (blocking). The bytes must stay until the walk has read them. Throws
+/// std::runtime_error on bytes that are not a whole, consistent LET.
+LetView importLetBytes(const std::byte* bytes, std::size_t size, DeviceBuffer<WalkCell>& records,
+                       DeviceBuffer<std::uint32_t>& fault, Stream stream);
+
 /// An imported LET on the device: the received arrays, and the walk records made from them.
 struct ImportedLet {
   DeviceBuffer<WalkCell> records;

@@ -25,12 +25,20 @@ enum class LocalKind : std::uint8_t { Cpu = 0, Cuda = 1 };
 /// Makes a rank's local backend for about n particles (the app's backend choice and checks).
 using LocalFactory = std::function<std::unique_ptr<Backend>(LocalKind kind, std::size_t n)>;
 
+/// How the LETs of ranks whose trees live on GPUs travel (sim/dist/nccl_link.h).
+enum class LetTransport : std::uint8_t {
+  Auto,  ///< device to device by NCCL where every rank has a GPU of its own and NCCL loads;
+         ///< else Host
+  Host,  ///< copied to pinned host memory, sent by MPI, copied to the receiver's GPU
+};
+
 /// When to decompose again (at a point where every particle is synchronised, after an
 /// evaluation of every particle has measured the work): when the work's imbalance (max / mean
 /// over ranks) passes `imbalance`; 0: at every full step.
 struct DistSettings {
   double imbalance = 0.0;
   OrbSettings orb;
+  LetTransport lets = LetTransport::Auto;
 };
 
 class Job {

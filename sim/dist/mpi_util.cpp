@@ -1,6 +1,8 @@
 #include "sim/dist/mpi_util.h"
 
 #include <climits>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace bhviz::sim::dist {
@@ -21,6 +23,19 @@ MPI_Datatype packedParticleType() {
     return t;
   }();
   return type;
+}
+
+MPI_Datatype bytesType(std::size_t bytes) {
+  static std::mutex lock;
+  static std::map<std::size_t, MPI_Datatype> types;
+  const std::lock_guard<std::mutex> hold(lock);
+  auto [it, fresh] = types.try_emplace(bytes, MPI_DATATYPE_NULL);
+  if (fresh) {
+    checkMpi(MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &it->second),
+             "MPI_Type_contiguous");
+    checkMpi(MPI_Type_commit(&it->second), "MPI_Type_commit");
+  }
+  return it->second;
 }
 
 PackedParticle pack(const Particles& p, std::size_t i) {

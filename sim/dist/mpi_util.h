@@ -26,6 +26,10 @@ MPI_Datatype packedParticleType();
 PackedParticle pack(const Particles& p, std::size_t i);
 void unpack(const PackedParticle& q, Particles& p, std::size_t i);
 
+/// A committed MPI datatype of `bytes` contiguous bytes (one per size, made once): counts of
+/// elements, not of bytes, stay within MPI's int for large arrays.
+MPI_Datatype bytesType(std::size_t bytes);
+
 /// Displacements of counts (exclusive prefix sum), checked to fit MPI's int.
 std::vector<int> displacements(const std::vector<int>& counts);
 

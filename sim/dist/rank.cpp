@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "sim/cpu/cpu_stages.h"
 #include "sim/dist/mpi_util.h"
@@ -88,6 +89,11 @@ RankShare::RankShare(std::unique_ptr<Backend> local, const DistSettings& setting
     throw std::invalid_argument(std::string("the ") + std::string(m_local->name()) +
                                 " backend cannot run as a rank of a distributed run yet");
   }
+  // Every rank takes part in the choice (collective), whatever it decides.
+  std::string why;
+  DeviceLets* lets = m_settings.lets == LetTransport::Auto ? m_parts->deviceLets() : nullptr;
+  m_nccl = NcclLink::open(lets, m_rank, m_ranks, why);
+  m_report.letsOverNccl = m_nccl != nullptr;
 }
 
 void RankShare::upload(const Particles* all) {
@@ -128,11 +134,35 @@ void RankShare::upload(const Particles* all) {
 void RankShare::download(Particles* all) { downloadSample(all, 1); }
 
 void RankShare::downloadSample(Particles* all, std::uint32_t stride) {
-  Particles mine;
+  if (m_ranks == 1) {
+    m_local->downloadSample(*all, stride);
+    return;
+  }
+  // Array by array into the leader's arrays, which keep their memory from frame to frame (the
+  // window's view of a large run gathers millions each frame: packing each particle and making
+  // the arrays anew cost ~0.5 s for 4 M).
+  Particles& mine = m_sample;
   m_local->downloadSample(mine, stride);
-  const std::vector<PackedParticle> packed =
-      gatherVectors(packAll(mine), m_rank, m_ranks, packedParticleType());
-  if (m_rank == 0) *all = unpackAll(packed);
+  if (mine.size() > INT_MAX) throw std::runtime_error("a rank holds more than 2^31 particles");
+  const std::vector<int> counts = gatherToLeader(static_cast<int>(mine.size()), m_rank, m_ranks);
+  std::vector<int> displs;
+  if (m_rank == 0) {
+    displs = displacements(counts);
+    all->resize(static_cast<std::size_t>(displs.back() + counts.back()));
+  }
+  const bool leader = m_rank == 0;
+  auto gather = [&](const auto& from, auto* into) {
+    const MPI_Datatype type = bytesType(sizeof(*into));
+    checkMpi(MPI_Gatherv(from.data(), static_cast<int>(from.size()), type, into, counts.data(),
+                         displs.data(), type, 0, jobComm()),
+             "MPI_Gatherv");
+  };
+  gather(mine.posMass, leader ? all->posMass.data() : static_cast<Vec4*>(nullptr));
+  gather(mine.vel, leader ? all->vel.data() : static_cast<Vec4*>(nullptr));
+  gather(mine.accPot, leader ? all->accPot.data() : static_cast<Vec4*>(nullptr));
+  gather(mine.id, leader ? all->id.data() : static_cast<std::uint32_t*>(nullptr));
+  gather(mine.tag, leader ? all->tag.data() : static_cast<std::uint8_t*>(nullptr));
+  gather(mine.bin, leader ? all->bin.data() : static_cast<std::uint8_t*>(nullptr));
 }
 
 void RankShare::decompose() {
@@ -211,8 +241,7 @@ const KeyFrame* RankShare::treeFrame() {
 
 bool RankShare::rebalanceDue() {
   if (m_settings.imbalance <= 0.0) return true;
-  std::uint64_t work = 0;
-  for (std::uint32_t w : m_parts->work()) work += w;
+  const std::uint64_t work = m_parts->workSum();
   std::uint64_t max = work, sum = work;
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_UINT64_T, MPI_MAX, jobComm()), "MPI_Allreduce");
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, jobComm()), "MPI_Allreduce");
@@ -237,12 +266,14 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
   }
   const KeyFrame* frame = treeFrame();
   m_parts->build(clock, p, targets, oldAccValid, frame);
+  // A GPU's LETs stay bytes in device memory from the cut to the walk (DeviceLets); they move
+  // by NCCL, or through pinned host memory. A CPU's are cut, sent and parsed on the host.
+  DeviceLets* lets = m_parts->deviceLets();
   const auto K = static_cast<std::size_t>(m_ranks);
   std::vector<int> sendBytes(K, 0), recvBytes(K, 0);
   // Kept between evaluations: fresh buffers of tens of MB each time cost their page faults.
   std::vector<std::byte>& out = m_letOut;
   std::vector<std::byte>& in = m_letIn;
-  out.clear();
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<int> sendDispls, recvDispls;
   {
@@ -254,45 +285,82 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
                            MPI_BYTE, jobComm()),
              "MPI_Allgather");
     // Cut a LET for every other rank with targets, one after the other into one buffer.
+    if (lets != nullptr) lets->clearSent();
+    out.clear();
     for (std::size_t r = 0; r < K; ++r) {
       const TargetRegion region{regions[r].box, regions[r].accMin};
       if (static_cast<int>(r) == m_rank || !region.any()) continue;
-      const LetTree let = m_parts->essentialTree(region);
-      if (let.empty()) continue;
-      const std::size_t bytes = appendBytes(let, out);
-      if (bytes > INT_MAX) throw std::runtime_error("a LET of more than 2 GiB");
-      sendBytes[r] = static_cast<int>(bytes);
-      m_report.letCellsSent += let.cellCount();
-      m_report.letParticlesSent += let.posMass.size();
-      m_report.letBytesSent += bytes;
+      LetSize sent;
+      if (lets != nullptr) {
+        sent = lets->appendCut(region);
+      } else {
+        const LetTree let = m_parts->essentialTree(region);
+        if (!let.empty()) sent = {appendBytes(let, out), let.cellCount(), let.posMass.size()};
+      }
+      if (sent.bytes == 0) continue;
+      if (sent.bytes > INT_MAX) throw std::runtime_error("a LET of more than 2 GiB");
+      sendBytes[r] = static_cast<int>(sent.bytes);
+      m_report.letCellsSent += sent.cells;
+      m_report.letParticlesSent += sent.particles;
+      m_report.letBytesSent += sent.bytes;
     }
     checkMpi(MPI_Alltoall(sendBytes.data(), 1, MPI_INT, recvBytes.data(), 1, MPI_INT, jobComm()),
              "MPI_Alltoall");
     sendDispls = displacements(sendBytes);
     recvDispls = displacements(recvBytes);
-    in.resize(static_cast<std::size_t>(recvDispls.back() + recvBytes.back()));
-    checkMpi(MPI_Ialltoallv(out.data(), sendBytes.data(), sendDispls.data(), MPI_BYTE, in.data(),
-                            recvBytes.data(), recvDispls.data(), MPI_BYTE, jobComm(), &request),
-             "MPI_Ialltoallv");
+    const auto received = static_cast<std::size_t>(recvDispls.back() + recvBytes.back());
+    if (m_nccl != nullptr) {
+      m_nccl->start(lets->sentDevice(), sendBytes, sendDispls, lets->receiveDevice(received),
+                    recvBytes, recvDispls);
+    } else {
+      const std::byte* send = lets != nullptr ? lets->sentHost() : out.data();
+      std::byte* recv = nullptr;
+      if (lets != nullptr) {
+        recv = lets->receiveHost(received);
+      } else {
+        in.resize(received);
+        recv = in.data();
+      }
+      checkMpi(MPI_Ialltoallv(send, sendBytes.data(), sendDispls.data(), MPI_BYTE, recv,
+                              recvBytes.data(), recvDispls.data(), MPI_BYTE, jobComm(), &request),
+               "MPI_Ialltoallv");
+    }
   }
   // The local tree walks on the device while the LETs travel.
   m_parts->beginWalkLocal();
-  {
+  if (m_nccl == nullptr) {
     StageTimer t(m_dist, Stage::Let);
     checkMpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
   }
   m_parts->endWalkLocal();
+  if (m_nccl != nullptr) {
+    m_nccl->finish();
+  } else if (lets != nullptr) {
+    lets->uploadReceived();
+  }
   for (std::size_t r = 0; r < K; ++r) {
     if (recvBytes[r] == 0) continue;
-    LetTree let;
-    {
-      StageTimer t(m_dist, Stage::Let);
-      let = letFromBytes(in.data() + recvDispls[r], static_cast<std::size_t>(recvBytes[r]));
-      m_report.letCellsReceived += let.cellCount();
-      m_report.letParticlesReceived += let.posMass.size();
-      m_report.letBytesReceived += static_cast<std::uint64_t>(recvBytes[r]);
+    const auto at = static_cast<std::size_t>(recvDispls[r]);
+    const auto bytes = static_cast<std::size_t>(recvBytes[r]);
+    LetSize received;
+    if (lets != nullptr) {
+      try {
+        received = lets->walkReceived(at, bytes);
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error("from rank " + std::to_string(r) + ": " + e.what());
+      }
+    } else {
+      LetTree let;
+      {
+        StageTimer t(m_dist, Stage::Let);
+        let = letFromBytes(in.data() + at, bytes);
+      }
+      m_parts->walkImported(let);
+      received = {bytes, let.cellCount(), let.posMass.size()};
     }
-    m_parts->walkImported(let);
+    m_report.letCellsReceived += received.cells;
+    m_report.letParticlesReceived += received.particles;
+    m_report.letBytesReceived += received.bytes;
   }
   // An evaluation of every particle measures the work the next decomposition balances.
   if (targets == ForceTargets::All || clock.synchronized()) m_workValid = true;

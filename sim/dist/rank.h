@@ -8,6 +8,7 @@
 
 #include "sim/backend.h"
 #include "sim/dist/dist.h"
+#include "sim/dist/nccl_link.h"
 
 namespace bhviz::sim::dist {
 
@@ -75,6 +76,9 @@ class RankShare {
   StepProfile m_dist;   ///< the distributed stages (domains, let) since resetProfile
   RankReport m_report;  ///< this rank's, totals up to the last resetProfile
   std::vector<std::byte> m_letOut, m_letIn;  ///< computeForces' LET buffers, sent and received
+  Particles m_sample;  ///< downloadSample's share of this rank, kept from frame to frame
+  /// The LETs' way GPU to GPU, where every rank has a GPU of its own (null: through the host).
+  std::unique_ptr<NcclLink> m_nccl;
 };
 
 }  // namespace bhviz::sim::dist

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -46,8 +47,22 @@ std::unique_ptr<Backend> makeOne(std::size_t n) {
   return makeCpuBackend();
 }
 
+/// BHVIZ_TEST_DIST_LETS=host sends GPUs' LETs through the host even where NCCL could move
+/// them; BHVIZ_TEST_DIST_NCCL=1 requires NCCL (each rank on a GPU of its own), so that a run
+/// meant to test it cannot pass on the host path.
 std::unique_ptr<Backend> distributed(std::size_t n) {
-  return dist::makeDistributedBackend(makeOne(n), n);
+  const char* lets = std::getenv("BHVIZ_TEST_DIST_LETS");
+  dist::DistSettings settings;
+  if (lets != nullptr && std::string(lets) == "host") settings.lets = dist::LetTransport::Host;
+  auto b = dist::makeDistributedBackend(makeOne(n), n, settings);
+  const char* nccl = std::getenv("BHVIZ_TEST_DIST_NCCL");
+  if (nccl != nullptr && std::string(nccl) == "1" && ranks() > 1) {
+    const std::vector<RankReport> reports = b->rankReports();
+    for (const RankReport& r : reports) {
+      if (!r.letsOverNccl) throw std::runtime_error("BHVIZ_TEST_DIST_NCCL=1: a rank without NCCL");
+    }
+  }
+  return b;
 }
 
 void setExactAccelerations(Particles& p, float softening) {
@@ -286,6 +301,43 @@ TEST(Dist, TreeStatisticsCountEveryParticleOnce) {
 }
 
 // Two distributed backends at once (the window's reset makes the next before the last goes).
+// The window's view of a distributed run (Backend::downloadSample): every rank's particles
+// whose id is a multiple of the stride, gathered array by array on rank 0: the whole run's
+// everyNthId, every array equal, frame after frame into the same arrays.
+TEST(Dist, SampleIsEveryNthIdOfTheWholeRun) {
+  const std::size_t n = 5000;
+  auto b = distributed(n);
+  b->upload(makePlummer(n, 31));
+  SimParams p;
+  b->computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
+  Particles all;
+  b->download(all);
+  ASSERT_TRUE(sameIds(all, n));
+  const Particles whole = sortedById(all);
+  Particles view;
+  for (std::uint32_t stride : {7u, 1u, 64u}) {
+    b->downloadSample(view, stride);
+    // In id order (a sample's ids are not 0..n-1: sortedById refuses them).
+    std::vector<std::size_t> order(view.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t i, std::size_t j) { return view.id[i] < view.id[j]; });
+    Particles got;
+    got.resize(view.size());
+    for (std::size_t k = 0; k < order.size(); ++k) copyParticle(view, order[k], got, k);
+    const Particles want = everyNthId(whole, stride);
+    ASSERT_EQ(got.size(), want.size()) << "stride " << stride;
+    EXPECT_EQ(got.id, want.id);
+    EXPECT_EQ(got.tag, want.tag);
+    EXPECT_EQ(got.bin, want.bin);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(0, std::memcmp(&got.posMass[i], &want.posMass[i], sizeof(Vec4)));
+      ASSERT_EQ(0, std::memcmp(&got.accPot[i], &want.accPot[i], sizeof(Vec4)));
+      ASSERT_EQ(0, std::memcmp(&got.vel[i], &want.vel[i], sizeof(Vec4)));
+    }
+  }
+}
+
 TEST(Dist, TwoBackendsAtOnce) {
   auto a = distributed(500);
   auto b = distributed(700);

@@ -195,6 +195,9 @@ TEST(CudaDomains, ImportedLetWalkIsTheCpuWalk) {
   const std::vector<std::uint32_t> wg = gpu->forceParts()->work();
   EXPECT_EQ(std::accumulate(wc.begin(), wc.end(), 0ull),
             std::accumulate(wg.begin(), wg.end(), 0ull));
+  // The sum reduced on the device (whether to decompose again) is the host's sum of the counts.
+  EXPECT_EQ(gpu->forceParts()->workSum(), std::accumulate(wg.begin(), wg.end(), 0ull));
+  EXPECT_GT(gpu->forceParts()->workSum(), 0u);
 }
 
 // The LET cut on the device against the CPU's cut of the same tree (built on the device and
@@ -246,6 +249,21 @@ TEST(CudaDomains, LetCutOnTheDeviceIsTheCpuCut) {
     // The bytes travel and are accepted.
     const std::vector<std::byte> bytes = toBytes(onGpu);
     EXPECT_NO_THROW(letFromBytes(bytes.data(), bytes.size()));
+    // Cut as bytes in device memory (what a GPU rank sends), after a LET already there: the
+    // host's bytes of the same cut, padding included, and the first LET left as it was.
+    cuda::DeviceBytes sent;
+    const LetSize first = cuda::cutEssentialTreeBytes(tree, d, cuda::downloadFrame(ws), mac, region,
+                                                      scratch, sent, nullptr);
+    const LetSize second = cuda::cutEssentialTreeBytes(tree, d, cuda::downloadFrame(ws), mac,
+                                                       region, scratch, sent, nullptr);
+    EXPECT_EQ(first.bytes, bytes.size());
+    EXPECT_EQ(first.cells, onGpu.cellCount());
+    EXPECT_EQ(first.particles, onGpu.posMass.size());
+    ASSERT_EQ(sent.size(), first.bytes + second.bytes);
+    std::vector<std::byte> both(sent.size());
+    cuda::copyToHost(both.data(), sent.data(), both.size());
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), both.begin()));
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), both.begin() + bytes.size()));
     // The forces of the target's groups from either LET.
     auto withGpu = makeCpuBackend(), withCpu = makeCpuBackend();
     for (auto* t : {withGpu.get(), withCpu.get()}) {
@@ -266,6 +284,65 @@ TEST(CudaDomains, LetCutOnTheDeviceIsTheCpuCut) {
     }
     EXPECT_LT(worst, 1e-5);
   }
+}
+
+// A GPU rank's LETs as bytes in device memory (DeviceLets), received through the host or into
+// device memory: the walk over them gives the forces of the same LET walked as a LetTree, bit
+// for bit; bytes that are not a whole LET are refused, naming what is wrong.
+TEST(CudaDomains, LetBytesWalkedOnTheDeviceAreTheLetTree) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const auto [a, b] = splitBelow(makePlummer(30000, 9), 2, -0.05f);
+  SimParams p;
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  auto source = cuda::makeCudaBackend(b.size());
+  source->upload(b);
+  source->forceParts()->build(clock, p, ForceTargets::All, false);
+  auto viaTree = cuda::makeCudaBackend(a.size());
+  auto viaBytes = cuda::makeCudaBackend(a.size());
+  for (Backend* t : {viaTree.get(), viaBytes.get()}) {
+    t->upload(a);
+    t->forceParts()->build(clock, p, ForceTargets::All, false);
+    t->forceParts()->walkLocal();
+  }
+  const TargetRegion region = viaTree->forceParts()->targetRegion();
+  const LetTree let = source->forceParts()->essentialTree(region);
+  ASSERT_GT(let.cellCount(), 1u);
+  viaTree->forceParts()->walkImported(let);
+  // Sent by the source's DeviceLets, staged through its pinned memory.
+  DeviceLets* out = source->forceParts()->deviceLets();
+  ASSERT_NE(out, nullptr);
+  out->clearSent();
+  const LetSize sent = out->appendCut(region);
+  const std::vector<std::byte> bytes = toBytes(let);
+  ASSERT_EQ(sent.bytes, bytes.size());
+  EXPECT_EQ(0, std::memcmp(out->sentHost(), bytes.data(), bytes.size()));
+  DeviceLets* in = viaBytes->forceParts()->deviceLets();
+  std::memcpy(in->receiveHost(bytes.size()), bytes.data(), bytes.size());
+  in->uploadReceived();
+  const LetSize received = in->walkReceived(0, bytes.size());
+  EXPECT_EQ(received.cells, let.cellCount());
+  EXPECT_EQ(received.particles, let.posMass.size());
+  Particles x, y;
+  viaBytes->download(x);
+  viaTree->download(y);
+  ASSERT_EQ(x.size(), y.size());
+  EXPECT_EQ(0, std::memcmp(x.accPot.data(), y.accPot.data(), x.size() * sizeof(Vec4)));
+  EXPECT_EQ(x.id, y.id);
+
+  // Damaged bytes, received into device memory: a short LET, a foreign header, a child link
+  // past the last cell.
+  auto refused = [&](const std::vector<std::byte>& bad) {
+    cuda::copyToDevice(in->receiveDevice(bad.size()), bad.data(), bad.size());
+    EXPECT_THROW(in->walkReceived(0, bad.size()), std::runtime_error);
+  };
+  refused(std::vector<std::byte>(bytes.begin(), bytes.end() - 16));
+  std::vector<std::byte> foreign = bytes;
+  foreign[0] = std::byte{0};
+  refused(foreign);
+  LetTree broken = let;
+  broken.tree.child[0] = static_cast<std::uint32_t>(broken.cellCount());
+  broken.tree.childCount[0] = 2;
+  refused(toBytes(broken));
 }
 
 namespace {

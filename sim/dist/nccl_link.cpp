@@ -1,0 +1,216 @@
+#include "sim/dist/nccl_link.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+#include "sim/dist/mpi_util.h"
+
+#if BHVIZ_HAVE_NCCL
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+#endif
+
+namespace bhviz::sim::dist {
+
+namespace {
+
+/// Whether `mine` holds on every rank (collective).
+bool everyRank(bool mine) {
+  int all = mine ? 1 : 0;
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, jobComm()), "MPI_Allreduce");
+  return all == 1;
+}
+
+}  // namespace
+
+#if BHVIZ_HAVE_NCCL
+
+namespace {
+
+/// NCCL's entry points, from libnccl.so.2 loaded at run time: a build that found nccl.h runs
+/// where the library is absent (the LETs then go through the host).
+struct NcclApi {
+  decltype(&ncclGetUniqueId) getUniqueId = nullptr;
+  decltype(&ncclCommInitRank) commInitRank = nullptr;
+  decltype(&ncclCommDestroy) commDestroy = nullptr;
+  decltype(&ncclGroupStart) groupStart = nullptr;
+  decltype(&ncclGroupEnd) groupEnd = nullptr;
+  decltype(&ncclSend) send = nullptr;
+  decltype(&ncclRecv) recv = nullptr;
+  decltype(&ncclGetErrorString) errorString = nullptr;
+};
+
+/// The library, loaded once per process; null with `why` where it is not there.
+const NcclApi* loadNccl(std::string& why) {
+  static std::string error;
+  static const NcclApi* api = []() -> const NcclApi* {
+    void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      error = "libnccl.so.2 not found";
+      return nullptr;
+    }
+    static NcclApi a;
+    auto find = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (fn == nullptr && error.empty()) error = std::string("libnccl.so.2 lacks ") + name;
+    };
+    find(a.getUniqueId, "ncclGetUniqueId");
+    find(a.commInitRank, "ncclCommInitRank");
+    find(a.commDestroy, "ncclCommDestroy");
+    find(a.groupStart, "ncclGroupStart");
+    find(a.groupEnd, "ncclGroupEnd");
+    find(a.send, "ncclSend");
+    find(a.recv, "ncclRecv");
+    find(a.errorString, "ncclGetErrorString");
+    return error.empty() ? &a : nullptr;
+  }();
+  why = error;
+  return api;
+}
+
+void checkNccl(const NcclApi& api, ncclResult_t r, const char* call) {
+  if (r != ncclSuccess) {
+    throw std::runtime_error(std::string(call) + " failed: " + api.errorString(r));
+  }
+}
+
+void checkCuda(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(e));
+}
+
+/// The host and the GPU of a rank, as they travel.
+struct Placement {
+  char text[MPI_MAX_PROCESSOR_NAME + 64] = {};
+};
+
+/// NCCL's id of a new communicator, and whether rank 0 could make it.
+struct IdMessage {
+  ncclUniqueId id{};
+  int ok = 0;
+};
+
+}  // namespace
+
+struct NcclLink::State {
+  const NcclApi* api = nullptr;
+  ncclComm_t comm = nullptr;
+  cudaStream_t work = nullptr;    // the LETs' stream (the backend's)
+  cudaStream_t moving = nullptr;  // the exchange's own: the local walk runs beside it
+  cudaEvent_t cut = nullptr, done = nullptr;
+  int ranks = 0;
+
+  ~State() {
+    if (done) (void)cudaEventDestroy(done);
+    if (cut) (void)cudaEventDestroy(cut);
+    if (moving) (void)cudaStreamDestroy(moving);
+    if (comm) (void)api->commDestroy(comm);
+  }
+};
+
+std::unique_ptr<NcclLink> NcclLink::open(DeviceLets* lets, int rank, int ranks, std::string& why) {
+  if (ranks < 2) {
+    why = "one rank";
+    return nullptr;
+  }
+  if (!everyRank(lets != nullptr)) {
+    why = "a rank's trees are on the host";
+    return nullptr;
+  }
+  std::string loadError;
+  const NcclApi* api = loadNccl(loadError);
+  if (!everyRank(api != nullptr)) {
+    why = api == nullptr ? loadError : "libnccl.so.2 not found on another rank";
+    return nullptr;
+  }
+  // NCCL takes one GPU per rank: two ranks of a host on one GPU use the host path.
+  Placement mine;
+  int nameLength = 0;
+  checkMpi(MPI_Get_processor_name(mine.text, &nameLength), "MPI_Get_processor_name");
+  const std::string placed = std::string(mine.text, nameLength) + "/" + lets->deviceId();
+  std::strncpy(mine.text, placed.c_str(), sizeof mine.text - 1);
+  std::vector<Placement> all(static_cast<std::size_t>(ranks));
+  checkMpi(
+      MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, jobComm()),
+      "MPI_Allgather");
+  bool shared = false;
+  for (int r = 0; r < ranks; ++r) {
+    shared =
+        shared || (r != rank && std::strcmp(all[static_cast<std::size_t>(r)].text, mine.text) == 0);
+  }
+  if (!everyRank(!shared)) {
+    why = "ranks share a GPU";
+    return nullptr;
+  }
+  IdMessage message;
+  if (rank == 0) message.ok = api->getUniqueId(&message.id) == ncclSuccess ? 1 : 0;
+  checkMpi(MPI_Bcast(&message, sizeof message, MPI_BYTE, 0, jobComm()), "MPI_Bcast");
+  if (message.ok == 0) throw std::runtime_error("ncclGetUniqueId failed on rank 0");
+  auto s = std::make_unique<State>();
+  s->api = api;
+  s->ranks = ranks;
+  s->work = static_cast<cudaStream_t>(lets->stream());
+  checkNccl(*api, api->commInitRank(&s->comm, ranks, message.id, rank), "ncclCommInitRank");
+  checkCuda(cudaStreamCreateWithFlags(&s->moving, cudaStreamNonBlocking), "cudaStreamCreate");
+  checkCuda(cudaEventCreateWithFlags(&s->cut, cudaEventDisableTiming), "cudaEventCreate");
+  checkCuda(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate");
+  why.clear();
+  return std::unique_ptr<NcclLink>(new NcclLink(std::move(s)));
+}
+
+void NcclLink::start(const std::byte* send, const std::vector<int>& sendBytes,
+                     const std::vector<int>& sendAt, std::byte* recv,
+                     const std::vector<int>& recvBytes, const std::vector<int>& recvAt) {
+  State& s = *m_s;
+  const NcclApi& api = *s.api;
+  checkCuda(cudaEventRecord(s.cut, s.work), "cudaEventRecord");
+  checkCuda(cudaStreamWaitEvent(s.moving, s.cut, 0), "cudaStreamWaitEvent");
+  checkNccl(api, api.groupStart(), "ncclGroupStart");
+  for (int r = 0; r < s.ranks; ++r) {
+    const auto k = static_cast<std::size_t>(r);
+    if (sendBytes[k] > 0) {
+      checkNccl(api,
+                api.send(send + sendAt[k], static_cast<std::size_t>(sendBytes[k]), ncclChar, r,
+                         s.comm, s.moving),
+                "ncclSend");
+    }
+    if (recvBytes[k] > 0) {
+      checkNccl(api,
+                api.recv(recv + recvAt[k], static_cast<std::size_t>(recvBytes[k]), ncclChar, r,
+                         s.comm, s.moving),
+                "ncclRecv");
+    }
+  }
+  checkNccl(api, api.groupEnd(), "ncclGroupEnd");
+  checkCuda(cudaEventRecord(s.done, s.moving), "cudaEventRecord");
+}
+
+void NcclLink::finish() {
+  checkCuda(cudaStreamWaitEvent(m_s->work, m_s->done, 0), "cudaStreamWaitEvent");
+}
+
+#else  // !BHVIZ_HAVE_NCCL
+
+struct NcclLink::State {};
+
+std::unique_ptr<NcclLink> NcclLink::open(DeviceLets* lets, int rank, int ranks, std::string& why) {
+  (void)lets;
+  (void)rank;
+  why = ranks < 2 ? "one rank" : "built without NCCL (nccl.h not found at configure time)";
+  return nullptr;
+}
+
+void NcclLink::start(const std::byte*, const std::vector<int>&, const std::vector<int>&, std::byte*,
+                     const std::vector<int>&, const std::vector<int>&) {
+  throw std::logic_error("NcclLink without NCCL");
+}
+
+void NcclLink::finish() { throw std::logic_error("NcclLink without NCCL"); }
+
+#endif
+
+NcclLink::NcclLink(std::unique_ptr<State> s) : m_s(std::move(s)) {}
+NcclLink::~NcclLink() = default;
+
+}  // namespace bhviz::sim::dist
