@@ -70,7 +70,7 @@ TEST(ScenarioFiles, EveryShippedFileIsABuiltInAndBuildsWithItsCounts) {
   EXPECT_EQ(onDisk, builtIn)
       << "assets/scenarios and the embedded list (sim/CMakeLists.txt) differ";
   for (const char* name : {"plummer", "cold-collapse", "hernquist", "milky-way", "major-merger",
-                           "minor-merger", "mw-andromeda", "teaching"}) {
+                           "minor-merger", "mw-andromeda", "teaching", "nfw", "m31", "uniform"}) {
     EXPECT_EQ(onDisk.count(name), 1u) << name;
   }
 

@@ -84,9 +84,9 @@ void defineOptions(CLI::App& app, RawArgs& r) {
       ->type_name("K");
   app.add_option("--scenario", r.scenario,
                  "A built-in scenario (plummer, hernquist, galaxy, merger, cold-collapse, "
-                 "milky-way, major-merger, minor-merger, mw-andromeda, teaching) or a scenario "
-                 "file (a path with '/' or ending in .json; assets/scenarios/README.md) "
-                 "(default merger)")
+                 "milky-way, major-merger, minor-merger, mw-andromeda, teaching, nfw, m31, "
+                 "uniform) or a scenario file (a path with '/' or ending in .json; "
+                 "assets/scenarios/README.md) (default merger)")
       ->type_name("NAME|FILE");
   app.add_option("--n", r.n,
                  "Number of particles, in [1, 1000000000] (default: the scenario's, 20000 for "

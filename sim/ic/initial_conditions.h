@@ -34,6 +34,14 @@ Particles makeHernquist(std::size_t n, std::uint64_t seed, double mass = 1.0, do
 Particles makeNfw(std::size_t n, std::uint64_t seed, double mass = 1.0, double scale = 1.0,
                   double cutoff = 10.0, double taper = 1.0);
 
+/// Uniform cube of side 2·halfSide and total mass `mass`, at rest: Ryoanji's benchmark
+/// distribution (exafmm/ryoanji, makeCubeBodies in ryoanji/test/nbody/dataset.hpp: the cube
+/// [−3, 3]³ with masses uniform in [0, 1/N), total ≈ ½). Positions uniform in the cube; masses
+/// uniform in (0, 1) scaled to the total `mass`. Centring on the centre of mass moves the cube by
+/// ~2·halfSide/(3√N) (sim/ic/uniform.cpp).
+Particles makeUniformCube(std::size_t n, std::uint64_t seed, double mass = 0.5,
+                          double halfSide = 3.0);
+
 /// The dark halo's density profile.
 enum class HaloProfile : std::uint8_t {
   Hernquist,  ///< truncated at haloCutoff; Jeans velocities (the original model)

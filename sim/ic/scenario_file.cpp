@@ -164,11 +164,12 @@ struct ModelName {
 constexpr ModelName kModels[] = {
     {"plummer", ScenarioModel::Plummer}, {"hernquist", ScenarioModel::Hernquist},
     {"nfw", ScenarioModel::Nfw},         {"cold-collapse", ScenarioModel::ColdCollapse},
-    {"galaxy", ScenarioModel::Galaxy},   {"merger", ScenarioModel::Merger}};
+    {"uniform", ScenarioModel::Uniform}, {"galaxy", ScenarioModel::Galaxy},
+    {"merger", ScenarioModel::Merger}};
 
 bool isSphere(ScenarioModel m) {
   return m == ScenarioModel::Plummer || m == ScenarioModel::Hernquist || m == ScenarioModel::Nfw ||
-         m == ScenarioModel::ColdCollapse;
+         m == ScenarioModel::ColdCollapse || m == ScenarioModel::Uniform;
 }
 
 ScenarioModel readModel(const Reader& r) {
@@ -178,7 +179,8 @@ ScenarioModel readModel(const Reader& r) {
   }
   r.fail("model",
          "= '" + detail::printable(name, true) +
-             "' is not known: must be plummer, hernquist, nfw, cold-collapse, galaxy or merger");
+             "' is not known: must be plummer, hernquist, nfw, cold-collapse, uniform, galaxy "
+             "or merger");
 }
 
 SphereSpec readSphere(const Reader& top, ScenarioModel model) {
@@ -196,8 +198,13 @@ SphereSpec readSphere(const Reader& top, ScenarioModel model) {
                                         : model == ScenarioModel::Nfw          ? nfwKeys
                                                                                : keys);
   s.particles = r.count("particles", 1);
-  s.mass = r.number("mass", 1.0, closed(kMinMass, kMaxMass));
-  s.scale = r.number("scale_length", model == ScenarioModel::Plummer ? kPlummerHenonScale : 1.0,
+  // The cube's defaults are Ryoanji's: total mass ½ (its expected total), half side 3.
+  const bool cube = model == ScenarioModel::Uniform;
+  s.mass = r.number("mass", cube ? 0.5 : 1.0, closed(kMinMass, kMaxMass));
+  s.scale = r.number("scale_length",
+                     model == ScenarioModel::Plummer ? kPlummerHenonScale
+                     : cube                          ? 3.0
+                                                     : 1.0,
                      closed(kMinLength, 1e4));
   s.cutoff = r.number("cutoff", model == ScenarioModel::Nfw ? 10.0 : 100.0, closed(2.0, 1e4));
   s.taper = r.number("taper", 0.1 * s.cutoff, closed(0.01, s.cutoff));
@@ -435,6 +442,9 @@ Particles buildParticles(const ScenarioSpec& spec, std::size_t n, std::uint64_t 
     case ScenarioModel::ColdCollapse:
       p = makeColdCollapse(n, seed, spec.sphere.mass, spec.sphere.scale, spec.sphere.virialRatio);
       break;
+    case ScenarioModel::Uniform:
+      p = makeUniformCube(n, seed, spec.sphere.mass, spec.sphere.scale);
+      break;
     case ScenarioModel::Galaxy: {
       const GalaxySpec& g = spec.galaxies.at(0);
       p = makeGalaxy(n, seed, withShares(g), 0);
@@ -471,7 +481,7 @@ Particles buildParticles(const ScenarioSpec& spec, std::size_t n, std::uint64_t 
 /// comes from.
 std::string suspectKeys(const ScenarioSpec& spec, std::uint8_t tag) {
   const std::string sphere = "sphere.mass, sphere.scale_length";
-  if (spec.model == ScenarioModel::Plummer) return sphere;
+  if (spec.model == ScenarioModel::Plummer || spec.model == ScenarioModel::Uniform) return sphere;
   if (spec.model == ScenarioModel::Hernquist) return sphere + ", sphere.cutoff";
   if (spec.model == ScenarioModel::Nfw) return sphere + ", sphere.cutoff, sphere.taper";
   if (spec.model == ScenarioModel::ColdCollapse) return sphere + ", sphere.virial_ratio";

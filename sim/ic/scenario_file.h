@@ -22,7 +22,15 @@ struct ScenarioError : InvalidParameter {
   using InvalidParameter::InvalidParameter;
 };
 
-enum class ScenarioModel : std::uint8_t { Plummer, Hernquist, ColdCollapse, Galaxy, Merger, Nfw };
+enum class ScenarioModel : std::uint8_t {
+  Plummer,
+  Hernquist,
+  ColdCollapse,
+  Galaxy,
+  Merger,
+  Nfw,
+  Uniform,  ///< Ryoanji's benchmark cube (its `sphere` block: count, mass, half side)
+};
 
 /// One key of a scripted camera orbit; the view is interpolated linearly between keys.
 struct CameraKey {
@@ -39,12 +47,13 @@ struct ScenarioCamera {
   std::vector<CameraKey> keys;  ///< increasing times; empty = no scripted orbit
 };
 
-/// A spherical model: Plummer, Hernquist, NFW or the cold collapse's uniform sphere.
+/// A one-component model: Plummer, Hernquist, NFW, the cold collapse's uniform sphere, or the
+/// uniform cube (scale = its half side).
 struct SphereSpec {
   std::size_t particles = 20000;  ///< [1]
   double mass = 1.0;              ///< [mass]
-  double scale =
-      1.0;  ///< Plummer a (Hénon: 3π/16), Hernquist a, NFW r_s, cold sphere radius [length]
+  /// Plummer a (Hénon: 3π/16), Hernquist a, NFW r_s, cold sphere radius, cube half side [length]
+  double scale = 1.0;
   double cutoff = 100.0;     ///< Hernquist: particles inside cutoff·a; NFW: taper centre / r_s [1]
   double taper = 1.0;        ///< NFW: width of the erfc taper / r_s [1]
   double virialRatio = 0.0;  ///< cold collapse: 2K/|W| [1]
@@ -74,7 +83,7 @@ struct ScenarioSpec {
   std::uint64_t seed = 1;
   float softening = 0.05f;           ///< suggested ε [length]
   float dt = 1.0f / 128.0f;          ///< suggested shared step [time]
-  SphereSpec sphere;                 ///< plummer, hernquist, cold-collapse
+  SphereSpec sphere;                 ///< plummer, hernquist, nfw, cold-collapse, uniform
   std::vector<GalaxySpec> galaxies;  ///< galaxy: 1, merger: 2
   OrbitParams orbit;                 ///< merger
   ScenarioCamera camera;

@@ -120,6 +120,8 @@ const char* modelName(ScenarioModel m) {
       return "nfw";
     case ScenarioModel::ColdCollapse:
       return "cold-collapse";
+    case ScenarioModel::Uniform:
+      return "uniform";
     case ScenarioModel::Galaxy:
       return "galaxy";
     case ScenarioModel::Merger:
