@@ -105,6 +105,13 @@ class DeviceLets {
   virtual LetSize walkReceived(std::size_t offset, std::size_t bytes) = 0;
   /// The backend's cudaStream_t.
   virtual void* stream() const = 0;
+  /// A second stream of the same GPU (a cudaStream_t) on which LETs move beside the walk,
+  /// ordered with stream() by the two calls below.
+  virtual void* exchangeStream() = 0;
+  /// Work queued on the exchange stream from now on waits for the cuts queued on stream().
+  virtual void exchangeAfterCuts() = 0;
+  /// Work queued on stream() from now on waits for what is queued on the exchange stream.
+  virtual void walkAfterExchange() = 0;
   /// The GPU, unique on its host (its PCI bus id): ranks that share one cannot use NCCL.
   virtual std::string deviceId() const = 0;
 };

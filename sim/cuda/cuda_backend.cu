@@ -99,6 +99,15 @@ class CudaBackend final : public Backend,
                           private ForceParts,
                           private DeviceLets {
  public:
+  CudaBackend() = default;
+  ~CudaBackend() override {
+    if (m_exchangeDone != nullptr) (void)cudaEventDestroy(m_exchangeDone);
+    if (m_cutsDone != nullptr) (void)cudaEventDestroy(m_cutsDone);
+    if (m_exchange != nullptr) (void)cudaStreamDestroy(m_exchange);
+  }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
   BackendTraits traits() const override {
     return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup}, true, kInteractiveParticles};
   }
@@ -455,6 +464,24 @@ class CudaBackend final : public Backend,
     return v.size;
   }
   void* stream() const override { return m_stream != nullptr ? m_stream : cudaStreamPerThread; }
+  void* exchangeStream() override {
+    if (m_exchange == nullptr) {
+      BHVIZ_CUDA_CHECK(cudaStreamCreateWithFlags(&m_exchange, cudaStreamNonBlocking));
+      BHVIZ_CUDA_CHECK(cudaEventCreateWithFlags(&m_cutsDone, cudaEventDisableTiming));
+      BHVIZ_CUDA_CHECK(cudaEventCreateWithFlags(&m_exchangeDone, cudaEventDisableTiming));
+    }
+    return m_exchange;
+  }
+  void exchangeAfterCuts() override {
+    const auto exchange = static_cast<cudaStream_t>(exchangeStream());
+    BHVIZ_CUDA_CHECK(cudaEventRecord(m_cutsDone, static_cast<cudaStream_t>(stream())));
+    BHVIZ_CUDA_CHECK(cudaStreamWaitEvent(exchange, m_cutsDone, 0));
+  }
+  void walkAfterExchange() override {
+    const auto exchange = static_cast<cudaStream_t>(exchangeStream());
+    BHVIZ_CUDA_CHECK(cudaEventRecord(m_exchangeDone, exchange));
+    BHVIZ_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream()), m_exchangeDone, 0));
+  }
   std::string deviceId() const override {
     char bus[32] = {};
     int device = 0;
@@ -554,6 +581,9 @@ class CudaBackend final : public Backend,
   std::vector<std::byte> m_letHostBytes;                 // a small tree's LET, cut on the host
   DeviceBuffer<std::uint32_t> m_letFault;                // importLetBytes' check
   mutable DeviceBuffer<unsigned long long> m_workTotal;  // workSum()'s
+  // The LETs' exchange stream and its two orderings with m_stream (made on first use).
+  cudaStream_t m_exchange = nullptr;
+  cudaEvent_t m_cutsDone = nullptr, m_exchangeDone = nullptr;
 };
 
 }  // namespace

@@ -7,12 +7,13 @@
 #include "sim/dist/mpi_util.h"
 
 #if BHVIZ_HAVE_NCCL
-#include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <nccl.h>
+#include <nccl.h>  // (it includes the CUDA runtime's header: its calls take a cudaStream_t)
 #endif
 
 namespace bhviz::sim::dist {
+
+#if BHVIZ_HAVE_NCCL
 
 namespace {
 
@@ -22,12 +23,6 @@ bool everyRank(bool mine) {
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, jobComm()), "MPI_Allreduce");
   return all == 1;
 }
-
-}  // namespace
-
-#if BHVIZ_HAVE_NCCL
-
-namespace {
 
 /// NCCL's entry points, from libnccl.so.2 loaded at run time: a build that found nccl.h runs
 /// where the library is absent (the LETs then go through the host).
@@ -76,10 +71,6 @@ void checkNccl(const NcclApi& api, ncclResult_t r, const char* call) {
   }
 }
 
-void checkCuda(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(e));
-}
-
 /// The host and the GPU of a rank, as they travel.
 struct Placement {
   char text[MPI_MAX_PROCESSOR_NAME + 64] = {};
@@ -96,15 +87,11 @@ struct IdMessage {
 struct NcclLink::State {
   const NcclApi* api = nullptr;
   ncclComm_t comm = nullptr;
-  cudaStream_t work = nullptr;    // the LETs' stream (the backend's)
-  cudaStream_t moving = nullptr;  // the exchange's own: the local walk runs beside it
-  cudaEvent_t cut = nullptr, done = nullptr;
+  DeviceLets* lets = nullptr;     // the backend's: its streams order the exchange
+  cudaStream_t moving = nullptr;  // its exchange stream: the local walk runs beside it
   int ranks = 0;
 
   ~State() {
-    if (done) (void)cudaEventDestroy(done);
-    if (cut) (void)cudaEventDestroy(cut);
-    if (moving) (void)cudaStreamDestroy(moving);
     if (comm) (void)api->commDestroy(comm);
   }
 };
@@ -150,11 +137,9 @@ std::unique_ptr<NcclLink> NcclLink::open(DeviceLets* lets, int rank, int ranks, 
   auto s = std::make_unique<State>();
   s->api = api;
   s->ranks = ranks;
-  s->work = static_cast<cudaStream_t>(lets->stream());
+  s->lets = lets;
+  s->moving = static_cast<cudaStream_t>(lets->exchangeStream());
   checkNccl(*api, api->commInitRank(&s->comm, ranks, message.id, rank), "ncclCommInitRank");
-  checkCuda(cudaStreamCreateWithFlags(&s->moving, cudaStreamNonBlocking), "cudaStreamCreate");
-  checkCuda(cudaEventCreateWithFlags(&s->cut, cudaEventDisableTiming), "cudaEventCreate");
-  checkCuda(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate");
   why.clear();
   return std::unique_ptr<NcclLink>(new NcclLink(std::move(s)));
 }
@@ -164,8 +149,7 @@ void NcclLink::start(const std::byte* send, const std::vector<int>& sendBytes,
                      const std::vector<int>& recvBytes, const std::vector<int>& recvAt) {
   State& s = *m_s;
   const NcclApi& api = *s.api;
-  checkCuda(cudaEventRecord(s.cut, s.work), "cudaEventRecord");
-  checkCuda(cudaStreamWaitEvent(s.moving, s.cut, 0), "cudaStreamWaitEvent");
+  s.lets->exchangeAfterCuts();
   checkNccl(api, api.groupStart(), "ncclGroupStart");
   for (int r = 0; r < s.ranks; ++r) {
     const auto k = static_cast<std::size_t>(r);
@@ -183,12 +167,9 @@ void NcclLink::start(const std::byte* send, const std::vector<int>& sendBytes,
     }
   }
   checkNccl(api, api.groupEnd(), "ncclGroupEnd");
-  checkCuda(cudaEventRecord(s.done, s.moving), "cudaEventRecord");
 }
 
-void NcclLink::finish() {
-  checkCuda(cudaStreamWaitEvent(m_s->work, m_s->done, 0), "cudaStreamWaitEvent");
-}
+void NcclLink::finish() { m_s->lets->walkAfterExchange(); }
 
 #else  // !BHVIZ_HAVE_NCCL
 
