@@ -42,7 +42,7 @@ struct Options {
   /// How GPUs' LETs travel: auto (NCCL where it can) or host (pinned memory and MPI).
   dist::LetTransport lets = dist::LetTransport::Auto;
   /// DistSettings::imbalance (bhviz --rebalance): 0 decomposes at every full step.
-  double rebalance = 0.0;
+  double rebalance = dist::kDefaultRebalance;
 };
 
 std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
@@ -225,8 +225,8 @@ int main(int argc, char** argv) {
   app.add_option("--lets", lets, "how GPUs' LETs travel: auto (NCCL where it can) or host")
       ->check(CLI::IsMember({"auto", "host"}));
   app.add_option("--rebalance", o.rebalance,
-                 "decompose at a full step only when the work's imbalance passes R (default 0: "
-                 "at every full step)")
+                 "decompose at a full step only when the work's imbalance or growth passes R "
+                 "(default 1.02; 0: at every full step)")
       ->check(CLI::Range(0.0, 100.0));
   std::string rebuild = "every";
   app.add_option("--rebuild", rebuild, "tree rebuilds: every (default), auto or K");

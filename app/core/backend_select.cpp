@@ -86,7 +86,7 @@ BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n, do
                              " backend cannot run under mpirun yet; use --backend cpu");
   }
   sim::dist::DistSettings settings;
-  settings.imbalance = rebalance;
+  if (rebalance >= 0.0) settings.imbalance = rebalance;
   selection.backend = sim::dist::makeDistributedBackend(std::move(selection.backend), n, settings);
   std::ostringstream note;
   note << "bhviz: " << job->size() << " rank" << (job->size() > 1 ? "s" : "") << " (mpirun), "

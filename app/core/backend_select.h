@@ -32,9 +32,10 @@ BackendSelection selectBackend(BackendChoice choice, std::size_t n);
 /// selectBackend for the simulation itself: under mpirun (sim::dist::currentJob()) the chosen
 /// backend becomes rank 0's share of a distributed backend over every rank, each rank running
 /// the same kind. Throws BackendUnavailable when that kind cannot run distributed.
-/// `rebalance`: sim::dist::DistSettings::imbalance (0: decompose at every full step).
+/// `rebalance`: sim::dist::DistSettings::imbalance (0: decompose at every full step; < 0: its
+/// default).
 BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n,
-                                         double rebalance = 0.0);
+                                         double rebalance = -1.0);
 
 /// A follower rank's share (sim::dist::Job::serve): the leader's kind for about n particles.
 std::unique_ptr<sim::Backend> makeRankBackend(sim::dist::LocalKind kind, std::size_t n);

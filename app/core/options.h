@@ -27,8 +27,9 @@ struct Options {
   BackendChoice backend = BackendChoice::Auto;  ///< --backend; see selectBackend
   int threads = 0;                              ///< OpenMP threads; 0 = OpenMP's own default
   /// --rebalance: under mpirun, decompose again at a full step when the work's imbalance
-  /// (max / mean) passes it; 0 = at every full step
-  double rebalance = 0.0;
+  /// (max / mean) or its growth passes it; 0 = at every full step; < 0 = the distributed
+  /// backend's default (sim::dist::kDefaultRebalance)
+  double rebalance = -1.0;
   std::string statsPath;      ///< --stats FILE.json; empty = none
   std::string dumpAccelPath;  ///< --dump-accel FILE.csv; empty = none
   bool quiet = false;         ///< no progress lines on stdout

@@ -28,8 +28,9 @@ struct SceneSettings {
   BackendChoice backend = BackendChoice::Auto;  ///< cpu, cuda or auto
   std::string snapshotPath;  ///< built from this snapshot (its N and time) instead of the scenario;
                              ///< empty = the scenario
-  /// Under mpirun: decompose again when the work's imbalance passes it (0: every full step).
-  double rebalance = 0.0;
+  /// Under mpirun: decompose again when the work's imbalance or growth passes it (0: every full
+  /// step; < 0: the distributed backend's default).
+  double rebalance = -1.0;
 };
 
 /// How far the simulation moves per displayed frame.

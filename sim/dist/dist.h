@@ -32,11 +32,17 @@ enum class LetTransport : std::uint8_t {
   Host,  ///< copied to pinned host memory, sent by MPI, copied to the receiver's GPU
 };
 
+/// DistSettings::imbalance's default (bhviz --rebalance).
+inline constexpr double kDefaultRebalance = 1.02;
+
 /// When to decompose again (at a point where every particle is synchronised, after an
 /// evaluation of every particle has measured the work): when the work's imbalance (max / mean
-/// over ranks) passes `imbalance`; 0: at every full step.
+/// over ranks) passes `imbalance`, or every rank's work together has grown by that factor since
+/// the first measurement after the last decomposition (particles wandering out of their domains
+/// grow the LETs); 0: at every full step. The default, 1.02, measured on two H100s at 16 M
+/// (docs/BENCHMARKS.md): a decomposition costs 5–10 % of a step, a step after it is no faster.
 struct DistSettings {
-  double imbalance = 0.0;
+  double imbalance = kDefaultRebalance;
   OrbSettings orb;
   LetTransport lets = LetTransport::Auto;
 };

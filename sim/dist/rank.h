@@ -73,6 +73,9 @@ class RankShare {
   std::vector<Box> m_domains;  ///< every rank's, from the last decomposition
   /// An evaluation of every particle has measured the work since the last decomposition.
   bool m_workValid = false;
+  /// Every rank's work in the first evaluation measured after the last decomposition (0: not
+  /// measured yet): work grown past it by the threshold decomposes again.
+  std::uint64_t m_workAfterDecomposition = 0;
   StepProfile m_dist;   ///< the distributed stages (domains, let) since resetProfile
   RankReport m_report;  ///< this rank's, totals up to the last resetProfile
   std::vector<std::byte> m_letOut, m_letIn;  ///< computeForces' LET buffers, sent and received

@@ -50,9 +50,11 @@ std::unique_ptr<Backend> makeOne(std::size_t n) {
 /// BHVIZ_TEST_DIST_LETS=host sends GPUs' LETs through the host even where NCCL could move
 /// them; BHVIZ_TEST_DIST_NCCL=1 requires NCCL (each rank on a GPU of its own), so that a run
 /// meant to test it cannot pass on the host path.
-std::unique_ptr<Backend> distributed(std::size_t n) {
+/// `rebalance`: DistSettings::imbalance (0: a decomposition at every full step).
+std::unique_ptr<Backend> distributed(std::size_t n, double rebalance = dist::kDefaultRebalance) {
   const char* lets = std::getenv("BHVIZ_TEST_DIST_LETS");
   dist::DistSettings settings;
+  settings.imbalance = rebalance;
   if (lets != nullptr && std::string(lets) == "host") settings.lets = dist::LetTransport::Host;
   auto b = dist::makeDistributedBackend(makeOne(n), n, settings);
   const char* nccl = std::getenv("BHVIZ_TEST_DIST_NCCL");
@@ -152,7 +154,7 @@ TEST(Dist, ParticlesConservedOverAMerger) {
   SimParams p;
   p.rebuildInterval = 1;
   p.softening = 0.05f;
-  Simulation sim(distributed(n), initial, p);
+  Simulation sim(distributed(n, 0.0), initial, p);
   for (int block = 0; block < 4; ++block) {
     sim.advance(60);
     const Particles now = sortedById(sim.particles());  // throws unless the ids are 0..N-1
@@ -206,7 +208,7 @@ TEST(Dist, MeasuredWorkBalanced) {
   SimParams p;
   p.rebuildInterval = 1;
   p.softening = 0.02f;
-  Simulation sim(distributed(n), makeMerger(n, 3), p);
+  Simulation sim(distributed(n, 0.0), makeMerger(n, 3), p);
   sim.advance(3);
   const std::vector<RankReport> reports = sim.backend().rankReports();
   double max = 0.0, sum = 0.0;

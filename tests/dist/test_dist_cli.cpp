@@ -246,8 +246,9 @@ TEST(DistCli, HeadlessFramesWithDomains) {
   EXPECT_GT(coloured(framesB.back()), coloured(framesA.back()) + 100) << "no domain drawn";
 }
 
-// --rebalance: the domains are cut again at every full step by default; with a threshold the
-// imbalance never reaches, only at the start. Out of range: refused before any work.
+// --rebalance: 0 cuts the domains again at every full step; a threshold the imbalance and the
+// work's growth never reach, only at the start; the default is a threshold (1.02). Out of
+// range: refused before any work.
 TEST(DistCli, RebalanceThreshold) {
   TempDir dir;
   auto decompositions = [&](const std::string& extra) {
@@ -259,8 +260,9 @@ TEST(DistCli, RebalanceThreshold) {
     EXPECT_EQ(p.status, 0) << p.err;
     return nlohmann::json::parse(readText(stats)).at("ranks").at(0).at("decompositions").get<int>();
   };
-  EXPECT_EQ(decompositions(""), 6);  // the start and five full steps
+  EXPECT_EQ(decompositions(" --rebalance 0"), 6);  // the start and five full steps
   EXPECT_EQ(decompositions(" --rebalance 100"), 1);
+  EXPECT_EQ(decompositions(""), decompositions(" --rebalance 1.02"));
   const Process bad = runBhviz("--headless --backend cpu --rebalance 0.5 --steps 1");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--rebalance"), std::string::npos) << bad.err;
