@@ -253,7 +253,8 @@ bool RankShare::rebalanceDue() {
   // domains: the LETs, and with them every rank's work, grow alike, which the imbalance does
   // not see (a Plummer sphere's LETs grew from 28 to 104 MB in 20 steps at 16 M).
   if (m_workAfterDecomposition == 0) m_workAfterDecomposition = sum;
-  const bool grown = static_cast<double>(sum) > limit * static_cast<double>(m_workAfterDecomposition);
+  const bool grown =
+      static_cast<double>(sum) > limit * static_cast<double>(m_workAfterDecomposition);
   return unbalanced || grown;
 }
 
