@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,10 @@ RankShare::RankShare(std::unique_ptr<Backend> local, const DistSettings& setting
   DeviceLets* lets = m_settings.lets == LetTransport::Auto ? m_parts->deviceLets() : nullptr;
   m_nccl = NcclLink::open(lets, m_rank, m_ranks, why);
   m_report.letsOverNccl = m_nccl != nullptr;
+  if (m_rank == 0 && m_nccl == nullptr && m_parts->deviceLets() != nullptr) {
+    std::fprintf(stderr, "bhviz: the essential trees go through the host (%s)\n",
+                 m_settings.lets == LetTransport::Host ? "as asked" : why.c_str());
+  }
 }
 
 void RankShare::upload(const Particles* all) {
