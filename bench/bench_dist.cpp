@@ -231,7 +231,13 @@ int main(int argc, char** argv) {
   app.add_option("--rebalance", o.rebalance,
                  "decompose at a full step only when the work's imbalance or growth passes R "
                  "(default 1.02; 0: at every full step)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const double r = std::stod(v);
+            return r == 0.0 || (r >= 1.0 && r <= 100.0) ? std::string()
+                                                        : std::string("0 or in [1, 100]");
+          },
+          "0 or in [1, 100]"));
   std::string rebuild = "every";
   app.add_option("--rebuild", rebuild, "tree rebuilds: every (default), auto or K");
   int status = 0;

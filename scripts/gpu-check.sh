@@ -207,7 +207,8 @@ fi
 # 6. Scaling over the machine's GPUs (BHVIZ_SCALING=1, two or more GPUs): bench_dist with one
 #    rank per GPU for each "scenario:N:K,K,..." of BHVIZ_SCALING_RUNS (K = 1: the CUDA backend
 #    alone is timed in the same run), LETs as BHVIZ_SCALING_LETS says (auto or host).
-if [ "${BHVIZ_SCALING:-0}" = 1 ] && [ "${GPUS:-0}" -ge 2 ] && [ -x "$BIN_DIR/bench_dist" ]; then
+if [ "${BHVIZ_SCALING:-0}" = 1 ] && [ "${BHVIZ_SKIP_MPI:-0}" != 1 ] && [ "${GPUS:-0}" -ge 2 ] &&
+  command -v mpirun >/dev/null && [ -x "$BIN_DIR/bench_dist" ]; then
   MPI_LOG=${MPI_LOG:-$OUT_DIR/mpi.log}
   runs=${BHVIZ_SCALING_RUNS:-"merger:16000000:1,2 plummer:16000000:1,2 merger:32000000:2"}
   for spec in $runs; do

@@ -100,7 +100,7 @@ class DeviceLets {
   /// Queues on stream() the copy of the host receive buffer into the device one.
   virtual void uploadReceived() = 0;
   /// Walks the built groups over the LET at `offset` of the device receive buffer, `bytes`
-  /// long: adds to accPot of the targets (walkImported's). Throws std::runtime_error on bytes
+  /// long: adds to accPot of the targets (walkImported's). Throws std::invalid_argument on bytes
   /// that are not a whole, consistent LET.
   virtual LetSize walkReceived(std::size_t offset, std::size_t bytes) = 0;
   /// The backend's cudaStream_t.

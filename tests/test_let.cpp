@@ -185,6 +185,11 @@ TEST(Let, BytesRoundTripAndRefuseDamage) {
   broken.tree.childCount[0] = 2;
   const std::vector<std::byte> bad = toBytes(broken);
   EXPECT_THROW(letFromBytes(bad.data(), bad.size()), std::invalid_argument);
+  // One whose first child plus its count wraps past 2^32 in 32-bit arithmetic.
+  broken.tree.child[0] = UINT32_MAX;
+  broken.tree.childCount[0] = 1;
+  const std::vector<std::byte> wraps = toBytes(broken);
+  EXPECT_THROW(letFromBytes(wraps.data(), wraps.size()), std::invalid_argument);
 }
 
 // The LET's promise: no group of the receiver opens a cell the sender sent as a multipole (it

@@ -189,8 +189,9 @@ LetTree letFromBytes(const std::byte* data, std::size_t size) {
   // Links the walk follows: children after their parent and inside the cells, particle ranges
   // inside the particles.
   for (std::uint64_t k = 0; k < h.cells; ++k) {
-    const bool linksOk = t.childCount[k] == 0 || (t.childCount[k] <= 8 && t.child[k] > k &&
-                                                  t.child[k] + t.childCount[k] <= h.cells);
+    // (in 64 bits: a child link near 2^32 must not wrap past the check)
+    const std::uint64_t n = t.childCount[k], child = t.child[k];
+    const bool linksOk = n == 0 || (n <= 8 && child > k && child + n <= h.cells);
     const bool rangeOk = t.first[k] <= h.particles && t.count[k] <= h.particles - t.first[k];
     if (!linksOk || !rangeOk) {
       throw std::invalid_argument("LET cell " + std::to_string(k) + " links outside the LET");

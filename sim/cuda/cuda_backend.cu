@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "sim/common/conserved.h"
 #include "sim/common/timestep.h"
@@ -434,7 +435,8 @@ class CudaBackend final : public Backend,
     if (let.empty()) return {};
     m_letHostBytes.clear();
     const std::size_t bytes = appendBytes(let, m_letHostBytes);
-    copyToDevice(m_letSent.append(bytes, m_stream), m_letHostBytes.data(), bytes);
+    BHVIZ_CUDA_CHECK(cudaMemcpyAsync(m_letSent.append(bytes, m_stream), m_letHostBytes.data(),
+                                     bytes, cudaMemcpyHostToDevice, m_stream));
     return {bytes, let.cellCount(), let.posMass.size()};
   }
   const std::byte* sentDevice() const override { return m_letSent.data(); }
@@ -454,7 +456,7 @@ class CudaBackend final : public Backend,
   }
   LetSize walkReceived(std::size_t offset, std::size_t bytes) override {
     if (offset > m_letReceived.size() || bytes > m_letReceived.size() - offset) {
-      throw std::runtime_error("a LET past the end of the received bytes");
+      throw std::invalid_argument("a LET past the end of the received bytes");
     }
     const LetView v = importLetBytes(m_letReceived.data() + offset, bytes, m_imported.records,
                                      m_letFault, m_stream);

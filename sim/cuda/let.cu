@@ -238,7 +238,8 @@ LetSize cutEssentialTreeBytes(const DeviceTree& tree, const DeviceParticles& p,
   std::memcpy(head.data(), &h, sizeof h);
   std::memcpy(head.data() + l.levelBegin, cut.levelBegin.data(),
               cut.levelBegin.size() * sizeof(std::uint32_t));
-  copyToDevice(at, head.data(), head.size());
+  // On `stream`, after append's zeroing (pageable memory: staged before the call returns).
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(at, head.data(), head.size(), cudaMemcpyHostToDevice, stream));
   const LetScratch& w = scratch;
   copyArray(at + l.first, w.first, cut.cells, stream);
   copyArray(at + l.count, w.count, cut.cells, stream);
@@ -359,14 +360,14 @@ namespace bhviz::sim::cuda {
 LetView importLetBytes(const std::byte* bytes, std::size_t size, DeviceBuffer<WalkCell>& records,
                        DeviceBuffer<std::uint32_t>& fault, Stream stream) {
   LetHeader h{};
-  if (size < sizeof h) throw std::runtime_error("a LET of " + std::to_string(size) + " bytes");
+  if (size < sizeof h) throw std::invalid_argument("a LET of " + std::to_string(size) + " bytes");
   BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&h, bytes, sizeof h, cudaMemcpyDeviceToHost, stream));
   synchronize(stream);
-  if (h.magic != kLetMagic) throw std::runtime_error("received bytes that are not a LET");
+  if (h.magic != kLetMagic) throw std::invalid_argument("received bytes that are not a LET");
   if (h.levels > size || h.cells > size || h.particles > size ||
       letLayout(h.levels, h.cells, h.particles).size != size) {
-    throw std::runtime_error("a LET whose header does not match its " + std::to_string(size) +
-                             " bytes");
+    throw std::invalid_argument("a LET whose header does not match its " + std::to_string(size) +
+                                " bytes");
   }
   const LetLayout l = letLayout(h.levels, h.cells, h.particles);
   const auto cells = static_cast<std::uint32_t>(h.cells);
@@ -399,7 +400,7 @@ LetView importLetBytes(const std::byte* bytes, std::size_t size, DeviceBuffer<Wa
   BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&bad, fault.data(), sizeof bad, cudaMemcpyDeviceToHost, stream));
   synchronize(stream);
   if (bad != none) {
-    throw std::runtime_error("LET cell " + std::to_string(bad) + " links outside the LET");
+    throw std::invalid_argument("LET cell " + std::to_string(bad) + " links outside the LET");
   }
   return v;
 }

@@ -80,7 +80,7 @@ struct LetView {
 /// Checks a LET's bytes in device memory (the header on the host, every cell's links and
 /// particle range on the device: letFromBytes's checks) and makes its walk records into
 /// `records` on `stream` (blocking). The bytes must stay until the walk has read them. Throws
-/// std::runtime_error on bytes that are not a whole, consistent LET.
+/// std::invalid_argument on bytes that are not a whole, consistent LET.
 LetView importLetBytes(const std::byte* bytes, std::size_t size, DeviceBuffer<WalkCell>& records,
                        DeviceBuffer<std::uint32_t>& fault, Stream stream);
 

@@ -360,8 +360,8 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     if (lets != nullptr) {
       try {
         received = lets->walkReceived(at, bytes);
-      } catch (const std::runtime_error& e) {
-        throw std::runtime_error("from rank " + std::to_string(r) + ": " + e.what());
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error("the LET from rank " + std::to_string(r) + ": " + e.what());
       }
     } else {
       LetTree let;

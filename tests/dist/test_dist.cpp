@@ -302,7 +302,6 @@ TEST(Dist, TreeStatisticsCountEveryParticleOnce) {
   }
 }
 
-// Two distributed backends at once (the window's reset makes the next before the last goes).
 // The window's view of a distributed run (Backend::downloadSample): every rank's particles
 // whose id is a multiple of the stride, gathered array by array on rank 0: the whole run's
 // everyNthId, every array equal, frame after frame into the same arrays.
@@ -340,6 +339,7 @@ TEST(Dist, SampleIsEveryNthIdOfTheWholeRun) {
   }
 }
 
+// Two distributed backends at once (the window's reset makes the next before the last goes).
 TEST(Dist, TwoBackendsAtOnce) {
   auto a = distributed(500);
   auto b = distributed(700);

@@ -333,7 +333,7 @@ TEST(CudaDomains, LetBytesWalkedOnTheDeviceAreTheLetTree) {
   // past the last cell.
   auto refused = [&](const std::vector<std::byte>& bad) {
     cuda::copyToDevice(in->receiveDevice(bad.size()), bad.data(), bad.size());
-    EXPECT_THROW(in->walkReceived(0, bad.size()), std::runtime_error);
+    EXPECT_THROW(in->walkReceived(0, bad.size()), std::invalid_argument);
   };
   refused(std::vector<std::byte>(bytes.begin(), bytes.end() - 16));
   std::vector<std::byte> foreign = bytes;
@@ -342,6 +342,9 @@ TEST(CudaDomains, LetBytesWalkedOnTheDeviceAreTheLetTree) {
   LetTree broken = let;
   broken.tree.child[0] = static_cast<std::uint32_t>(broken.cellCount());
   broken.tree.childCount[0] = 2;
+  refused(toBytes(broken));
+  broken.tree.child[0] = UINT32_MAX;  // wraps past 2^32 in 32-bit arithmetic
+  broken.tree.childCount[0] = 1;
   refused(toBytes(broken));
 }
 
