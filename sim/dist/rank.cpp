@@ -95,7 +95,9 @@ RankShare::RankShare(std::unique_ptr<Backend> local, const DistSettings& setting
   DeviceLets* lets = m_settings.lets == LetTransport::Auto ? m_parts->deviceLets() : nullptr;
   m_nccl = NcclLink::open(lets, m_rank, m_ranks, why);
   m_report.letsOverNccl = m_nccl != nullptr;
-  if (m_rank == 0 && m_nccl == nullptr && m_parts->deviceLets() != nullptr) {
+  static bool said = false;  // once a process: the window's reset makes a new share each time
+  if (m_rank == 0 && !said && m_nccl == nullptr && m_parts->deviceLets() != nullptr) {
+    said = true;
     std::fprintf(stderr, "bhviz: the essential trees go through the host (%s)\n",
                  m_settings.lets == LetTransport::Host ? "as asked" : why.c_str());
   }
