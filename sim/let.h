@@ -76,6 +76,26 @@ struct LetLayout {
 };
 LetLayout letLayout(std::uint64_t levels, std::uint64_t cells, std::uint64_t particles);
 
+/// Calls fn(offset, array, count) for each array of a LET after levelBegin, in the layout's
+/// order: the per-cell arrays of `cells` (a Tree, or a device cut's buffers: the members named
+/// as Tree's), `cells` long, then `particles`, `particleCount` long. The one list of them that
+/// writing, reading and the device's cut share.
+template <typename Cells, typename ParticleArray, typename Fn>
+void forEachLetArray(const LetLayout& l, Cells& cells, std::uint64_t cellCount,
+                     ParticleArray& particles, std::uint64_t particleCount, Fn&& fn) {
+  fn(l.first, cells.first, cellCount);
+  fn(l.count, cells.count, cellCount);
+  fn(l.child, cells.child, cellCount);
+  fn(l.childCount, cells.childCount, cellCount);
+  fn(l.level, cells.level, cellCount);
+  fn(l.comMass, cells.comMass, cellCount);
+  fn(l.quad, cells.quad, cellCount);
+  fn(l.box, cells.box, cellCount);
+  fn(l.bmax, cells.bmax, cellCount);
+  fn(l.opening, cells.opening, cellCount);
+  fn(l.posMass, particles, particleCount);
+}
+
 /// The bytes a LET travels as, and back. fromBytes throws std::invalid_argument on a buffer
 /// that is not a whole, consistent LET (sizes, links and particle ranges checked).
 std::vector<std::byte> toBytes(const LetTree& let);

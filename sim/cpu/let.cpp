@@ -95,9 +95,9 @@ void put(std::byte* base, std::size_t at, const std::vector<T>& v) {
 
 /// Reads n elements at `base + at` into v.
 template <typename T>
-void get(const std::byte* base, std::size_t at, std::vector<T>& v, std::size_t n) {
-  v.resize(n);
-  if (n > 0) std::memcpy(v.data(), base + at, n * sizeof(T));
+void get(const std::byte* base, std::size_t at, std::vector<T>& v, std::uint64_t n) {
+  v.resize(static_cast<std::size_t>(n));
+  if (n > 0) std::memcpy(v.data(), base + at, v.size() * sizeof(T));
 }
 
 }  // namespace
@@ -139,17 +139,8 @@ std::size_t appendBytes(const LetTree& let, std::vector<std::byte>& out) {
   std::memset(at, 0, l.size);
   std::memcpy(at, &h, sizeof h);
   put(at, l.levelBegin, t.levelBegin);
-  put(at, l.first, t.first);
-  put(at, l.count, t.count);
-  put(at, l.child, t.child);
-  put(at, l.childCount, t.childCount);
-  put(at, l.level, t.level);
-  put(at, l.comMass, t.comMass);
-  put(at, l.quad, t.quad);
-  put(at, l.box, t.box);
-  put(at, l.bmax, t.bmax);
-  put(at, l.opening, t.opening);
-  put(at, l.posMass, let.posMass);
+  forEachLetArray(l, t, h.cells, let.posMass, h.particles,
+                  [&](std::size_t offset, const auto& v, std::uint64_t) { put(at, offset, v); });
   return l.size;
 }
 
@@ -175,17 +166,8 @@ LetTree letFromBytes(const std::byte* data, std::size_t size) {
   Tree& t = let.tree;
   t.frame = h.frame;
   get(data, l.levelBegin, t.levelBegin, h.levels);
-  get(data, l.first, t.first, h.cells);
-  get(data, l.count, t.count, h.cells);
-  get(data, l.child, t.child, h.cells);
-  get(data, l.childCount, t.childCount, h.cells);
-  get(data, l.level, t.level, h.cells);
-  get(data, l.comMass, t.comMass, h.cells);
-  get(data, l.quad, t.quad, h.cells);
-  get(data, l.box, t.box, h.cells);
-  get(data, l.bmax, t.bmax, h.cells);
-  get(data, l.opening, t.opening, h.cells);
-  get(data, l.posMass, let.posMass, h.particles);
+  forEachLetArray(l, t, h.cells, let.posMass, h.particles,
+                  [&](std::size_t offset, auto& v, std::uint64_t n) { get(data, offset, v, n); });
   // Links the walk follows: children after their parent and inside the cells, particle ranges
   // inside the particles.
   for (std::uint64_t k = 0; k < h.cells; ++k) {

@@ -15,6 +15,7 @@
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/device_lets.h"
 #include "sim/cuda/domains.h"
 #include "sim/cuda/draw.h"
 #include "sim/cuda/let.h"
@@ -95,20 +96,8 @@ constexpr std::size_t kDeviceLetCells = std::size_t(1) << 18;
 /// An N that one window frame steps at an interactive rate on a current GPU (~10 ms on an H200).
 constexpr std::size_t kInteractiveParticles = 1'000'000;
 
-class CudaBackend final : public Backend,
-                          public DeviceAccess,
-                          private ForceParts,
-                          private DeviceLets {
+class CudaBackend final : public Backend, public DeviceAccess, private ForceParts, private LetEnds {
  public:
-  CudaBackend() = default;
-  ~CudaBackend() override {
-    if (m_exchangeDone != nullptr) (void)cudaEventDestroy(m_exchangeDone);
-    if (m_cutsDone != nullptr) (void)cudaEventDestroy(m_cutsDone);
-    if (m_exchange != nullptr) (void)cudaStreamDestroy(m_exchange);
-  }
-  CudaBackend(const CudaBackend&) = delete;
-  CudaBackend& operator=(const CudaBackend&) = delete;
-
   BackendTraits traits() const override {
     return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup}, true, kInteractiveParticles};
   }
@@ -379,7 +368,7 @@ class CudaBackend final : public Backend,
     if (m_p.n == 0 || !region.any()) return {};
     if (m_tree.cells >= kDeviceLetCells) {
       return cutEssentialTree(m_tree, m_p, downloadFrame(m_ws), m_mac, region, m_letScratch,
-                              m_stream);
+                              m_letCut, m_stream);
     }
     if (!m_hostTreeValid) {
       downloadTree(m_tree, m_ws, m_hostTree, true);
@@ -420,76 +409,27 @@ class CudaBackend final : public Backend,
     return sumWork(m_work.data(), m_p.n, m_ws.temp, m_workTotal, m_stream);
   }
 
-  DeviceLets* deviceLets() override { return this; }
+  DeviceLets* deviceLets() override { return &m_lets; }
 
-  // DeviceLets: a large tree is cut on the device straight into the send bytes; a small one on
-  // the host (essentialTree's threshold), its bytes uploaded.
-  void clearSent() override { m_letSent.clear(); }
-  LetSize appendCut(const TargetRegion& region) override {
+  // LetEnds: a large tree is cut on the device straight into the send bytes; a small one on the
+  // host (essentialTree's threshold), its bytes uploaded.
+  LetSize cutInto(const TargetRegion& region, DeviceBytes& out) override {
     if (m_p.n == 0 || !region.any()) return {};
     if (m_tree.cells >= kDeviceLetCells) {
       return cutEssentialTreeBytes(m_tree, m_p, downloadFrame(m_ws), m_mac, region, m_letScratch,
-                                   m_letSent, m_stream);
+                                   out, m_stream);
     }
     const LetTree let = essentialTree(region);
     if (let.empty()) return {};
     m_letHostBytes.clear();
     const std::size_t bytes = appendBytes(let, m_letHostBytes);
-    BHVIZ_CUDA_CHECK(cudaMemcpyAsync(m_letSent.append(bytes, m_stream), m_letHostBytes.data(),
-                                     bytes, cudaMemcpyHostToDevice, m_stream));
+    BHVIZ_CUDA_CHECK(cudaMemcpyAsync(out.append(bytes, m_stream), m_letHostBytes.data(), bytes,
+                                     cudaMemcpyHostToDevice, m_stream));
     return {bytes, let.cellCount(), let.posMass.size()};
   }
-  const std::byte* sentDevice() const override { return m_letSent.data(); }
-  const std::byte* sentHost() override {
-    std::byte* host = m_letSentHost.resize(m_letSent.size());
-    copyToHost(host, m_letSent.data(), m_letSent.size());
-    return host;
-  }
-  std::byte* receiveDevice(std::size_t bytes) override { return m_letReceived.resize(bytes); }
-  std::byte* receiveHost(std::size_t bytes) override { return m_letReceivedHost.resize(bytes); }
-  void uploadReceived() override {
-    const std::size_t bytes = m_letReceivedHost.size();
-    m_letReceived.resize(bytes);
-    if (bytes == 0) return;
-    BHVIZ_CUDA_CHECK(cudaMemcpyAsync(m_letReceived.data(), m_letReceivedHost.data(), bytes,
-                                     cudaMemcpyHostToDevice, m_stream));
-  }
-  LetSize walkReceived(std::size_t offset, std::size_t bytes) override {
-    if (offset > m_letReceived.size() || bytes > m_letReceived.size() - offset) {
-      throw std::invalid_argument("a LET past the end of the received bytes");
-    }
-    const LetView v = importLetBytes(m_letReceived.data() + offset, bytes, m_imported.records,
-                                     m_letFault, m_stream);
-    if (m_p.n > 0 && v.size.cells > 0) {
-      walk(WalkSources{v.records, v.box, v.size.cells, v.posMass}, true);
-    }
-    return v.size;
-  }
-  void* stream() const override { return m_stream != nullptr ? m_stream : cudaStreamPerThread; }
-  void* exchangeStream() override {
-    if (m_exchange == nullptr) {
-      BHVIZ_CUDA_CHECK(cudaStreamCreateWithFlags(&m_exchange, cudaStreamNonBlocking));
-      BHVIZ_CUDA_CHECK(cudaEventCreateWithFlags(&m_cutsDone, cudaEventDisableTiming));
-      BHVIZ_CUDA_CHECK(cudaEventCreateWithFlags(&m_exchangeDone, cudaEventDisableTiming));
-    }
-    return m_exchange;
-  }
-  void exchangeAfterCuts() override {
-    const auto exchange = static_cast<cudaStream_t>(exchangeStream());
-    BHVIZ_CUDA_CHECK(cudaEventRecord(m_cutsDone, static_cast<cudaStream_t>(stream())));
-    BHVIZ_CUDA_CHECK(cudaStreamWaitEvent(exchange, m_cutsDone, 0));
-  }
-  void walkAfterExchange() override {
-    const auto exchange = static_cast<cudaStream_t>(exchangeStream());
-    BHVIZ_CUDA_CHECK(cudaEventRecord(m_exchangeDone, exchange));
-    BHVIZ_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream()), m_exchangeDone, 0));
-  }
-  std::string deviceId() const override {
-    char bus[32] = {};
-    int device = 0;
-    BHVIZ_CUDA_CHECK(cudaGetDevice(&device));
-    BHVIZ_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
-    return bus;
+  void walkLet(const LetView& let) override {
+    if (m_p.n == 0) return;
+    walk(WalkSources{let.records, let.box, let.size.cells, let.posMass}, true);
   }
 
   std::vector<std::uint32_t> work() const override {
@@ -577,15 +517,10 @@ class CudaBackend final : public Backend,
   mutable Tree m_hostTree;             // a small build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;
   mutable bool m_hostTreeValid = false;
-  // DeviceLets: the LETs' bytes, sent and received, on the device and staged on the host.
-  DeviceBytes m_letSent, m_letReceived;
-  PinnedBytes m_letSentHost, m_letReceivedHost;
   std::vector<std::byte> m_letHostBytes;                 // a small tree's LET, cut on the host
-  DeviceBuffer<std::uint32_t> m_letFault;                // importLetBytes' check
+  mutable DeviceBytes m_letCut;                          // essentialTree()'s device cut
   mutable DeviceBuffer<unsigned long long> m_workTotal;  // workSum()'s
-  // The LETs' exchange stream and its two orderings with m_stream (made on first use).
-  cudaStream_t m_exchange = nullptr;
-  cudaEvent_t m_cutsDone = nullptr, m_exchangeDone = nullptr;
+  GpuLets m_lets{*this, m_stream};                       // the LETs as device bytes
 };
 
 }  // namespace

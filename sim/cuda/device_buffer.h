@@ -69,4 +69,22 @@ class DeviceBuffer {
   std::size_t m_capacity = 0;
 };
 
+/// Page-locked host memory (cudaMallocHost), grown as DeviceBuffer grows: copies to and from it
+/// run at the bus's speed, and MPI sends from it and receives into it.
+class PinnedBytes {
+ public:
+  PinnedBytes() = default;
+  ~PinnedBytes();
+  PinnedBytes(const PinnedBytes&) = delete;
+  PinnedBytes& operator=(const PinnedBytes&) = delete;
+  /// n bytes, the old contents discarded.
+  std::byte* resize(std::size_t n);
+  std::byte* data() { return m_ptr; }
+  std::size_t size() const { return m_size; }
+
+ private:
+  std::byte* m_ptr = nullptr;
+  std::size_t m_capacity = 0, m_size = 0;
+};
+
 }  // namespace bhviz::sim::cuda

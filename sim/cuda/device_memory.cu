@@ -48,6 +48,23 @@ void fillBytes(void* d_dst, int value, std::size_t bytes) {
 
 void synchronize(Stream stream) { BHVIZ_CUDA_CHECK(cudaStreamSynchronize(stream)); }
 
+PinnedBytes::~PinnedBytes() {
+  if (m_ptr) (void)cudaFreeHost(m_ptr);
+}
+
+std::byte* PinnedBytes::resize(std::size_t n) {
+  if (n > m_capacity) {
+    const std::size_t cap = std::max(n, m_capacity + m_capacity / 2);
+    void* p = nullptr;
+    BHVIZ_CUDA_CHECK(cudaMallocHost(&p, cap));
+    if (m_ptr) (void)cudaFreeHost(m_ptr);
+    m_ptr = static_cast<std::byte*>(p);
+    m_capacity = cap;
+  }
+  m_size = n;
+  return m_ptr;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 void DeviceParticles::resize(std::size_t count) {

@@ -107,13 +107,6 @@ std::uint32_t scan(const std::uint32_t* counts, std::uint32_t* offsets, std::uin
   return last[0] + last[1];
 }
 
-template <typename T>
-void appendLevel(std::vector<T>& to, const DeviceBuffer<T>& from, std::size_t n) {
-  const std::size_t at = to.size();
-  to.resize(at + n);
-  if (n > 0) copyToHost(to.data() + at, from.data(), n * sizeof(T));
-}
-
 }  // namespace
 
 namespace {
@@ -199,30 +192,6 @@ void copyArray(std::byte* to, const DeviceBuffer<T>& from, std::size_t n, Stream
 
 }  // namespace
 
-LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const KeyFrame& frame,
-                         const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
-                         Stream stream) {
-  LetTree let;
-  const ScratchCut cut = cutToScratch(tree, p, mac, region, scratch, stream);
-  if (cut.cells == 0) return let;
-  Tree& out = let.tree;
-  out.frame = frame;
-  out.levelBegin = cut.levelBegin;
-  const LetScratch& w = scratch;
-  appendLevel(out.first, w.first, cut.cells);
-  appendLevel(out.count, w.count, cut.cells);
-  appendLevel(out.child, w.child, cut.cells);
-  appendLevel(out.childCount, w.childCount, cut.cells);
-  appendLevel(out.level, w.level, cut.cells);
-  appendLevel(out.comMass, w.comMass, cut.cells);
-  appendLevel(out.quad, w.quad, cut.cells);
-  appendLevel(out.box, w.box, cut.cells);
-  appendLevel(out.bmax, w.bmax, cut.cells);
-  appendLevel(out.opening, w.opening, cut.cells);
-  appendLevel(let.posMass, w.posMass, cut.particles);
-  return let;
-}
-
 LetSize cutEssentialTreeBytes(const DeviceTree& tree, const DeviceParticles& p,
                               const KeyFrame& frame, const MacSetup& mac,
                               const TargetRegion& region, LetScratch& scratch, DeviceBytes& out,
@@ -241,18 +210,25 @@ LetSize cutEssentialTreeBytes(const DeviceTree& tree, const DeviceParticles& p,
   // On `stream`, after append's zeroing (pageable memory: staged before the call returns).
   BHVIZ_CUDA_CHECK(cudaMemcpyAsync(at, head.data(), head.size(), cudaMemcpyHostToDevice, stream));
   const LetScratch& w = scratch;
-  copyArray(at + l.first, w.first, cut.cells, stream);
-  copyArray(at + l.count, w.count, cut.cells, stream);
-  copyArray(at + l.child, w.child, cut.cells, stream);
-  copyArray(at + l.childCount, w.childCount, cut.cells, stream);
-  copyArray(at + l.level, w.level, cut.cells, stream);
-  copyArray(at + l.comMass, w.comMass, cut.cells, stream);
-  copyArray(at + l.quad, w.quad, cut.cells, stream);
-  copyArray(at + l.box, w.box, cut.cells, stream);
-  copyArray(at + l.bmax, w.bmax, cut.cells, stream);
-  copyArray(at + l.opening, w.opening, cut.cells, stream);
-  copyArray(at + l.posMass, w.posMass, cut.particles, stream);
+  forEachLetArray(l, w, cut.cells, w.posMass, cut.particles,
+                  [&](std::size_t offset, const auto& from, std::uint64_t n) {
+                    copyArray(at + offset, from, static_cast<std::size_t>(n), stream);
+                  });
   return {l.size, cut.cells, cut.particles};
+}
+
+LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const KeyFrame& frame,
+                         const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
+                         DeviceBytes& bytes, Stream stream) {
+  // The cut as bytes, read back once and parsed as the bytes of any LET.
+  bytes.clear();
+  const LetSize size = cutEssentialTreeBytes(tree, p, frame, mac, region, scratch, bytes, stream);
+  if (size.bytes == 0) return {};
+  std::vector<std::byte> host(size.bytes);
+  BHVIZ_CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), bytes.data(), host.size(), cudaMemcpyDeviceToHost, stream));
+  synchronize(stream);
+  return letFromBytes(host.data(), host.size());
 }
 
 std::byte* DeviceBytes::append(std::size_t n, Stream stream) {
@@ -274,23 +250,6 @@ std::byte* DeviceBytes::resize(std::size_t n) {
   m_buffer.reserve(std::max<std::size_t>(n, 1));
   m_size = n;
   return m_buffer.data();
-}
-
-PinnedBytes::~PinnedBytes() {
-  if (m_ptr) (void)cudaFreeHost(m_ptr);
-}
-
-std::byte* PinnedBytes::resize(std::size_t n) {
-  if (n > m_capacity) {
-    const std::size_t cap = std::max(n, m_capacity + m_capacity / 2);
-    void* p = nullptr;
-    BHVIZ_CUDA_CHECK(cudaMallocHost(&p, cap));
-    if (m_ptr) (void)cudaFreeHost(m_ptr);
-    m_ptr = static_cast<std::byte*>(p);
-    m_capacity = cap;
-  }
-  m_size = n;
-  return m_ptr;
 }
 
 namespace {

@@ -21,12 +21,6 @@ struct LetScratch {
   DeviceBuffer<float> bmax, opening;
 };
 
-/// The LET of `tree` (particles `p`, key order; moments made with `mac`, frame `frame`) for
-/// `region`, in sim::essentialTree's layout and order (blocking).
-LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const KeyFrame& frame,
-                         const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
-                         Stream stream);
-
 /// Device bytes that grow at the end keeping what they hold: a rank's LETs laid end to end.
 class DeviceBytes {
  public:
@@ -44,23 +38,12 @@ class DeviceBytes {
   std::size_t m_size = 0;
 };
 
-/// Page-locked host memory (cudaMallocHost), grown as DeviceBuffer grows: copies to and from it
-/// run at the bus's speed, and MPI sends from it and receives into it.
-class PinnedBytes {
- public:
-  PinnedBytes() = default;
-  ~PinnedBytes();
-  PinnedBytes(const PinnedBytes&) = delete;
-  PinnedBytes& operator=(const PinnedBytes&) = delete;
-  /// n bytes, the old contents discarded.
-  std::byte* resize(std::size_t n);
-  std::byte* data() { return m_ptr; }
-  std::size_t size() const { return m_size; }
-
- private:
-  std::byte* m_ptr = nullptr;
-  std::size_t m_capacity = 0, m_size = 0;
-};
+/// The LET of `tree` (particles `p`, key order; moments made with `mac`, frame `frame`) for
+/// `region`, in sim::essentialTree's layout and order (blocking): cutEssentialTreeBytes into
+/// `bytes` (emptied first), brought to the host once.
+LetTree cutEssentialTree(const DeviceTree& tree, const DeviceParticles& p, const KeyFrame& frame,
+                         const MacSetup& mac, const TargetRegion& region, LetScratch& scratch,
+                         DeviceBytes& bytes, Stream stream);
 
 /// cutEssentialTree, its LET written as bytes (sim/let.h: appendBytes's, byte for byte) onto
 /// the end of `out`, queued on `stream`; returns its sizes (zeros: no LET).

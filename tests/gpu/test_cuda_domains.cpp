@@ -222,8 +222,9 @@ TEST(CudaDomains, LetCutOnTheDeviceIsTheCpuCut) {
     target->forceParts()->build(clock, p, ForceTargets::All, false);
     const TargetRegion region = target->forceParts()->targetRegion();
     cuda::LetScratch scratch;
-    const LetTree onGpu =
-        cuda::cutEssentialTree(tree, d, cuda::downloadFrame(ws), mac, region, scratch, nullptr);
+    cuda::DeviceBytes cutBytes;
+    const LetTree onGpu = cuda::cutEssentialTree(tree, d, cuda::downloadFrame(ws), mac, region,
+                                                 scratch, cutBytes, nullptr);
     Tree hostTree;
     cuda::downloadTree(tree, ws, hostTree, true);
     Particles sorted;
@@ -243,8 +244,8 @@ TEST(CudaDomains, LetCutOnTheDeviceIsTheCpuCut) {
                                onCpu.posMass.size() * sizeof(Vec4)));
     }
     // A second cut with the same scratch gives the same LET.
-    const LetTree again =
-        cuda::cutEssentialTree(tree, d, cuda::downloadFrame(ws), mac, region, scratch, nullptr);
+    const LetTree again = cuda::cutEssentialTree(tree, d, cuda::downloadFrame(ws), mac, region,
+                                                 scratch, cutBytes, nullptr);
     EXPECT_EQ(toBytes(again), toBytes(onGpu));
     // The bytes travel and are accepted.
     const std::vector<std::byte> bytes = toBytes(onGpu);
