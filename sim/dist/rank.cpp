@@ -274,90 +274,110 @@ int RankShare::openKicks(const Clock& clock, const SimParams& p) {
 
 void RankShare::drift(float dt) { m_local->drift(dt); }
 
+/// One evaluation's LETs on their way: the bytes sent to and received from each rank, where
+/// they lie in the buffers, and the host path's pending exchange.
+struct RankShare::LetRound {
+  explicit LetRound(std::size_t ranks) : sendBytes(ranks, 0), recvBytes(ranks, 0) {}
+  std::vector<int> sendBytes, recvBytes, sendAt, recvAt;
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
 void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                               bool oldAccValid) {
   if (m_ranks == 1) {
     m_local->computeForces(clock, p, targets, oldAccValid);
     return;
   }
-  const KeyFrame* frame = treeFrame();
-  m_parts->build(clock, p, targets, oldAccValid, frame);
-  // A GPU's LETs stay bytes in device memory from the cut to the walk (DeviceLets); they move
-  // by NCCL, or through pinned host memory. A CPU's are cut, sent and parsed on the host.
-  DeviceLets* lets = m_parts->deviceLets();
-  const auto K = static_cast<std::size_t>(m_ranks);
-  std::vector<int> sendBytes(K, 0), recvBytes(K, 0);
-  // Kept between evaluations: fresh buffers of tens of MB each time cost their page faults.
-  std::vector<std::byte>& out = m_letOut;
-  std::vector<std::byte>& in = m_letIn;
-  MPI_Request request = MPI_REQUEST_NULL;
-  std::vector<int> sendDispls, recvDispls;
+  m_parts->build(clock, p, targets, oldAccValid, treeFrame());
+  LetRound round(static_cast<std::size_t>(m_ranks));
   {
     StageTimer t(m_dist, Stage::Let);
-    const TargetRegion mine = m_parts->targetRegion();
-    const RegionMessage message{mine.box, mine.accMin};
-    std::vector<RegionMessage> regions(K);
-    checkMpi(MPI_Allgather(&message, sizeof message, MPI_BYTE, regions.data(), sizeof message,
-                           MPI_BYTE, jobComm()),
-             "MPI_Allgather");
-    // Cut a LET for every other rank with targets, one after the other into one buffer.
-    if (lets != nullptr) lets->clearSent();
-    out.clear();
-    for (std::size_t r = 0; r < K; ++r) {
-      const TargetRegion region{regions[r].box, regions[r].accMin};
-      if (static_cast<int>(r) == m_rank || !region.any()) continue;
-      LetSize sent;
-      if (lets != nullptr) {
-        sent = lets->appendCut(region);
-      } else {
-        const LetTree let = m_parts->essentialTree(region);
-        if (!let.empty()) sent = {appendBytes(let, out), let.cellCount(), let.posMass.size()};
-      }
-      if (sent.bytes == 0) continue;
-      if (sent.bytes > INT_MAX) throw std::runtime_error("a LET of more than 2 GiB");
-      sendBytes[r] = static_cast<int>(sent.bytes);
-      m_report.letCellsSent += sent.cells;
-      m_report.letParticlesSent += sent.particles;
-      m_report.letBytesSent += sent.bytes;
-    }
-    checkMpi(MPI_Alltoall(sendBytes.data(), 1, MPI_INT, recvBytes.data(), 1, MPI_INT, jobComm()),
-             "MPI_Alltoall");
-    sendDispls = displacements(sendBytes);
-    recvDispls = displacements(recvBytes);
-    const auto received = static_cast<std::size_t>(recvDispls.back() + recvBytes.back());
-    if (m_nccl != nullptr) {
-      m_nccl->start(lets->sentDevice(), sendBytes, sendDispls, lets->receiveDevice(received),
-                    recvBytes, recvDispls);
-    } else {
-      const std::byte* send = lets != nullptr ? lets->sentHost() : out.data();
-      std::byte* recv = nullptr;
-      if (lets != nullptr) {
-        recv = lets->receiveHost(received);
-      } else {
-        in.resize(received);
-        recv = in.data();
-      }
-      checkMpi(MPI_Ialltoallv(send, sendBytes.data(), sendDispls.data(), MPI_BYTE, recv,
-                              recvBytes.data(), recvDispls.data(), MPI_BYTE, jobComm(), &request),
-               "MPI_Ialltoallv");
-    }
+    cutLets(round);
+    startLetExchange(round);
   }
   // The local tree walks on the device while the LETs travel.
   m_parts->beginWalkLocal();
   if (m_nccl == nullptr) {
     StageTimer t(m_dist, Stage::Let);
-    checkMpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    checkMpi(MPI_Wait(&round.request, MPI_STATUS_IGNORE), "MPI_Wait");
   }
   m_parts->endWalkLocal();
+  walkReceivedLets(round);
+  // An evaluation of every particle measures the work the next decomposition balances.
+  if (targets == ForceTargets::All || clock.synchronized()) m_workValid = true;
+}
+
+void RankShare::cutLets(LetRound& round) {
+  // A GPU's LETs stay bytes in device memory from the cut to the walk (DeviceLets); they move
+  // by NCCL, or through pinned host memory. A CPU's are cut, sent and parsed on the host.
+  DeviceLets* lets = m_parts->deviceLets();
+  const TargetRegion mine = m_parts->targetRegion();
+  const RegionMessage message{mine.box, mine.accMin};
+  std::vector<RegionMessage> regions(static_cast<std::size_t>(m_ranks));
+  checkMpi(MPI_Allgather(&message, sizeof message, MPI_BYTE, regions.data(), sizeof message,
+                         MPI_BYTE, jobComm()),
+           "MPI_Allgather");
+  // A LET for every other rank with targets, one after the other into one buffer (kept between
+  // evaluations: fresh buffers of tens of MB each time cost their page faults).
+  if (lets != nullptr) lets->clearSent();
+  m_letOut.clear();
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    const TargetRegion region{regions[r].box, regions[r].accMin};
+    if (static_cast<int>(r) == m_rank || !region.any()) continue;
+    LetSize sent;
+    if (lets != nullptr) {
+      sent = lets->appendCut(region);
+    } else {
+      const LetTree let = m_parts->essentialTree(region);
+      if (!let.empty()) sent = {appendBytes(let, m_letOut), let.cellCount(), let.posMass.size()};
+    }
+    if (sent.bytes == 0) continue;
+    if (sent.bytes > INT_MAX) throw std::runtime_error("a LET of more than 2 GiB");
+    round.sendBytes[r] = static_cast<int>(sent.bytes);
+    m_report.letCellsSent += sent.cells;
+    m_report.letParticlesSent += sent.particles;
+    m_report.letBytesSent += sent.bytes;
+  }
+}
+
+void RankShare::startLetExchange(LetRound& round) {
+  DeviceLets* lets = m_parts->deviceLets();
+  checkMpi(MPI_Alltoall(round.sendBytes.data(), 1, MPI_INT, round.recvBytes.data(), 1, MPI_INT,
+                        jobComm()),
+           "MPI_Alltoall");
+  round.sendAt = displacements(round.sendBytes);
+  round.recvAt = displacements(round.recvBytes);
+  const auto received = static_cast<std::size_t>(round.recvAt.back() + round.recvBytes.back());
+  if (m_nccl != nullptr) {
+    m_nccl->start(lets->sentDevice(), round.sendBytes, round.sendAt, lets->receiveDevice(received),
+                  round.recvBytes, round.recvAt);
+    return;
+  }
+  const std::byte* send = lets != nullptr ? lets->sentHost() : m_letOut.data();
+  std::byte* recv = nullptr;
+  if (lets != nullptr) {
+    recv = lets->receiveHost(received);
+  } else {
+    m_letIn.resize(received);
+    recv = m_letIn.data();
+  }
+  checkMpi(MPI_Ialltoallv(send, round.sendBytes.data(), round.sendAt.data(), MPI_BYTE, recv,
+                          round.recvBytes.data(), round.recvAt.data(), MPI_BYTE, jobComm(),
+                          &round.request),
+           "MPI_Ialltoallv");
+}
+
+void RankShare::walkReceivedLets(const LetRound& round) {
+  DeviceLets* lets = m_parts->deviceLets();
   if (m_nccl != nullptr) {
     m_nccl->finish();
   } else if (lets != nullptr) {
     lets->uploadReceived();
   }
-  for (std::size_t r = 0; r < K; ++r) {
-    if (recvBytes[r] == 0) continue;
-    const auto at = static_cast<std::size_t>(recvDispls[r]);
-    const auto bytes = static_cast<std::size_t>(recvBytes[r]);
+  for (std::size_t r = 0; r < round.recvBytes.size(); ++r) {
+    if (round.recvBytes[r] == 0) continue;
+    const auto at = static_cast<std::size_t>(round.recvAt[r]);
+    const auto bytes = static_cast<std::size_t>(round.recvBytes[r]);
     LetSize received;
     if (lets != nullptr) {
       try {
@@ -369,7 +389,7 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
       LetTree let;
       {
         StageTimer t(m_dist, Stage::Let);
-        let = letFromBytes(in.data() + at, bytes);
+        let = letFromBytes(m_letIn.data() + at, bytes);
       }
       m_parts->walkImported(let);
       received = {bytes, let.cellCount(), let.posMass.size()};
@@ -378,8 +398,6 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     m_report.letParticlesReceived += received.particles;
     m_report.letBytesReceived += received.bytes;
   }
-  // An evaluation of every particle measures the work the next decomposition balances.
-  if (targets == ForceTargets::All || clock.synchronized()) m_workValid = true;
 }
 
 void RankShare::closeKicks(const Clock& clock) { m_local->closeKicks(clock); }

@@ -61,6 +61,15 @@ class RankShare {
   const KeyFrame* treeFrame();
   StepProfile combinedProfile() const;
 
+  // computeForces' essential trees, in three parts around the local walk.
+  struct LetRound;  // rank.cpp
+  /// Cuts a LET for every other rank with targets (their regions gathered first).
+  void cutLets(LetRound& round);
+  /// Exchanges the sizes, then starts moving the LETs (NCCL, or MPI from the host).
+  void startLetExchange(LetRound& round);
+  /// Once they arrived (the host path waited already), walks the local groups over each.
+  void walkReceivedLets(const LetRound& round);
+
   std::unique_ptr<Backend> m_local;
   ForceParts* m_parts = nullptr;
   DistSettings m_settings;
