@@ -1,10 +1,12 @@
-// CPU benchmark: one full substep (shared steps, tree rebuilt every step) on a Plummer sphere,
-// per stage. Run: build/bench/bench_cpu [--benchmark_filter=...] [--benchmark_format=csv]
+// CPU benchmarks: one full substep (shared steps, tree rebuilt every step) on a Plummer sphere,
+// per stage; the walk alone with the plain and the mutual near field (--p2p).
+// Run: build/bench/bench_cpu [--benchmark_filter=...] [--benchmark_format=csv]
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
 #include <memory>
 
+#include "sim/cpu/cpu_stages.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
 
@@ -44,7 +46,44 @@ void fullStep(benchmark::State& state) {
   state.counters["threads"] = omp_get_max_threads();
 }
 
+/// The walk alone (every particle active, Bonsai MAC θ 0.5, quadrupole, ε 0.05, N_group 64) with
+/// plain or mutual P2P: args n, N_leaf, mutual (0/1), scenario (0 Plummer, 1 merger). Counters:
+/// P2P evaluations per particle (plain: every pair from both sides) and, for mutual, the share
+/// of plain's pair work done by pairs evaluated once.
+void walkNearField(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const int nLeaf = static_cast<int>(state.range(1));
+  const bool mutual = state.range(2) != 0;
+  Particles p = state.range(3) == 0 ? makePlummer(n, 1) : makeMerger(n, 1);
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  const Tree tree = cpu::buildSortedTree(p, Curve::Hilbert, nLeaf, mac);
+  const std::vector<std::uint8_t> active(n, 1);
+  const Groups groups = cpu::buildGroups(tree, p.posMass, p.accPot, active, 64);
+  const cpu::WalkSettings s{mac, true, 0.05f, mutual ? P2pMode::Mutual : P2pMode::Plain};
+  std::vector<Vec4> acc(n);
+  cpu::MutualCounts pairs;
+  InteractionCounts counts;
+  for (auto _ : state) {
+    counts = mutual
+                 ? cpu::walkGroupsMutual(tree, groups, p.posMass, active, s, acc, nullptr, &pairs)
+                 : cpu::walkGroups(tree, groups, p.posMass, active, s, acc);
+  }
+  const double evaluations = mutual ? double(pairs.pairs) : double(counts.particle);
+  state.counters["p2p_evaluations_per_particle"] = evaluations / double(n);
+  state.counters["p2p_plain_per_particle"] = double(counts.particle) / double(n);
+  state.counters["mutual_share"] =
+      mutual ? 2.0 * double(pairs.onceBoth) / double(counts.particle) : 0.0;
+  state.counters["threads"] = omp_get_max_threads();
+}
+
 }  // namespace
+
+BENCHMARK(walkNearField)
+    ->ArgNames({"n", "n_leaf", "mutual", "merger"})
+    ->ArgsProduct({{200000}, {16, 32, 64}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 BENCHMARK(fullStep)
     ->ArgNames({"n", "theta_x100"})

@@ -31,6 +31,7 @@ enum class ForceTargets { Active, All };
 struct BackendLimits {
   int maxLeafSize = kMaxLeafSize;    ///< largest N_leaf [particles]
   int maxGroupSize = kMaxGroupSize;  ///< largest N_group [particles]
+  bool mutualP2p = true;             ///< P2pMode::Mutual is implemented
 };
 
 /// What a backend is, for the code that drives it: nothing outside sim/ compares names or casts

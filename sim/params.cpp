@@ -58,6 +58,8 @@ void validate(const SimParams& p, const BackendLimits& limits, std::string_view 
   const std::string groupRange = "in [1, " + std::to_string(limits.maxGroupSize) + "]" + on;
   require(p.nLeaf <= limits.maxLeafSize, "n-leaf", p.nLeaf, leafRange.c_str());
   require(p.nGroup <= limits.maxGroupSize, "n-group", p.nGroup, groupRange.c_str());
+  const std::string p2pRange = "plain" + on + " (mutual runs on the cpu backend)";
+  require(limits.mutualP2p || p.p2p == P2pMode::Plain, "p2p", toString(p.p2p), p2pRange.c_str());
 }
 
 std::string_view toString(MacKind k) {
@@ -77,6 +79,14 @@ std::string_view toString(MacKind k) {
 std::string_view toString(TimeStepping s) { return s == TimeStepping::Shared ? "shared" : "block"; }
 
 std::string_view toString(Curve c) { return c == Curve::Hilbert ? "hilbert" : "morton"; }
+
+std::string_view toString(P2pMode m) { return m == P2pMode::Plain ? "plain" : "mutual"; }
+
+std::optional<P2pMode> parseP2pMode(std::string_view name) {
+  if (name == "plain") return P2pMode::Plain;
+  if (name == "mutual") return P2pMode::Mutual;
+  return std::nullopt;
+}
 
 std::optional<MacKind> parseMacKind(std::string_view name) {
   for (MacKind k :

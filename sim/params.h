@@ -24,6 +24,13 @@ enum class MacKind : std::uint8_t {
   Acceleration,  ///< Springel: open if M·l² > α·|a_old|·d⁴ (θ-test on the first evaluation)
 };
 
+/// How the walk evaluates the near field (P2P, the particles of opened leaves).
+enum class P2pMode : std::uint8_t {
+  Plain,   ///< each target sums its group's leaf particles (every near pair twice)
+  Mutual,  ///< each near pair once where both sides need it, the counter-force added to the
+           ///< other (Newton's third law; seed 004, Shan & Lei); the same pairs as Plain
+};
+
 enum class TimeStepping : std::uint8_t {
   Shared,  ///< one step dtMax for every particle (kick–drift–kick leapfrog)
   Block,   ///< power-of-two bins: dt_i = η·sqrt(ε/|a_i|), clamped to dtMax / 2^maxBinDepth
@@ -38,6 +45,7 @@ struct SimParams {
   bool quadrupole = true;        ///< add the quadrupole term to cell interactions
   int nLeaf = 16;                ///< a cell with more particles than this is split [particles]
   int nGroup = 64;               ///< largest group sharing one tree walk [particles]
+  P2pMode p2p = P2pMode::Plain;  ///< the near field: each target alone, or each pair once
   float softening = 0.05f;       ///< Plummer softening ε [length]
   Curve curve = Curve::Hilbert;  ///< space-filling curve for keys and particle order
   TimeStepping stepping = TimeStepping::Shared;
@@ -59,9 +67,9 @@ inline constexpr int kMaxRebuildInterval = 1024;
 inline bool operator==(const SimParams& a, const SimParams& b) {
   return a.mac == b.mac && a.theta == b.theta && a.macParam == b.macParam &&
          a.quadrupole == b.quadrupole && a.nLeaf == b.nLeaf && a.nGroup == b.nGroup &&
-         a.softening == b.softening && a.curve == b.curve && a.stepping == b.stepping &&
-         a.dtMax == b.dtMax && a.eta == b.eta && a.maxBinDepth == b.maxBinDepth &&
-         a.rebuildInterval == b.rebuildInterval;
+         a.p2p == b.p2p && a.softening == b.softening && a.curve == b.curve &&
+         a.stepping == b.stepping && a.dtMax == b.dtMax && a.eta == b.eta &&
+         a.maxBinDepth == b.maxBinDepth && a.rebuildInterval == b.rebuildInterval;
 }
 inline bool operator!=(const SimParams& a, const SimParams& b) { return !(a == b); }
 
@@ -91,6 +99,8 @@ void validate(const SimParams& p);
 std::string_view toString(MacKind k);
 std::string_view toString(TimeStepping s);
 std::string_view toString(Curve c);
+std::string_view toString(P2pMode m);
+std::optional<P2pMode> parseP2pMode(std::string_view name);
 std::optional<MacKind> parseMacKind(std::string_view name);
 std::optional<Curve> parseCurve(std::string_view name);
 /// "auto", "every" or an interval in [1, kMaxRebuildInterval], as SimParams::rebuildInterval.

@@ -87,7 +87,8 @@ TEST(CliParse, EveryOptionReachesOptions) {
              "1e-3",       "--n-leaf",     "8",       "--n-group", "32",        "--softening",
              "0.01",       "--eta",        "0.1",     "--dt",      "0.002",     "--max-bin-depth",
              "5",          "--quadrupole", "off",     "--curve",   "morton",    "--backend",
-             "cpu",        "--seed",       "42",      "--threads", "2",         "--quiet"});
+             "cpu",        "--seed",       "42",      "--threads", "2",         "--quiet",
+             "--p2p",      "mutual"});
   EXPECT_EQ(o.scenario, "plummer");
   EXPECT_EQ(o.n, 1234u);
   EXPECT_EQ(o.steps, 0);
@@ -102,6 +103,7 @@ TEST(CliParse, EveryOptionReachesOptions) {
   EXPECT_EQ(o.params.maxBinDepth, 5);
   EXPECT_FALSE(o.params.quadrupole);
   EXPECT_EQ(o.params.curve, bhviz::sim::Curve::Morton);
+  EXPECT_EQ(o.params.p2p, bhviz::sim::P2pMode::Mutual);
   EXPECT_EQ(o.backend, bhviz::app::BackendChoice::Cpu);
   EXPECT_EQ(o.seed, 42u);
   EXPECT_EQ(o.threads, 2);
@@ -257,23 +259,25 @@ TEST_P(CliBadValue, ExitsTwoWithOneLineNamingTheOption) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, CliBadValue,
-    ::testing::Values(
-        BadValue{"--n 0", "--n"}, BadValue{"--n -5", "--n"}, BadValue{"--n abc", "--n"},
-        BadValue{"--theta 0", "--theta"}, BadValue{"--theta 1.6", "--theta"},
-        BadValue{"--theta x", "--theta"}, BadValue{"--mac foo", "--mac"},
-        BadValue{"--scenario nope", "--scenario"}, BadValue{"--n-group 0", "--n-group"},
-        BadValue{"--n-leaf 0", "--n-leaf"}, BadValue{"--softening -1", "--softening"},
-        BadValue{"--eta 0", "--eta"}, BadValue{"--steps -1", "--steps"},
-        BadValue{"--quadrupole maybe", "--quadrupole"}, BadValue{"--curve zorder", "--curve"},
-        BadValue{"--stats /nonexistent_bhviz_dir/x.json", "--stats"},
-        BadValue{"--dump-accel /nonexistent_bhviz_dir/x.csv", "--dump-accel"},
-        BadValue{"--bogus-option", "--bogus-option"},
-        BadValue{"--shared-dt 0.01 --block-steps", "--block-steps"},
-        BadValue{"--shared-dt -1", "--shared-dt"}, BadValue{"--dt 0", "--dt"},
-        BadValue{"--block-steps --softening 0", "--softening"},
-        BadValue{"--max-bin-depth 21", "--max-bin-depth"}, BadValue{"--seed -1", "--seed"},
-        BadValue{"--threads 0", "--threads"}, BadValue{"--backend gpu", "--backend"},
-        BadValue{"--backend cuda", "--backend"}, BadValue{"--n", "--n"}),
+    ::testing::Values(BadValue{"--n 0", "--n"}, BadValue{"--n -5", "--n"},
+                      BadValue{"--n abc", "--n"}, BadValue{"--theta 0", "--theta"},
+                      BadValue{"--theta 1.6", "--theta"}, BadValue{"--theta x", "--theta"},
+                      BadValue{"--mac foo", "--mac"}, BadValue{"--scenario nope", "--scenario"},
+                      BadValue{"--n-group 0", "--n-group"}, BadValue{"--n-leaf 0", "--n-leaf"},
+                      BadValue{"--softening -1", "--softening"}, BadValue{"--eta 0", "--eta"},
+                      BadValue{"--steps -1", "--steps"},
+                      BadValue{"--quadrupole maybe", "--quadrupole"},
+                      BadValue{"--curve zorder", "--curve"}, BadValue{"--p2p both", "--p2p"},
+                      BadValue{"--stats /nonexistent_bhviz_dir/x.json", "--stats"},
+                      BadValue{"--dump-accel /nonexistent_bhviz_dir/x.csv", "--dump-accel"},
+                      BadValue{"--bogus-option", "--bogus-option"},
+                      BadValue{"--shared-dt 0.01 --block-steps", "--block-steps"},
+                      BadValue{"--shared-dt -1", "--shared-dt"}, BadValue{"--dt 0", "--dt"},
+                      BadValue{"--block-steps --softening 0", "--softening"},
+                      BadValue{"--max-bin-depth 21", "--max-bin-depth"},
+                      BadValue{"--seed -1", "--seed"}, BadValue{"--threads 0", "--threads"},
+                      BadValue{"--backend gpu", "--backend"},
+                      BadValue{"--backend cuda", "--backend"}, BadValue{"--n", "--n"}),
     [](const ::testing::TestParamInfo<BadValue>& info) {
       // "--n abc" -> "n_abc": gtest names allow only letters, digits and underscores.
       std::string name;
@@ -422,7 +426,7 @@ TEST_F(CliRun, StatsHaveEveryKey) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   for (const char* key :
-       {"mac", "theta", "macParam", "effectiveMacParam", "quadrupole", "nLeaf", "nGroup",
+       {"mac", "theta", "macParam", "effectiveMacParam", "quadrupole", "nLeaf", "nGroup", "p2p",
         "softening", "curve", "stepping", "dtMax", "eta", "maxBinDepth"}) {
     EXPECT_TRUE(j.at("params").contains(key)) << key;
   }

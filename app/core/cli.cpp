@@ -133,6 +133,10 @@ void defineOptions(CLI::App& app, RawArgs& r) {
       ->type_name("on|off");
   app.add_option("--curve", r.curve, "Space-filling curve: hilbert or morton (default hilbert)")
       ->type_name("NAME");
+  app.add_option("--p2p", r.p2p,
+                 "Near field: plain (each target sums its leaves) or mutual (each near pair once, "
+                 "Newton's third law; the same forces to fp32 rounding) (default plain)")
+      ->type_name("plain|mutual");
   app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");
   app.add_option("--seed", r.seed, "Initial-condition seed (default: the scenario's, 1)")
       ->type_name("S");
@@ -215,6 +219,13 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
       throw UsageError("--curve = " + quoted(r.curve) + " is not known: must be hilbert or morton");
     }
     p.curve = *curve;
+  }
+  if (given("--p2p")) {
+    const auto mode = sim::parseP2pMode(r.p2p);
+    if (!mode) {
+      throw UsageError("--p2p = " + quoted(r.p2p) + " is not known: must be plain or mutual");
+    }
+    p.p2p = *mode;
   }
   if (given("--quadrupole")) p.quadrupole = toOnOff("--quadrupole", r.quadrupole);
   if (given("--theta")) p.theta = toFloat("--theta", r.theta);

@@ -38,6 +38,7 @@ Json paramsJson(const sim::SimParams& p) {
       {"quadrupole", p.quadrupole},
       {"nLeaf", p.nLeaf},
       {"nGroup", p.nGroup},
+      {"p2p", std::string(sim::toString(p.p2p))},
       {"softening", decimal(p.softening)},
       {"curve", std::string(sim::toString(p.curve))},
       {"stepping", std::string(sim::toString(p.stepping))},

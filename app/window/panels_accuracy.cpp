@@ -1,5 +1,6 @@
 // The Accuracy panel: the MAC and θ, its parameter, N_leaf and N_group within the running
-// backend's limits, softening, quadrupole and the key curve; live from the next substep.
+// backend's limits, softening, quadrupole, the key curve and the near field; live from the next
+// substep.
 #include <imgui.h>
 
 #include "app/window/panels.h"
@@ -39,6 +40,20 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   if (ImGui::Combo("key curve", &curve, curves, IM_ARRAYSIZE(curves))) {
     p.curve = curve == 0 ? sim::Curve::Morton : sim::Curve::Hilbert;
     changed = true;
+  }
+  const char* nearFields[] = {"plain", "mutual"};
+  int nearField = p.p2p == sim::P2pMode::Plain ? 0 : 1;
+  ImGui::BeginDisabled(!limits.mutualP2p && p.p2p == sim::P2pMode::Plain);
+  if (ImGui::Combo("near field", &nearField, nearFields, IM_ARRAYSIZE(nearFields))) {
+    p.p2p = nearField == 0 ? sim::P2pMode::Plain : sim::P2pMode::Mutual;
+    changed = true;
+  }
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::SetTooltip(
+        "P2P of the opened leaves: plain (each target sums them) or mutual (each\n"
+        "near pair once, Newton's third law); the same forces to fp32 rounding.\n"
+        "Mutual runs on the cpu backend only, and is slower there (BENCHMARKS.md)");
   }
   ImGui::TextDisabled("takes effect at the next substep");
   if (changed) r.paramsChanged = true;

@@ -39,6 +39,27 @@ BHVIZ_HD inline void p2p(Vec3 xi, Vec4 j, float eps2, Vec4& acc) {
   acc.w -= mrinv;
 }
 
+/// One near pair both ways (the mutual near field): target i gets exactly what p2p(xi, j) adds,
+/// and j gets the counter-force and potential of i's mass, from the same reciprocal distance.
+/// Coincident particles (the pair of a particle with itself) contribute nothing to either.
+BHVIZ_HD inline void p2pPair(Vec4 i, Vec4 j, float eps2, Vec4& accI, Vec4& accJ) {
+  const float dx = j.x - i.x, dy = j.y - i.y, dz = j.z - i.z;
+  const float d2 = dx * dx + (dy * dy + dz * dz);
+  const float r = rsqrtHD(d2 + eps2);
+  const float rinv = d2 > 0.0f ? r : 0.0f;
+  const float rinv2 = rinv * rinv;
+  const float mjrinv = j.w * rinv, mirinv = i.w * rinv;
+  const float mjrinv3 = mjrinv * rinv2, mirinv3 = mirinv * rinv2;
+  accI.x += mjrinv3 * dx;
+  accI.y += mjrinv3 * dy;
+  accI.z += mjrinv3 * dz;
+  accI.w -= mjrinv;
+  accJ.x -= mirinv3 * dx;
+  accJ.y -= mirinv3 * dy;
+  accJ.z -= mirinv3 * dz;
+  accJ.w -= mirinv;
+}
+
 /// A cell's quadrupole in the form the M2P evaluates, made once per cell (and ε) rather than
 /// once per target: the traceless P = 3Q − tr(Q)·I, and softTrace = −tr(Q)·ε², the one trace
 /// term that softening leaves.

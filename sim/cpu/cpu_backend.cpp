@@ -71,7 +71,7 @@ bool CpuBackend::refitForces(const Clock& clock, const SimParams& p, ForceTarget
 
 bool CpuBackend::prepare(const SimParams& p, bool oldAccValid) {
   m_mac = macSetup(p, oldAccValid);
-  m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening};
+  m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening, p.p2p};
   m_leafSize = p.nLeaf;
   m_work.assign(m_particles.size(), 0);
   if (m_particles.size() > 0) return true;
@@ -109,9 +109,14 @@ LetTree CpuBackend::essentialTree(const TargetRegion& region) const {
 
 void CpuBackend::walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::WalkMode mode) {
   StageTimer timer(m_profile, Stage::Walk);
+  // The mutual near field needs the sources to be the targets: the local tree's.
+  const bool mutual =
+      m_walk.p2p == P2pMode::Mutual && &tree == &m_tree && mode == cpu::WalkMode::Write;
   const InteractionCounts counts =
-      cpu::walkSources(tree, sources, m_groups, m_particles.posMass, m_active, m_walk, mode,
-                       m_particles.accPot, &m_work);
+      mutual ? cpu::walkGroupsMutual(tree, m_groups, m_particles.posMass, m_active, m_walk,
+                                     m_particles.accPot, &m_work)
+             : cpu::walkSources(tree, sources, m_groups, m_particles.posMass, m_active, m_walk,
+                                mode, m_particles.accPot, &m_work);
   m_profile.interactions.cell += counts.cell;
   m_profile.interactions.particle += counts.particle;
   // A target of several trees is one target.

@@ -79,6 +79,7 @@ struct WalkSettings {
   MacSetup mac;
   bool quadrupole = true;
   float softening = 0.05f;
+  P2pMode p2p = P2pMode::Plain;  ///< walkGroups' near field (walkSources' is always plain)
 };
 
 /// The interaction list of one group, as the walk builds it.
@@ -122,6 +123,26 @@ InteractionCounts walkGroups(const Tree& tree, const Groups& groups,
                              const std::vector<Vec4>& posMass,
                              const std::vector<std::uint8_t>& active, const WalkSettings& s,
                              std::vector<Vec4>& accPot);
+
+/// The near pairs of a mutual walk (walk_mutual.cpp).
+struct MutualCounts {
+  std::uint64_t pairs = 0;      ///< P2P evaluations made
+  std::uint64_t onceBoth = 0;   ///< of which each gave both particles their share
+  std::uint64_t plainWork = 0;  ///< P2P evaluations the plain walk makes for the same forces
+};
+
+/// walkGroups with the near field evaluated pair by pair (P2pMode::Mutual, seed 004): the same
+/// cells and leaves per group, the same pairs of particles, the same forces to fp32 rounding
+/// (the order of the sums differs, and the counter-forces arrive in any thread order). A group
+/// h is a partner of group g when g's leaves cover h's particles; when each is the other's
+/// partner, every pair between them is evaluated once and both get their share; what g's leaves
+/// hold beyond its mutual partners is evaluated one way, as plain P2P. Counts, `work` and the
+/// written particles as walkSources(..., WalkMode::Write, ...).
+InteractionCounts walkGroupsMutual(const Tree& tree, const Groups& groups,
+                                   const std::vector<Vec4>& posMass,
+                                   const std::vector<std::uint8_t>& active, const WalkSettings& s,
+                                   std::vector<Vec4>& accPot, std::vector<std::uint32_t>* work,
+                                   MutualCounts* pairs = nullptr);
 
 /// Whether a walk replaces the targets' accPot or adds to it (a second tree's share).
 enum class WalkMode : std::uint8_t { Write, Add };

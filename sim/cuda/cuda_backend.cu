@@ -99,7 +99,8 @@ constexpr std::size_t kInteractiveParticles = 1'000'000;
 class CudaBackend final : public Backend, public DeviceAccess, private ForceParts, private LetEnds {
  public:
   BackendTraits traits() const override {
-    return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup}, true, kInteractiveParticles};
+    // No mutual near field on the device (docs/BENCHMARKS.md, "The mutual near field").
+    return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup, false}, true, kInteractiveParticles};
   }
 
   /// A kept state in this device's memory: every particle array, in the backend's order.

@@ -1,0 +1,77 @@
+#pragma once
+// The CPU walk's targets of one group (walk.cpp, walk_mutual.cpp): internal to sim/cpu.
+#include <cstdint>
+#include <vector>
+
+#include "sim/common/gravity.h"
+#include "sim/cpu/cpu_stages.h"
+
+namespace bhviz::sim::cpu {
+
+/// The active targets of one group in separate arrays. Each source is applied to every target
+/// in turn (the CPU's counterpart of the GPU's lanes): the loops over targets vectorise, and each
+/// target still sums its sources in list order, so the result does not depend on the width.
+class TargetBlock {
+ public:
+  void load(const Groups& g, std::size_t group, const std::vector<Vec4>& posMass,
+            const std::vector<std::uint8_t>& active) {
+    m_index.clear();
+    for (std::uint32_t i = g.first[group]; i < g.first[group] + g.count[group]; ++i) {
+      if (active[i]) m_index.push_back(i);
+    }
+    const std::size_t n = m_index.size();
+    for (auto* v : {&m_x, &m_y, &m_z}) v->resize(n);
+    for (auto* v : {&m_ax, &m_ay, &m_az, &m_pot}) v->assign(n, 0.0f);
+    for (std::size_t k = 0; k < n; ++k) {
+      const Vec4 p = posMass[m_index[k]];
+      m_x[k] = p.x, m_y[k] = p.y, m_z[k] = p.z;
+    }
+  }
+
+  template <bool kQuadrupole>
+  void addCell(const Vec4& comMass, const Quadrupole& q, float eps2) {
+    if constexpr (kQuadrupole) {
+      const QuadSource source = quadSource(q, eps2);  // once per cell, not per target
+      apply([&](Vec3 xi, Vec4& a) { m2pQuadrupole(xi, comMass, source, eps2, a); });
+    } else {
+      apply([&](Vec3 xi, Vec4& a) { m2pMonopole(xi, comMass, eps2, a); });
+    }
+  }
+  void addParticle(const Vec4& source, float eps2) {
+    apply([&](Vec3 xi, Vec4& a) { p2p(xi, source, eps2, a); });
+  }
+
+  std::size_t size() const { return m_index.size(); }
+  void store(std::vector<Vec4>& accPot, WalkMode mode) const {
+    for (std::size_t k = 0; k < m_index.size(); ++k) {
+      const Vec4 sum{m_ax[k], m_ay[k], m_az[k], m_pot[k]};
+      Vec4& out = accPot[m_index[k]];
+      out = mode == WalkMode::Write
+                ? sum
+                : Vec4{out.x + sum.x, out.y + sum.y, out.z + sum.z, out.w + sum.w};
+    }
+  }
+  /// Adds `work` to the work of each target.
+  void addWork(std::vector<std::uint32_t>& work, std::uint64_t amount) const {
+    for (std::uint32_t i : m_index) work[i] += static_cast<std::uint32_t>(amount);
+  }
+
+ private:
+  template <typename Interaction>
+  void apply(Interaction&& interact) {
+    const std::size_t n = m_index.size();
+    const float *x = m_x.data(), *y = m_y.data(), *z = m_z.data();
+    float *ax = m_ax.data(), *ay = m_ay.data(), *az = m_az.data(), *pot = m_pot.data();
+#pragma omp simd
+    for (std::size_t k = 0; k < n; ++k) {
+      Vec4 a{ax[k], ay[k], az[k], pot[k]};
+      interact(Vec3{x[k], y[k], z[k]}, a);
+      ax[k] = a.x, ay[k] = a.y, az[k] = a.z, pot[k] = a.w;
+    }
+  }
+
+  std::vector<std::uint32_t> m_index;
+  std::vector<float> m_x, m_y, m_z, m_ax, m_ay, m_az, m_pot;
+};
+
+}  // namespace bhviz::sim::cpu

@@ -1,0 +1,277 @@
+// The near field pair by pair (P2pMode::Mutual; seed 004, Shan & Lei): walkGroups' cells and
+// leaves, but each near pair that both sides need is evaluated once, Newton's third law giving
+// the other particle its share.
+//
+// Which pairs both sides need. Plain P2P gives every particle of group g every particle of the
+// leaves on g's list. Cut the particles into pieces, each the particles of one group in one leaf
+// (or of one leaf in no group: runs without an active particle). Piece a of group g needs piece b
+// of group h when b's leaf is on g's list; when also a's leaf is on h's list, the two pieces
+// need each other, and their pairs are evaluated once, by the lower group (by the lower piece
+// within one group), each side getting its share. A piece needed one way (b's side does not
+// need a, or b is in no group) is evaluated one way, as plain P2P. So the pairs are plain P2P's,
+// the same ones; only their order and the rounding of the sums change.
+//
+// Two passes over the groups: the walk with its multipoles (the lists' leaves kept), then the
+// near field. A counter-force that lands in another group goes to a separate array with
+// atomic adds, added to the forces at the end.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/common/gravity.h"
+#include "sim/cpu/cpu_stages.h"
+#include "sim/cpu/target_block.h"
+
+namespace bhviz::sim::cpu {
+
+namespace {
+
+constexpr std::uint32_t kNoGroup = std::numeric_limits<std::uint32_t>::max();
+
+/// Particles [begin, end) of the key order.
+struct Range {
+  std::uint32_t begin = 0, end = 0;
+};
+
+/// Which leaf and which group (kNoGroup: none) each particle is in.
+struct Owners {
+  std::vector<std::uint32_t> leaf, group;
+
+  Owners(const Tree& t, const Groups& g, std::size_t n) : leaf(n, 0), group(n, kNoGroup) {
+    const auto cells = static_cast<std::int64_t>(t.cellCount());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < cells; ++c) {
+      if (!t.isLeaf(static_cast<std::uint32_t>(c))) continue;
+      std::fill_n(leaf.begin() + t.first[c], t.count[c], static_cast<std::uint32_t>(c));
+    }
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      std::fill_n(group.begin() + g.first[k], g.count[k], static_cast<std::uint32_t>(k));
+    }
+  }
+};
+
+/// A piece: particles of one group in one leaf (or of one leaf in no group).
+struct Piece {
+  Range range;
+  std::uint32_t owner;  // the leaf (a target piece) or the group (a source piece)
+};
+
+/// `r` cut where `owner` changes, each piece labelled with it.
+void cutPieces(Range r, const std::vector<std::uint32_t>& owner, std::vector<Piece>& out) {
+  out.clear();
+  for (std::uint32_t i = r.begin; i < r.end;) {
+    const std::uint32_t o = owner[i];
+    std::uint32_t j = i + 1;
+    while (j < r.end && owner[j] == o) ++j;
+    out.push_back({{i, j}, o});
+    i = j;
+  }
+}
+
+/// Every particle of one group (inactive ones too: they are sources of a mutual pair) in
+/// separate arrays, with their near-field sums. Rows are the group's particles from 0; the loops
+/// over rows vectorise.
+class PairBlock {
+ public:
+  void load(std::uint32_t first, std::uint32_t count, const std::vector<Vec4>& posMass) {
+    m_first = first;
+    for (auto* v : {&m_x, &m_y, &m_z, &m_m}) v->resize(count);
+    for (auto* v : {&m_ax, &m_ay, &m_az, &m_pot}) v->assign(count, 0.0f);
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const Vec4 p = posMass[first + k];
+      m_x[k] = p.x, m_y[k] = p.y, m_z[k] = p.z, m_m[k] = p.w;
+    }
+  }
+  /// The rows of the particles `r` (inside the group).
+  Range rows(Range r) const { return {r.begin - m_first, r.end - m_first}; }
+
+  /// The particles of `sources` on `rows`, one way.
+  void addOneWay(Range rows, const std::vector<Vec4>& posMass, Range sources, float eps2) {
+    const float *x = m_x.data(), *y = m_y.data(), *z = m_z.data();
+    float *ax = m_ax.data(), *ay = m_ay.data(), *az = m_az.data(), *pot = m_pot.data();
+    for (std::uint32_t j = sources.begin; j < sources.end; ++j) {
+      const Vec4 source = posMass[j];
+#pragma omp simd
+      for (std::uint32_t k = rows.begin; k < rows.end; ++k) {
+        Vec4 a{ax[k], ay[k], az[k], pot[k]};
+        p2p(Vec3{x[k], y[k], z[k]}, source, eps2, a);
+        ax[k] = a.x, ay[k] = a.y, az[k] = a.z, pot[k] = a.w;
+      }
+    }
+  }
+
+  /// Every pair between `rows` and the particles `sources` of another group, once: the
+  /// counter-forces of the active ones are added to `counter` (four floats a particle),
+  /// atomically.
+  void addMutual(Range rows, const std::vector<Vec4>& posMass,
+                 const std::vector<std::uint8_t>& active, Range sources, float eps2,
+                 std::vector<float>& counter) {
+    for (std::uint32_t j = sources.begin; j < sources.end; ++j) {
+      const Vec4 sum = pairsWith(posMass[j], rows, eps2);
+      if (!active[j]) continue;
+      float* c = counter.data() + 4 * std::size_t(j);
+#pragma omp atomic
+      c[0] += sum.x;
+#pragma omp atomic
+      c[1] += sum.y;
+#pragma omp atomic
+      c[2] += sum.z;
+#pragma omp atomic
+      c[3] += sum.w;
+    }
+  }
+
+  /// Every pair between `rows` and `others` (rows of this group too, disjoint), once.
+  void addMutual(Range rows, Range others, float eps2) {
+    for (std::uint32_t j = others.begin; j < others.end; ++j) add(j, pairsWith(row(j), rows, eps2));
+  }
+
+  /// Every pair within `rows`, once.
+  void addWithin(Range rows, float eps2) {
+    for (std::uint32_t j = rows.begin + 1; j < rows.end; ++j) {
+      add(j, pairsWith(row(j), {rows.begin, j}, eps2));
+    }
+  }
+
+  /// Adds the sums of the group's active particles to accPot.
+  void store(const std::vector<std::uint8_t>& active, std::vector<Vec4>& accPot) const {
+    for (std::size_t k = 0; k < m_x.size(); ++k) {
+      if (!active[m_first + k]) continue;
+      Vec4& out = accPot[m_first + k];
+      out = {out.x + m_ax[k], out.y + m_ay[k], out.z + m_az[k], out.w + m_pot[k]};
+    }
+  }
+
+ private:
+  Vec4 row(std::uint32_t k) const { return {m_x[k], m_y[k], m_z[k], m_m[k]}; }
+  void add(std::uint32_t k, const Vec4& a) {
+    m_ax[k] += a.x, m_ay[k] += a.y, m_az[k] += a.z, m_pot[k] += a.w;
+  }
+
+  /// Source j on `rows`, both ways: their sums grow, and j's share of the pairs is returned.
+  Vec4 pairsWith(const Vec4& j, Range rows, float eps2) {
+    const float *x = m_x.data(), *y = m_y.data(), *z = m_z.data(), *m = m_m.data();
+    float *ax = m_ax.data(), *ay = m_ay.data(), *az = m_az.data(), *pot = m_pot.data();
+    float jx = 0.0f, jy = 0.0f, jz = 0.0f, jw = 0.0f;
+#pragma omp simd reduction(+ : jx, jy, jz, jw)
+    for (std::uint32_t k = rows.begin; k < rows.end; ++k) {
+      Vec4 a{ax[k], ay[k], az[k], pot[k]}, b{};
+      p2pPair(Vec4{x[k], y[k], z[k], m[k]}, j, eps2, a, b);
+      ax[k] = a.x, ay[k] = a.y, az[k] = a.z, pot[k] = a.w;
+      jx += b.x, jy += b.y, jz += b.z, jw += b.w;
+    }
+    return {jx, jy, jz, jw};
+  }
+
+  std::uint32_t m_first = 0;
+  std::vector<float> m_x, m_y, m_z, m_m, m_ax, m_ay, m_az, m_pot;
+};
+
+std::uint64_t length(Range r) { return r.end - r.begin; }
+
+}  // namespace
+
+InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
+                                   const std::vector<Vec4>& posMass,
+                                   const std::vector<std::uint8_t>& active, const WalkSettings& s,
+                                   std::vector<Vec4>& accPot, std::vector<std::uint32_t>* work,
+                                   MutualCounts* pairCounts) {
+  const float eps2 = s.softening * s.softening;
+  const auto groupCount = static_cast<std::int64_t>(groups.size());
+  if (t.cellCount() == 0) return {};
+  std::vector<std::vector<std::uint32_t>> leaves(groups.size());  // each group's, ascending
+  std::uint64_t cellCount = 0, particleCount = 0, targets = 0;
+  // 1. The walk: multipoles written, leaves kept.
+#pragma omp parallel reduction(+ : cellCount, particleCount, targets)
+  {
+    TargetBlock block;
+#pragma omp for schedule(dynamic, 4)
+    for (std::int64_t gi = 0; gi < groupCount; ++gi) {
+      const auto g = static_cast<std::size_t>(gi);
+      InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
+      block.load(groups, g, posMass, active);
+      for (std::uint32_t c : list.cells) {
+        if (s.quadrupole) {
+          block.addCell<true>(t.comMass[c], t.quad[c], eps2);
+        } else {
+          block.addCell<false>(t.comMass[c], t.quad[c], eps2);
+        }
+      }
+      block.store(accPot, WalkMode::Write);
+      std::uint64_t leafParticles = 0;
+      for (std::uint32_t leaf : list.leaves) leafParticles += t.count[leaf];
+      std::sort(list.leaves.begin(), list.leaves.end());
+      leaves[g] = std::move(list.leaves);
+      if (work != nullptr) block.addWork(*work, list.cells.size() + leafParticles);
+      cellCount += list.cells.size() * block.size();
+      particleCount += leafParticles * block.size();
+      targets += block.size();
+    }
+  }
+  // 2. The near field, piece by piece.
+  const Owners owners(t, groups, posMass.size());
+  std::vector<float> counter(4 * posMass.size(), 0.0f);
+  std::uint64_t evaluated = 0, both = 0;
+#pragma omp parallel reduction(+ : evaluated, both)
+  {
+    PairBlock block;
+    std::vector<Piece> mine, theirs;
+#pragma omp for schedule(dynamic, 4)
+    for (std::int64_t gi = 0; gi < groupCount; ++gi) {
+      const auto g = static_cast<std::uint32_t>(gi);
+      const Range own{groups.first[g], groups.first[g] + groups.count[g]};
+      block.load(own.begin, groups.count[g], posMass);
+      cutPieces(own, owners.leaf, mine);
+      for (std::uint32_t leaf : leaves[g]) {
+        cutPieces({t.first[leaf], t.first[leaf] + t.count[leaf]}, owners.group, theirs);
+        for (const Piece& b : theirs) {
+          const std::uint32_t h = b.owner;
+          Range oneWay{0, 0};  // consecutive rows that take b one way, evaluated together
+          const auto flushOneWay = [&] {
+            if (oneWay.end == oneWay.begin) return;
+            block.addOneWay(oneWay, posMass, b.range, eps2);
+            evaluated += length(oneWay) * length(b.range);
+            oneWay = {0, 0};
+          };
+          for (const Piece& a : mine) {
+            const bool needsA =
+                h != kNoGroup && std::binary_search(leaves[h].begin(), leaves[h].end(), a.owner);
+            const Range rows = block.rows(a.range);
+            if (!needsA) {
+              if (oneWay.end != rows.begin) flushOneWay();
+              if (oneWay.end == oneWay.begin) oneWay.begin = rows.begin;
+              oneWay.end = rows.end;
+              continue;
+            }
+            flushOneWay();
+            if (h != g) {
+              if (h < g) continue;  // h's task evaluates the pair
+              block.addMutual(rows, posMass, active, b.range, eps2, counter);
+              both += length(rows) * length(b.range);
+            } else if (a.range.begin == b.range.begin) {
+              block.addWithin(rows, eps2);
+              both += length(rows) * (length(rows) - 1) / 2;
+            } else if (a.range.begin < b.range.begin) {
+              block.addMutual(rows, block.rows(b.range), eps2);
+              both += length(rows) * length(b.range);
+            }
+          }
+          flushOneWay();
+        }
+      }
+      block.store(active, accPot);
+    }
+  }
+  // 3. The counter-forces.
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(posMass.size()); ++i) {
+    if (!active[i]) continue;
+    const float* c = counter.data() + 4 * i;
+    Vec4& out = accPot[i];
+    out = {out.x + c[0], out.y + c[1], out.z + c[2], out.w + c[3]};
+  }
+  if (pairCounts != nullptr) *pairCounts = {evaluated + both, both, particleCount};
+  return {cellCount, particleCount, targets};
+}
+
+}  // namespace bhviz::sim::cpu

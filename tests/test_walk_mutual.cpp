@@ -1,0 +1,205 @@
+// The mutual near field (P2pMode::Mutual, seed 004) against the plain walk: the same forces to
+// fp32 rounding, the same interaction counts and work, only active particles written, and many
+// near pairs evaluated once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "sim/backend.h"
+#include "sim/cpu/cpu_stages.h"
+#include "sim/ic/initial_conditions.h"
+#include "test_support.h"
+
+using namespace bhviz;
+using namespace bhviz::sim;
+
+namespace {
+
+struct Case {
+  std::string name;
+  Particles particles;
+  int nLeaf = 16, nGroup = 64;
+  MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+};
+
+/// A tree and groups of `c` with the given active flags (all when empty), and both walks.
+struct Walks {
+  Particles p;  // key order; accPot: the plain walk's forces
+  std::vector<Vec4> plain, mutual;
+  std::vector<std::uint32_t> plainWork, mutualWork;
+  InteractionCounts plainCounts, mutualCounts;
+  cpu::MutualCounts pairs;
+  std::vector<std::uint8_t> active;
+};
+
+constexpr float kSentinel = -12345.0f;  // what an inactive particle's accPot holds before
+
+Walks walkBoth(const Case& c, double activeFraction, std::uint32_t seed) {
+  Walks w;
+  w.p = c.particles;
+  const Tree tree = cpu::buildSortedTree(w.p, Curve::Hilbert, c.nLeaf, c.mac);
+  // Old accelerations for the acceleration MAC: a plain walk with θ first.
+  std::vector<std::uint8_t> all(w.p.size(), 1);
+  const cpu::WalkSettings theta{MacSetup{MacCode::BarnesHut, 0.5f, 0.0f}, true, 0.05f};
+  cpu::walkGroups(tree, cpu::buildGroups(tree, w.p.posMass, w.p.accPot, all, c.nGroup), w.p.posMass,
+                  all, theta, w.p.accPot);
+  w.active.assign(w.p.size(), 1);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  if (activeFraction < 1.0) {
+    for (auto& a : w.active) a = u(rng) < activeFraction ? 1 : 0;
+  }
+  const Groups groups = cpu::buildGroups(tree, w.p.posMass, w.p.accPot, w.active, c.nGroup);
+  cpu::WalkSettings s{c.mac, true, 0.05f, P2pMode::Plain};
+  w.plain.assign(w.p.size(), Vec4{kSentinel, kSentinel, kSentinel, kSentinel});
+  w.mutual = w.plain;
+  w.plainWork.assign(w.p.size(), 0);
+  w.mutualWork = w.plainWork;
+  w.plainCounts = cpu::walkSources(tree, w.p.posMass, groups, w.p.posMass, w.active, s,
+                                   cpu::WalkMode::Write, w.plain, &w.plainWork);
+  s.p2p = P2pMode::Mutual;
+  w.mutualCounts = cpu::walkGroupsMutual(tree, groups, w.p.posMass, w.active, s, w.mutual,
+                                         &w.mutualWork, &w.pairs);
+  return w;
+}
+
+/// The largest difference of a component between the walks, relative to the size of the
+/// particle's plain acceleration (or potential); inactive particles must be untouched.
+double largestDifference(const Walks& w) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < w.p.size(); ++i) {
+    const Vec4 a = w.plain[i], b = w.mutual[i];
+    if (!w.active[i]) {
+      EXPECT_EQ(b.x, kSentinel) << i;
+      EXPECT_EQ(b.w, kSentinel) << i;
+      continue;
+    }
+    const double acc = std::sqrt(double(a.x) * a.x + double(a.y) * a.y + double(a.z) * a.z);
+    worst = std::max({worst, std::fabs(double(a.x) - b.x) / acc, std::fabs(double(a.y) - b.y) / acc,
+                      std::fabs(double(a.z) - b.z) / acc,
+                      std::fabs(double(a.w) - b.w) / std::fabs(double(a.w))});
+  }
+  return worst;
+}
+
+/// A Plummer sphere with some particles doubled exactly (coincident pairs: no force either way).
+Particles plummerWithTwins(std::size_t n, std::uint64_t seed) {
+  Particles p = makePlummer(n, seed);
+  for (std::size_t i = 0; i + 1 < n; i += 97) p.posMass[i + 1] = p.posMass[i];
+  return p;
+}
+
+std::vector<Case> cases(std::uint64_t seed) {
+  MergerParams merger;
+  return {
+      {"plummer 16/64 bonsai", makePlummer(6000, seed), 16, 64},
+      {"plummer 1/1 bh", makePlummer(2000, seed + 1), 1, 1, {MacCode::BarnesHut, 0.6f, 0.0f}},
+      {"plummer 8/16 bh", makePlummer(5000, seed + 2), 8, 16, {MacCode::BarnesHut, 0.75f, 0.0f}},
+      {"plummer 64/64 multipole",
+       makePlummer(6000, seed + 3),
+       64,
+       64,
+       {MacCode::Multipole, 0.5f, 1e-4f}},
+      {"merger 32/128 acceleration",
+       makeMerger(6000, seed + 4, merger),
+       32,
+       128,
+       {MacCode::Acceleration, 0.5f, 2e-3f}},
+      {"twins 16/32 bonsai", plummerWithTwins(4000, seed + 5), 16, 32},
+  };
+}
+
+/// A fresh seed each run, printed so that a failure can be replayed.
+std::uint64_t freshSeed() {
+  static const std::uint64_t seed = std::random_device{}();
+  return seed;
+}
+
+}  // namespace
+
+TEST(MutualWalk, SameForcesCountsAndWorkAsPlain) {
+  const std::uint64_t seed = freshSeed();
+  for (const Case& c : cases(seed)) {
+    SCOPED_TRACE(c.name + ", seed " + std::to_string(seed));
+    const Walks w = walkBoth(c, 1.0, 1);
+    // Sums of a few hundred terms in another order: a few fp32 ulps of the largest term.
+    EXPECT_LT(largestDifference(w), 2e-5);
+    EXPECT_EQ(w.mutualCounts.cell, w.plainCounts.cell);
+    EXPECT_EQ(w.mutualCounts.particle, w.plainCounts.particle);
+    EXPECT_EQ(w.mutualCounts.targets, w.plainCounts.targets);
+    EXPECT_EQ(w.mutualWork, w.plainWork);
+    EXPECT_EQ(w.pairs.plainWork, w.plainCounts.particle);
+  }
+}
+
+TEST(MutualWalk, OnlyActiveParticlesGetForcesAndTheyAreThePlainOnes) {
+  const std::uint64_t seed = freshSeed();
+  for (double fraction : {0.3, 0.02}) {
+    for (const Case& c : cases(seed + 100)) {
+      SCOPED_TRACE(c.name + ", active " + std::to_string(fraction) + ", seed " +
+                   std::to_string(seed));
+      const Walks w = walkBoth(c, fraction, static_cast<std::uint32_t>(seed));
+      EXPECT_LT(largestDifference(w), 2e-5);
+      EXPECT_EQ(w.mutualCounts.particle, w.plainCounts.particle);
+      EXPECT_EQ(w.mutualWork, w.plainWork);
+    }
+  }
+}
+
+TEST(MutualWalk, ManyNearPairsAreEvaluatedOnceWhenEveryParticleIsActive) {
+  const Case c{"plummer 16/64", makePlummer(20000, 2026), 16, 64};
+  const Walks w = walkBoth(c, 1.0, 1);
+  // A pair is mutual only where each side's leaf is on the other's list: here 38 % of plain's
+  // pair work (the MAC tests a group's box against a leaf, so the two lists need not agree).
+  EXPECT_GT(2 * w.pairs.onceBoth, w.pairs.plainWork * 3 / 10);
+  EXPECT_LT(w.pairs.pairs, w.pairs.plainWork * 9 / 10);
+  // Each mutual evaluation stands for two of plain's and each one-way evaluation for one; plain
+  // also evaluates each particle with itself, which a group's pairs within it leave out.
+  const std::uint64_t asPlain = 2 * w.pairs.onceBoth + (w.pairs.pairs - w.pairs.onceBoth);
+  EXPECT_LE(asPlain, w.pairs.plainWork);
+  EXPECT_GE(asPlain + w.p.size(), w.pairs.plainWork);
+}
+
+TEST(MutualWalk, TheBackendsMutualStepIsThePlainOne) {
+  SimParams plain;
+  plain.nLeaf = 16;
+  plain.nGroup = 64;
+  SimParams mutual = plain;
+  mutual.p2p = P2pMode::Mutual;
+  InteractionCounts a, b;
+  const Particles pa = test::treeForces(test::plummer20k(), plain, true, &a);
+  const Particles pb = test::treeForces(test::plummer20k(), mutual, true, &b);
+  ASSERT_EQ(pa.size(), pb.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    ASSERT_EQ(pa.id[i], pb.id[i]);
+    const Vec4 x = pa.accPot[i], y = pb.accPot[i];
+    const double acc = std::sqrt(double(x.x) * x.x + double(x.y) * x.y + double(x.z) * x.z);
+    worst = std::max({worst, std::fabs(double(x.x) - y.x) / acc, std::fabs(double(x.y) - y.y) / acc,
+                      std::fabs(double(x.z) - y.z) / acc,
+                      std::fabs(double(x.w) - y.w) / std::fabs(double(x.w))});
+  }
+  EXPECT_LT(worst, 2e-5);
+  EXPECT_EQ(a.particle, b.particle);
+  EXPECT_EQ(a.cell, b.cell);
+}
+
+TEST(MutualWalk, ABackendWithoutItRefusesItNamingTheOptionAndTheBackend) {
+  SimParams p;
+  p.p2p = P2pMode::Mutual;
+  const BackendLimits device{kMaxLeafSize, 128, false};
+  try {
+    validate(p, device, "cuda");
+    FAIL() << "mutual accepted by a backend without it";
+  } catch (const InvalidParameter& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("p2p = mutual"), std::string::npos) << what;
+    EXPECT_NE(what.find("cuda backend"), std::string::npos) << what;
+  }
+  EXPECT_NO_THROW(validate(p, BackendLimits{}, "cpu"));
+  p.p2p = P2pMode::Plain;
+  EXPECT_NO_THROW(validate(p, device, "cuda"));
+}
