@@ -80,7 +80,7 @@ void walkNearField(benchmark::State& state) {
 
 BENCHMARK(walkNearField)
     ->ArgNames({"n", "n_leaf", "mutual", "merger"})
-    ->ArgsProduct({{200000}, {16, 32, 64}, {0, 1}, {0, 1}})
+    ->ArgsProduct({{200000, 1000000}, {16, 32, 64}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MeasureProcessCPUTime();

@@ -9,7 +9,10 @@
 //
 //   bench_cuda_walk [N ...]           default: 1000000 4000000
 //   env BHVIZ_BENCH_REPS (default 25), BHVIZ_BENCH_SAMPLE (4000), BHVIZ_BENCH_THETAS
-//   ("0.4,0.5,0.75"), BHVIZ_BENCH_QUAD (1; 0 = monopoles only)
+//   ("0.4,0.5,0.75"), BHVIZ_BENCH_QUAD (1; 0 = monopoles only), BHVIZ_BENCH_LEAF (N_leaf, 16),
+//   BHVIZ_BENCH_MERGER (0; 1 = the galaxy merger instead of the Plummer sphere),
+//   BHVIZ_BENCH_NEAR (1; 0 = the walk without its P2P: what the near field costs, and so the
+//   most a cheaper near field could save; the forces and errors are then not the walk's)
 // Also printed: the walk's warp busy fraction (time between a warp's first group and its last
 // over the whole walk's span, averaged: 1 − busy is the tail and start-up idling), the deepest
 // cell stack and the entries spilled from shared to global memory.
@@ -31,13 +34,15 @@ using namespace bhviz::sim;
 namespace {
 
 constexpr float kSoftening = 0.05f;
-constexpr int kLeaf = 16;
 constexpr int kGroup = 64;
 
 int envInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoi(v) : fallback;
 }
+
+int leafSize() { return std::max(1, envInt("BHVIZ_BENCH_LEAF", 16)); }
+bool merger() { return envInt("BHVIZ_BENCH_MERGER", 0) != 0; }
 
 std::vector<float> thetas() {
   const char* v = std::getenv("BHVIZ_BENCH_THETAS");
@@ -74,7 +79,8 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
   const MacSetup mac{MacCode::Bonsai, theta, 0.0f};
   cuda::launchMoments(tree, d, ws, mac, nullptr);
   const cuda::ActiveRule all{0, 0, true};
-  const cuda::WalkSettings s{mac, envInt("BHVIZ_BENCH_QUAD", 1) != 0, kSoftening};
+  cuda::WalkSettings s{mac, envInt("BHVIZ_BENCH_QUAD", 1) != 0, kSoftening};
+  s.nearField = envInt("BHVIZ_BENCH_NEAR", 1) != 0;
   cuda::EventTimer tGroups, tWalk;
   const cuda::DeviceProperties device = cuda::queryDeviceProperties();
   std::vector<double> groupMs, walkMs;
@@ -120,7 +126,7 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
 }
 
 std::vector<Row> benchN(std::size_t n, int reps, std::size_t sampleSize) {
-  const Particles h = makePlummer(n, 12345);
+  const Particles h = merger() ? makeMerger(n, 12345) : makePlummer(n, 12345);
   cuda::DeviceParticles d;
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
@@ -128,7 +134,8 @@ std::vector<Row> benchN(std::size_t n, int reps, std::size_t sampleSize) {
   cuda::DeviceBuffer<cuda::WalkCounters> counters;
   counters.reserve(1);
   cuda::uploadParticles(h, d);
-  cuda::launchBuild(d, Curve::Hilbert, kLeaf, {MacCode::Bonsai, 0.5f, 0.0f}, ws, tree, nullptr);
+  cuda::launchBuild(d, Curve::Hilbert, leafSize(), {MacCode::Bonsai, 0.5f, 0.0f}, ws, tree,
+                    nullptr);
   Particles sorted;
   cuda::downloadParticles(d, sorted);
   const std::vector<std::uint32_t> sample = sampleIndices(n, sampleSize, 777);
@@ -167,8 +174,9 @@ int main(int argc, char** argv) {
       const std::vector<Row> r = benchN(n, reps, sample);
       rows.insert(rows.end(), r.begin(), r.end());
     }
-    std::printf("\nPlummer, eps=%.2f, bonsai MAC, quadrupole, nLeaf=%d, nGroup=%d, median of %d\n",
-                double(kSoftening), kLeaf, kGroup, reps);
+    std::printf("\n%s, eps=%.2f, bonsai MAC, quadrupole, nLeaf=%d, nGroup=%d, %s, median of %d\n",
+                merger() ? "merger" : "Plummer", double(kSoftening), leafSize(), kGroup,
+                envInt("BHVIZ_BENCH_NEAR", 1) != 0 ? "with P2P" : "WITHOUT P2P", reps);
     std::printf("%9s %6s %10s %9s %9s %8s %8s %11s %10s %10s %6s %6s %9s\n", "N", "theta",
                 "groups_ms", "walk_ms", "int/part", "m2p", "p2p", "int/s", "err_med", "err_p99",
                 "busy", "stack", "spilled");

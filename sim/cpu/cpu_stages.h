@@ -133,11 +133,11 @@ struct MutualCounts {
 
 /// walkGroups with the near field evaluated pair by pair (P2pMode::Mutual, seed 004): the same
 /// cells and leaves per group, the same pairs of particles, the same forces to fp32 rounding
-/// (the order of the sums differs, and the counter-forces arrive in any thread order). A group
-/// h is a partner of group g when g's leaves cover h's particles; when each is the other's
-/// partner, every pair between them is evaluated once and both get their share; what g's leaves
-/// hold beyond its mutual partners is evaluated one way, as plain P2P. Counts, `work` and the
-/// written particles as walkSources(..., WalkMode::Write, ...).
+/// (the order of the sums differs, and the counter-forces arrive in any thread order). A piece
+/// (one group's particles in one leaf) takes a piece of another group one way, as plain P2P,
+/// unless each piece's leaf is on the other group's list: then their pairs are evaluated once
+/// and both get their share (walk_mutual.cpp). Counts, `work` and the written particles as
+/// walkSources(..., WalkMode::Write, ...).
 InteractionCounts walkGroupsMutual(const Tree& tree, const Groups& groups,
                                    const std::vector<Vec4>& posMass,
                                    const std::vector<std::uint8_t>& active, const WalkSettings& s,

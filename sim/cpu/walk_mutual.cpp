@@ -82,6 +82,7 @@ class PairBlock {
       m_x[k] = p.x, m_y[k] = p.y, m_z[k] = p.z, m_m[k] = p.w;
     }
   }
+  std::uint64_t size() const { return m_x.size(); }
   /// The rows of the particles `r` (inside the group).
   Range rows(Range r) const { return {r.begin - m_first, r.end - m_first}; }
 
@@ -169,6 +170,135 @@ class PairBlock {
 
 std::uint64_t length(Range r) { return r.end - r.begin; }
 
+/// Rows of a group that take one source piece the same way, gathered while they are
+/// consecutive and evaluated together.
+struct RowRun {
+  Range rows;
+  bool open = false;
+
+  /// Appends `r` when it continues the run; otherwise returns false (flush, then start()).
+  bool extend(Range r) {
+    if (!open || rows.end != r.begin) return false;
+    rows.end = r.end;
+    return true;
+  }
+  void start(Range r) { rows = r, open = true; }
+};
+
+/// The near field of one group at a time (the second pass).
+class NearField {
+ public:
+  struct Scratch {
+    PairBlock block;
+    std::vector<Piece> mine, theirs;
+    std::uint64_t evaluated = 0, both = 0;  // MutualCounts::pairs and ::onceBoth
+  };
+
+  NearField(const Tree& t, const Groups& groups,
+            const std::vector<std::vector<std::uint32_t>>& leaves, const Owners& owners,
+            const std::vector<Vec4>& posMass, const std::vector<std::uint8_t>& active, float eps2,
+            std::vector<float>& counter)
+      : m_tree(t),
+        m_groups(groups),
+        m_leaves(leaves),
+        m_owners(owners),
+        m_posMass(posMass),
+        m_active(active),
+        m_eps2(eps2),
+        m_counter(counter) {}
+
+  /// Group g's near field: its own share added to accPot, the other groups' to the counter.
+  void sum(std::uint32_t g, Scratch& s, std::vector<Vec4>& accPot) const {
+    const Range own{m_groups.first[g], m_groups.first[g] + m_groups.count[g]};
+    s.block.load(own.begin, m_groups.count[g], m_posMass);
+    cutPieces(own, m_owners.leaf, s.mine);
+    within(g, s);
+    for (std::uint32_t leaf : m_leaves[g]) {
+      const Range r{m_tree.first[leaf], m_tree.first[leaf] + m_tree.count[leaf]};
+      cutPieces(r, m_owners.group, s.theirs);
+      for (const Piece& b : s.theirs) {
+        if (b.owner != g) fromOther(g, b, s);
+      }
+    }
+    s.block.store(m_active, accPot);
+  }
+
+ private:
+  bool onList(std::uint32_t group, std::uint32_t leaf) const {
+    const std::vector<std::uint32_t>& l = m_leaves[group];
+    return std::binary_search(l.begin(), l.end(), leaf);
+  }
+
+  /// The pairs within g: a piece of g takes another (or itself) when the other's leaf is on
+  /// g's list; when both leaves are, the pair is mutual.
+  void within(std::uint32_t g, Scratch& s) const {
+    PairBlock& block = s.block;
+    bool all = true;
+    for (const Piece& a : s.mine) all = all && onList(g, a.owner);
+    if (all) {  // the common case: one triangle
+      const std::uint64_t n = block.size();
+      block.addWithin({0, static_cast<std::uint32_t>(n)}, m_eps2);
+      s.both += n * (n - 1) / 2;
+      return;
+    }
+    for (const Piece& b : s.mine) {
+      if (!onList(g, b.owner)) continue;  // no piece of g takes b
+      const Range bRows = block.rows(b.range);
+      for (const Piece& a : s.mine) {
+        const Range aRows = block.rows(a.range);
+        if (!onList(g, a.owner)) {
+          block.addOneWay(aRows, m_posMass, b.range, m_eps2);
+          s.evaluated += length(aRows) * length(bRows);
+        } else if (a.range.begin == b.range.begin) {
+          block.addWithin(aRows, m_eps2);
+          s.both += length(aRows) * (length(aRows) - 1) / 2;
+        } else if (a.range.begin < b.range.begin) {
+          block.addMutual(aRows, bRows, m_eps2);
+          s.both += length(aRows) * length(bRows);
+        }
+      }
+    }
+  }
+
+  /// Source piece b of another group (or of none) on g's pieces: mutual where b's group needs
+  /// the piece (evaluated here when g is the lower group), one way where it does not.
+  void fromOther(std::uint32_t g, const Piece& b, Scratch& s) const {
+    const std::uint32_t h = b.owner;
+    RowRun oneWay, mutual;
+    const auto flushOneWay = [&] {
+      if (!oneWay.open) return;
+      s.block.addOneWay(oneWay.rows, m_posMass, b.range, m_eps2);
+      s.evaluated += length(oneWay.rows) * length(b.range);
+      oneWay.open = false;
+    };
+    const auto flushMutual = [&] {
+      if (!mutual.open) return;
+      s.block.addMutual(mutual.rows, m_posMass, m_active, b.range, m_eps2, m_counter);
+      s.both += length(mutual.rows) * length(b.range);
+      mutual.open = false;
+    };
+    for (const Piece& a : s.mine) {
+      const Range rows = s.block.rows(a.range);
+      if (h == kNoGroup || !onList(h, a.owner)) {
+        if (!oneWay.extend(rows)) flushOneWay(), oneWay.start(rows);
+      } else if (h > g) {
+        if (!mutual.extend(rows)) flushMutual(), mutual.start(rows);
+      }  // else h's task evaluates the pair
+    }
+    flushOneWay();
+    flushMutual();
+  }
+
+  const Tree& m_tree;
+  const Groups& m_groups;
+  const std::vector<std::vector<std::uint32_t>>& m_leaves;
+  const Owners& m_owners;
+  const std::vector<Vec4>& m_posMass;
+  const std::vector<std::uint8_t>& m_active;
+  float m_eps2;
+  std::vector<float>& m_counter;
+};
+
 }  // namespace
 
 InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
@@ -211,56 +341,17 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
   // 2. The near field, piece by piece.
   const Owners owners(t, groups, posMass.size());
   std::vector<float> counter(4 * posMass.size(), 0.0f);
+  const NearField near{t, groups, leaves, owners, posMass, active, eps2, counter};
   std::uint64_t evaluated = 0, both = 0;
 #pragma omp parallel reduction(+ : evaluated, both)
   {
-    PairBlock block;
-    std::vector<Piece> mine, theirs;
+    NearField::Scratch scratch;
 #pragma omp for schedule(dynamic, 4)
-    for (std::int64_t gi = 0; gi < groupCount; ++gi) {
-      const auto g = static_cast<std::uint32_t>(gi);
-      const Range own{groups.first[g], groups.first[g] + groups.count[g]};
-      block.load(own.begin, groups.count[g], posMass);
-      cutPieces(own, owners.leaf, mine);
-      for (std::uint32_t leaf : leaves[g]) {
-        cutPieces({t.first[leaf], t.first[leaf] + t.count[leaf]}, owners.group, theirs);
-        for (const Piece& b : theirs) {
-          const std::uint32_t h = b.owner;
-          Range oneWay{0, 0};  // consecutive rows that take b one way, evaluated together
-          const auto flushOneWay = [&] {
-            if (oneWay.end == oneWay.begin) return;
-            block.addOneWay(oneWay, posMass, b.range, eps2);
-            evaluated += length(oneWay) * length(b.range);
-            oneWay = {0, 0};
-          };
-          for (const Piece& a : mine) {
-            const bool needsA =
-                h != kNoGroup && std::binary_search(leaves[h].begin(), leaves[h].end(), a.owner);
-            const Range rows = block.rows(a.range);
-            if (!needsA) {
-              if (oneWay.end != rows.begin) flushOneWay();
-              if (oneWay.end == oneWay.begin) oneWay.begin = rows.begin;
-              oneWay.end = rows.end;
-              continue;
-            }
-            flushOneWay();
-            if (h != g) {
-              if (h < g) continue;  // h's task evaluates the pair
-              block.addMutual(rows, posMass, active, b.range, eps2, counter);
-              both += length(rows) * length(b.range);
-            } else if (a.range.begin == b.range.begin) {
-              block.addWithin(rows, eps2);
-              both += length(rows) * (length(rows) - 1) / 2;
-            } else if (a.range.begin < b.range.begin) {
-              block.addMutual(rows, block.rows(b.range), eps2);
-              both += length(rows) * length(b.range);
-            }
-          }
-          flushOneWay();
-        }
-      }
-      block.store(active, accPot);
+    for (std::int64_t g = 0; g < groupCount; ++g) {
+      near.sum(static_cast<std::uint32_t>(g), scratch, accPot);
     }
+    evaluated += scratch.evaluated;
+    both += scratch.both;
   }
   // 3. The counter-forces.
 #pragma omp parallel for schedule(static)

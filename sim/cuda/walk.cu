@@ -63,6 +63,7 @@ struct WalkArgs {
   const Vec4* __restrict__ sources;  // the tree's particles: posMass, or an imported LET's
   Vec4* __restrict__ accPot;
   bool add;                          // add to accPot (a second tree's share) instead of writing
+  bool nearField;                    // false: opened leaves skipped (WalkSettings::nearField)
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   MacSetup mac;
   float eps2;
@@ -206,7 +207,9 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     appendCells<kTargets, kQuad>(a, sh, valid && !p.open, c, p, lane, r, t);
     const unsigned children = p.span & 15u;
     const bool openLeaf = p.open && children == 0;
-    if (__any_sync(kFull, openLeaf)) appendLeaves(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
+    if (a.nearField && __any_sync(kFull, openLeaf)) {
+      appendLeaves(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
+    }
 
     const std::uint32_t push = p.open ? children : 0u;
     const std::uint32_t incl = inclusiveWarpSum(push, lane);
@@ -397,6 +400,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    tree.posMass,
                    p.accPot.data(),
                    out.add,
+                   s.nearField,
                    out.work,
                    s.mac,
                    s.softening * s.softening,

@@ -22,6 +22,9 @@ struct WalkSettings {
   /// memory: 0 for all the kernel has (kWalkSharedStack), else a power of two in
   /// [256, kWalkSharedStack]. Only tests set it, to exercise the spill.
   int sharedStack = 0;
+  /// false: the opened leaves are skipped, so the walk has no P2P and its forces are wrong.
+  /// Only bench_cuda_walk clears it, to time what the near field costs.
+  bool nearField = true;
 };
 
 /// Cell-stack entries per warp in shared memory (the stack's top; deeper entries spill).
