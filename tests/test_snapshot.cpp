@@ -433,7 +433,9 @@ TEST(Hdf5, FuzzReproducerThatCrashesTheLibraryIsOneLine) {
   // Two more found by fuzz.sh on 2026-11-24: an integer division by zero inside libhdf5
   // (H5D__chunk_set_info under H5Dopen2) and a 4 GB request while reading the superblock. The
   // child dies or fails; bhviz says so in one line.
-  for (const char* name : {"hdf5-chunk-divide-by-zero.hdf5", "hdf5-huge-superblock.hdf5"}) {
+  // And one found on 2026-11-26 that holds ~2 GB before asking for 16 GiB (H5C_protect).
+  for (const char* name : {"hdf5-chunk-divide-by-zero.hdf5", "hdf5-huge-superblock.hdf5",
+                           "hdf5-cache-protect-oom.hdf5"}) {
     const std::string found = std::string(BHVIZ_TEST_DATA) + "/fuzz/" + name;
     ASSERT_TRUE(fs::exists(found)) << found;
     expectOneLineNaming(errorOf(found), found, "'");

@@ -189,6 +189,7 @@ fuzz_triage() {
     t_kind=$(fuzz_kind "$t_log")
     t_reason=$(fuzz_reason "$t_log")
     IFS=$'\t' read -r side t_where < <(fuzz_innermost "$t_log")
+    if [ "$side" = none ] && [ "$t_kind" = oom ]; then fuzz_allocation_stack "$bin" "$input"; fi
     t_verdict=ours
     [ "$side" = libhdf5 ] && t_verdict=libhdf5
   fi
@@ -199,6 +200,22 @@ fuzz_triage() {
       t_log="$t_stem.isolated.log"
     fi
   fi
+}
+
+# An out-of-memory report with no stack: libFuzzer's RSS limit struck while it printed the stack
+# of a malloc above -malloc_limit_mb (libhdf5 holds ~2 GB on tests/data/fuzz/
+# hdf5-cache-protect-oom.hdf5 before it asks for 16 GiB more). The input again with
+# ASan's allocation cap in place of libFuzzer's limit: ASan names the same malloc with its stack,
+# and nothing else is in flight. BIN INPUT; uses t_stem, sets side, t_where, t_reason and t_log
+# when the re-run found a stack.
+fuzz_allocation_stack() {
+  local log=$t_stem.allocation.log found where
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}:allocator_may_return_null=0:max_allocation_size_mb=1024" \
+    "$1" -rss_limit_mb=4096 -malloc_limit_mb=0 -timeout=10 "$2" >"$log" 2>&1 || true  # it fails
+  IFS=$'\t' read -r found where < <(fuzz_innermost "$log")
+  [ "$found" = none ] && return 0
+  side=$found t_where=$where t_log=$log
+  t_reason=$(fuzz_reason "$log")
 }
 
 fuzz_kind_of_name() {
