@@ -37,7 +37,10 @@ enum class TimeStepping : std::uint8_t {
 };
 
 struct SimParams {
-  MacKind mac = MacKind::Bonsai;  ///< multipole acceptance criterion
+  /// Multipole acceptance criterion. The acceleration MAC (α 2e-3) is the default: on the H200
+  /// it gives the Bonsai test's θ 0.5 error in 0.56–0.79 of its walk time (docs/BENCHMARKS.md, "The
+  /// default MAC"); its first evaluation, before |a_old| exists, is the Barnes–Hut test with θ.
+  MacKind mac = MacKind::Acceleration;
   /// opening angle for bh and bonsai (and the first acceleration-MAC step) [1]
   float theta = 0.5f;
   /// Δ_mul [acceleration] for multipole, α [1] for acceleration; 0 = the MAC's default

@@ -481,7 +481,8 @@ TEST_F(RenderTest, MissingGlContextIsOneLineAndExitStatus1) {
 TEST_F(RenderTest, ForceErrorColoursDifferFromComponentColours) {
   const auto p = bhviz::sim::makePlummer(8000, 3);
   bhviz::sim::SimParams params = bhviz::sim::defaultSimParams();
-  params.theta = 0.9f;  // errors across the palette
+  params.mac = bhviz::sim::MacKind::Bonsai;  // a θ test: the state here has no accelerations yet
+  params.theta = 0.9f;                       // errors across the palette
   bhviz::sim::CpuBackend scratch;
   const bhviz::app::MeterPlan plan = bhviz::app::planMeter(2000, p.size(), false);
   ASSERT_TRUE(plan.everyParticle) << "N² fits the CPU pair budget: every particle measured";

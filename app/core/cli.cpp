@@ -99,7 +99,7 @@ void defineOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--theta", r.theta, "Opening angle, in (0, 1.5] (default 0.5)")->type_name("T");
   app.add_option("--mac", r.mac,
                  "Acceptance criterion: bh, bonsai, multipole or acceleration "
-                 "(default bonsai)")
+                 "(default acceleration: its first evaluation is the bh test with --theta)")
       ->type_name("NAME");
   app.add_option("--mac-param", r.macParam,
                  "Delta_mul for multipole, alpha for acceleration; 0 = the MAC's default")

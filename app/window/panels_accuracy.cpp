@@ -18,6 +18,11 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     changed = true;
   }
   changed |= ImGui::SliderFloat("theta", &p.theta, 0.05f, sim::kThetaMax, "%.3f");
+  if (p.mac == sim::MacKind::Acceleration && ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "the acceleration MAC uses theta only on a first evaluation,\n"
+        "before old accelerations exist (the bh test); then alpha");
+  }
   if (p.mac == sim::MacKind::Multipole || p.mac == sim::MacKind::Acceleration) {
     float param = sim::effectiveMacParam(p);
     const char* label = p.mac == sim::MacKind::Multipole ? "delta_mul" : "alpha";

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "force_difference.h"
 #include "sim/backend.h"
 #include "sim/direct_sum.h"
 #include "sim/dist/dist.h"
@@ -167,15 +168,8 @@ TEST(Dist, MutualNearFieldGivesThePlainForces) {
   };
   const Particles a = forces(plain), b = forces(mutual);
   ASSERT_TRUE(sameIds(b, n));
-  double worst = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Vec4 x = a.accPot[i], y = b.accPot[i];
-    const double acc = std::sqrt(double(x.x) * x.x + double(x.y) * x.y + double(x.z) * x.z);
-    worst = std::max({worst, std::fabs(double(x.x) - y.x) / acc, std::fabs(double(x.y) - y.y) / acc,
-                      std::fabs(double(x.z) - y.z) / acc,
-                      std::fabs(double(x.w) - y.w) / std::fabs(double(x.w))});
-  }
-  EXPECT_LT(worst, 2e-5) << "K = " << ranks();
+  SCOPED_TRACE("K = " + std::to_string(ranks()));
+  bhviz::test::expectRoundingOnly(bhviz::test::forceDifference(a.accPot, b.accPot));
 }
 
 // Hundreds of merger steps, a decomposition and an exchange at each: no particle lost or
@@ -213,6 +207,9 @@ TEST(Dist, BlockStepsEnergyDriftLikeOneProcess) {
   const std::size_t n = 2000;
   const Particles initial = makePlummer(n, 9);
   SimParams p;
+  // A geometric MAC: the acceleration MAC's cells follow each step's |a_old|, so one process and
+  // K ranks drift apart by more than this test's noise bound (measured: 8.5e-5 at K = 2).
+  p.mac = MacKind::Bonsai;
   p.rebuildInterval = 1;  // both runs rebuild every evaluation at N_group (tuned runs follow times)
   p.stepping = TimeStepping::Block;
   p.dtMax = 1.0f / 16.0f;
