@@ -37,6 +37,17 @@ class TargetBlock {
       apply([&](Vec3 xi, Vec4& a) { m2pMonopole(xi, comMass, eps2, a); });
     }
   }
+  /// The multipoles of `cells` of tree t, in list order (the walk's M2P part).
+  void addCells(const Tree& t, const std::vector<std::uint32_t>& cells, bool quadrupole,
+                float eps2) {
+    for (std::uint32_t c : cells) {
+      if (quadrupole) {
+        addCell<true>(t.comMass[c], t.quad[c], eps2);
+      } else {
+        addCell<false>(t.comMass[c], t.quad[c], eps2);
+      }
+    }
+  }
   void addParticle(const Vec4& source, float eps2) {
     apply([&](Vec3 xi, Vec4& a) { p2p(xi, source, eps2, a); });
   }

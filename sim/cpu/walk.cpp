@@ -63,13 +63,7 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
       const auto g = static_cast<std::size_t>(gi);
       const InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
       block.load(groups, g, posMass, active);
-      for (std::uint32_t c : list.cells) {
-        if (s.quadrupole) {
-          block.addCell<true>(t.comMass[c], t.quad[c], eps2);
-        } else {
-          block.addCell<false>(t.comMass[c], t.quad[c], eps2);
-        }
-      }
+      block.addCells(t, list.cells, s.quadrupole, eps2);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) {
         leafParticles += t.count[leaf];

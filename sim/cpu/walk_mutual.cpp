@@ -320,13 +320,7 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
       const auto g = static_cast<std::size_t>(gi);
       InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
       block.load(groups, g, posMass, active);
-      for (std::uint32_t c : list.cells) {
-        if (s.quadrupole) {
-          block.addCell<true>(t.comMass[c], t.quad[c], eps2);
-        } else {
-          block.addCell<false>(t.comMass[c], t.quad[c], eps2);
-        }
-      }
+      block.addCells(t, list.cells, s.quadrupole, eps2);
       block.store(accPot, WalkMode::Write);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) leafParticles += t.count[leaf];
