@@ -134,9 +134,10 @@ TEST(TreeRefit, AfterADriftTheAccelerationMacLosesLittle) {
   SimParams p = plummerParams();
   p.mac = MacKind::Acceleration;
   const RefitAndRebuild r = refitAndRebuild(p, 0.1f);
-  std::printf("acceleration MAC after a drift of 0.1: refit median %.3g p99 %.3g, rebuilt median "
-              "%.3g p99 %.3g\n",
-              r.refit.median, r.refit.p99, r.rebuilt.median, r.rebuilt.p99);
+  std::printf(
+      "acceleration MAC after a drift of 0.1: refit median %.3g p99 %.3g, rebuilt median "
+      "%.3g p99 %.3g\n",
+      r.refit.median, r.refit.p99, r.rebuilt.median, r.rebuilt.p99);
   EXPECT_LT(r.refit.median, 1.3 * r.rebuilt.median + 1e-6);
   EXPECT_LT(r.refit.p99, 1.8 * r.rebuilt.p99 + 1e-6);
   EXPECT_GT(perTarget(r.refitCounts), 0.95 * perTarget(r.rebuiltCounts));
