@@ -95,27 +95,6 @@ double halfMassRadius(const Particles& p) {
   return radiusMass.empty() ? 0.0 : radiusMass.back().first;
 }
 
-struct PositionError {
-  double median = 0.0;  ///< [length scale]
-  double p99 = 0.0;     ///< [length scale]
-};
-
-/// |x − x_ref| per particle, both sorted by id, over `scale`: its median and 99th percentile.
-PositionError positionError(const Particles& byId, const Particles& referenceById, double scale) {
-  std::vector<double> d(byId.size());
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    const Vec4 a = byId.posMass[i], b = referenceById.posMass[i];
-    d[i] = std::hypot(double(a.x) - b.x, double(a.y) - b.y, double(a.z) - b.z) / scale;
-  }
-  if (d.empty()) return {};
-  auto quantile = [&](double q) {
-    const auto k = d.begin() + static_cast<std::ptrdiff_t>(std::lround(q * double(d.size() - 1)));
-    std::nth_element(d.begin(), k, d.end());
-    return *k;
-  };
-  return {quantile(0.5), quantile(0.99)};
-}
-
 struct Result {
   double wallSeconds = 0.0;  ///< sim.advance() only
   double energyError = 0.0;  ///< |ΔE/E| at the end [1]
@@ -201,7 +180,7 @@ struct Row {
   double dtOrEta = 0.0;
   std::string rebuild;
   Result result;
-  PositionError error;
+  ErrorSummary error;
 };
 
 const char* const kTableHeader =

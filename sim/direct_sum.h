@@ -26,11 +26,14 @@ std::vector<Accel4d> directSumAll(const Particles& p, double softening);
 using ReferenceSum = std::function<std::vector<Accel4d>(
     const Particles& p, const std::vector<std::uint32_t>& targets, double softening)>;
 
-struct ForceError {
-  double median = 0.0;  ///< median of |a − a_ref| / |a_ref|
-  double p99 = 0.0;     ///< 99th percentile of the same
+/// Median, 99th percentile and maximum of a set of errors.
+struct ErrorSummary {
+  double median = 0.0;
+  double p99 = 0.0;
   double max = 0.0;
 };
+/// Of relative acceleration errors |a − a_ref| / |a_ref|.
+using ForceError = ErrorSummary;
 
 /// Relative acceleration error of p.accPot at `targets` against the reference `ref` (same order).
 ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targets,
@@ -41,6 +44,11 @@ std::vector<double> relativeErrors(const Particles& p, const std::vector<std::ui
                                    const std::vector<Accel4d>& ref);
 /// Median, 99th percentile and maximum of relative errors (any order; all zero when empty).
 ForceError summarizeErrors(std::vector<double> rel);
+
+/// |x − x_ref| / scale of every particle of `p` against the same particle of `ref` (both in the
+/// same order, e.g. sorted by id): a run's position error against a reference run at the same
+/// time.
+ErrorSummary positionError(const Particles& p, const Particles& ref, double scale = 1.0);
 
 /// `count` distinct random indices in [0, n) (all of them when count >= n), sorted.
 std::vector<std::uint32_t> sampleIndices(std::size_t n, std::size_t count, std::uint64_t seed);
