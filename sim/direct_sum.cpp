@@ -58,18 +58,18 @@ std::vector<double> relativeErrors(const Particles& p, const std::vector<std::ui
   return rel;
 }
 
-ForceError summarizeErrors(std::vector<double> rel) {
-  ForceError e;
-  if (rel.empty()) return e;
-  std::sort(rel.begin(), rel.end());
+ErrorSummary summarizeErrors(std::vector<double> errors) {
+  ErrorSummary e;
+  if (errors.empty()) return e;
+  std::sort(errors.begin(), errors.end());
   auto quantile = [&](double q) {
     const std::size_t k =
-        std::min(rel.size() - 1, static_cast<std::size_t>(q * double(rel.size() - 1) + 0.5));
-    return rel[k];
+        std::min(errors.size() - 1, static_cast<std::size_t>(q * double(errors.size() - 1) + 0.5));
+    return errors[k];
   };
   e.median = quantile(0.5);
   e.p99 = quantile(0.99);
-  e.max = rel.back();
+  e.max = errors.back();
   return e;
 }
 

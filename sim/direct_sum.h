@@ -42,8 +42,8 @@ ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targ
 /// |a − a_ref| / |a_ref| of each target, in the order of `targets` (what forceError summarises).
 std::vector<double> relativeErrors(const Particles& p, const std::vector<std::uint32_t>& targets,
                                    const std::vector<Accel4d>& ref);
-/// Median, 99th percentile and maximum of relative errors (any order; all zero when empty).
-ForceError summarizeErrors(std::vector<double> rel);
+/// Median, 99th percentile and maximum of errors (any order; all zero when empty).
+ErrorSummary summarizeErrors(std::vector<double> errors);
 
 /// |x − x_ref| / scale of every particle of `p` against the same particle of `ref` (both in the
 /// same order, e.g. sorted by id): a run's position error against a reference run at the same

@@ -130,7 +130,7 @@ TEST(TreeRefit, AfterADriftForcesKeepTheAccuracyOfARebuild) {
 // about ten of the app's steps between rebuilds) its refit loses accuracy in the tail. Measured
 // on this sphere (which is fixed): median 1.0×, p99 1.3–1.6× a rebuild's with the same |a_old|.
 // Bounded here so that the loss is seen if it grows; docs/ARCHITECTURE.md, "Rebuild or refit".
-TEST(TreeRefit, AfterADriftTheAccelerationMacLosesLittle) {
+TEST(TreeRefit, AfterADriftTheAccelerationMacKeepsTheMedianNotTheTail) {
   SimParams p = plummerParams();
   p.mac = MacKind::Acceleration;
   const RefitAndRebuild r = refitAndRebuild(p, 0.1f);
