@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/common/vec.h"
+#include "sim/direct_sum.h"
 
 namespace bhviz::test {
 
@@ -32,9 +34,8 @@ inline ForceDifference forceDifference(const std::vector<sim::Vec4>& a,
                           std::fabs(double(x.z) - y.z) / acc,
                           std::fabs(double(x.w) - y.w) / std::fabs(double(x.w))}));
   }
-  if (d.empty()) return {};
-  std::sort(d.begin(), d.end());
-  return {d[d.size() * 99 / 100], d.back()};
+  const sim::ErrorSummary e = sim::summarizeErrors(std::move(d));
+  return {e.p99, e.max};
 }
 
 /// Sums of hundreds to thousands of terms in another order differ by a few fp32 ulps of the

@@ -31,11 +31,13 @@ bool inside(const Box& b, const Vec4& x) {
 }
 
 /// `b` holds the 20,000-particle Plummer sphere, built, drifted by `dt` and then refitted;
-/// returns whether it refitted (not rebuilt).
-bool driftAndRefit(CpuBackend& b, const SimParams& p, float dt) {
+/// returns whether it refitted (not rebuilt). With `before`, the state before the drift (its
+/// accelerations are the refit's |a_old|).
+bool driftAndRefit(CpuBackend& b, const SimParams& p, float dt, Particles* before = nullptr) {
   const Clock clock{0.0, 0, 0, p.dtMax};
   b.upload(test::plummer20k());
   b.computeForces(clock, p, ForceTargets::All, false);
+  if (before != nullptr) *before = b.particles();
   b.drift(dt);
   b.resetProfile();
   return b.refitForces(clock, p, ForceTargets::All, true);
@@ -87,16 +89,14 @@ RefitAndRebuild refitAndRebuild(const SimParams& p, float dt) {
   const Clock clock{0.0, 0, 0, p.dtMax};
   RefitAndRebuild r;
   CpuBackend refit;
-  EXPECT_TRUE(driftAndRefit(refit, p, dt));
+  Particles before;
+  EXPECT_TRUE(driftAndRefit(refit, p, dt, &before));
   r.refitCounts = refit.profile().interactions;
   // The rebuild of the drifted particles with the refit's old accelerations (those of the first
   // evaluation, before the drift): the acceleration MAC reads them, so both trees are tested
   // against the same |a_old|, and neither falls back to the θ test.
-  CpuBackend first;
-  first.upload(test::plummer20k());
-  first.computeForces(clock, p, ForceTargets::All, false);
   Particles drifted = sortedById(refit.particles());
-  drifted.accPot = sortedById(first.particles()).accPot;
+  drifted.accPot = sortedById(before).accPot;
   CpuBackend rebuilt;
   rebuilt.upload(drifted);
   rebuilt.computeForces(clock, p, ForceTargets::All, true);
