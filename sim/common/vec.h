@@ -65,4 +65,14 @@ BHVIZ_HD inline bool overlaps(const Box& a, const Box& b) {
          a.lo.z <= b.hi.z && b.lo.z <= a.hi.z;
 }
 
+/// |a| of an acceleration (xyz), exactly alike on both backends: no fused multiply-add, a
+/// correctly rounded sqrt (the groups' |a_old| minima are compared bit for bit).
+BHVIZ_HD inline float accMagnitude(Vec4 a) {
+#if defined(__CUDA_ARCH__)
+  return sqrtf(__fadd_rn(__fadd_rn(__fmul_rn(a.x, a.x), __fmul_rn(a.y, a.y)), __fmul_rn(a.z, a.z)));
+#else
+  return std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z);
+#endif
+}
+
 }  // namespace bhviz::sim

@@ -6,12 +6,6 @@
 
 namespace bhviz::sim::cpu {
 
-namespace {
-
-float accMagnitude(const Vec4& a) { return std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z); }
-
-}  // namespace
-
 int openKicks(Particles& s, const Clock& clock, const SimParams& p) {
   int deepest = 0;
 #pragma omp parallel for reduction(max : deepest)
