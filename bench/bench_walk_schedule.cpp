@@ -210,6 +210,9 @@ int main(int argc, char** argv) {
     rowOf("count x |a_old|^-3/4 first", orderBy(split.size(), [&](std::uint32_t k) {
             return -double(split.count[k]) * std::pow(double(split.accMin[k]), -0.75);
           }));
+    rowOf("most work first, half octaves (oracle)", orderBy(split.size(), [&](std::uint32_t k) {
+            return -std::floor(2.0 * std::log2(std::max(w[k], 1.0)));
+          }));
     rowOf("most work first (an oracle)",
           orderBy(split.size(), [&](std::uint32_t k) { return -w[k]; }));
   };

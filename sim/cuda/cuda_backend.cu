@@ -127,6 +127,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
     m_statisticsValid = false;  // the tree and the work are of the particles before
+    forgetWork();
     m_treeShape = {};
     m_ws.reserve(h.size());
   }
@@ -157,6 +158,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
       synchronize(m_stream);
     }
     m_statisticsValid = false;  // as after upload(): the tree is of the particles before
+    forgetWork();
     m_treeShape = {};
     m_ws.reserve(m_p.n);
   }
@@ -192,6 +194,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
       return false;
     }
     prepare(clock, p, targets, oldAccValid);
+    rememberLastWork();  // the order stays: what the last walks measured is where it was
     momentsAndGroups(p);
     walkLocal();
     return true;
@@ -308,7 +311,11 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
       timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
     }
     timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
-    timed(m_events, Stage::Sort, s, [&] { launchSort(m_p, m_ws, s); });
+    rememberLastWork();  // in the order of the last walks, before the sort changes it
+    timed(m_events, Stage::Sort, s, [&] {
+      launchSort(m_p, m_ws, s);
+      if (m_lastWorkValid) carryWork(m_ws.orderData(), m_p.n, m_lastWork, m_lastWorkScratch, s);
+    });
     timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
     // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
     m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_p.n};
@@ -336,12 +343,33 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     const Stream s = m_stream;
     timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s); });
     timed(m_events, Stage::Groups, s, [&] {
-      launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, groupSplit(m_mac), m_groups, m_device, s);
+      launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, groupSplit(m_mac), m_groups, m_device, s,
+                   m_lastWorkValid ? m_lastWork.data() : nullptr);
     });
     // Every walk counts each target's work (one add per target): the tree statistics show it,
-    // and a rank's next decomposition weighs by it.
+    // a rank's next decomposition weighs by it, and the next walk's schedule expects it.
     m_work.reserve(m_p.n);
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_work.data(), 0, m_p.n * sizeof(std::uint32_t), s));
+    m_workAligned = true;
+  }
+
+  /// Keeps what the walks since the last build measured (m_work, in the current order) as each
+  /// particle's last known work, which orders the next walk's groups (walk_schedule.cu).
+  void rememberLastWork() {
+    if (!m_workAligned || m_p.n == 0) return;
+    if (!m_lastWorkValid) {
+      m_lastWork.reserve(m_p.n);
+      BHVIZ_CUDA_CHECK(
+          cudaMemsetAsync(m_lastWork.data(), 0, m_p.n * sizeof(std::uint32_t), m_stream));
+      m_lastWorkValid = true;
+    }
+    rememberWork(m_work.data(), m_lastWork.data(), m_p.n, m_stream);
+    m_workAligned = false;
+  }
+  /// The particles changed (upload, restore, exchange): no work of theirs is known.
+  void forgetWork() {
+    m_workAligned = false;
+    m_lastWorkValid = false;
   }
 
   Box bounds() const override {
@@ -453,6 +481,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
 
   void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override {
     removeAndAppend(m_p, leaving, arriving, m_ws, m_stream);
+    forgetWork();
     m_tree.levelBegin.clear();  // the tree and the work were of the particles before
     m_tree.cells = 0;
     m_groupCount = 0;
@@ -508,15 +537,19 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   ActiveRule m_rule{};
   bool m_distributed = false;          // built through ForceParts: work() and the ORB read it
   DeviceBuffer<std::uint32_t> m_work;  // per particle, interactions since the build
-  int m_leafSize = 0;                  // N_leaf of the last build
-  bool m_statisticsValid = false;      // a tree of these particles was built
-  bool m_walkPending = false;          // beginWalkLocal launched, endWalkLocal not yet
-  mutable TreeShape m_treeShape;       // what m_tree was rebuilt with (none after upload)
-  ImportedLet m_imported;              // an imported LET on the device
-  mutable DeviceParticles m_moving;    // the particles gather() copies to the host
-  mutable SampleScratch m_sample;      // downloadSample's (the camera's, a large run's view)
-  mutable LetScratch m_letScratch;     // essentialTree()'s device memory
-  mutable Tree m_hostTree;             // a small build's tree on the host, for the LETs
+  bool m_workAligned = false;          // m_work is of the particles in their current order
+  // Per particle, its work in the last evaluation that measured it (the walk's schedule).
+  DeviceBuffer<std::uint32_t> m_lastWork, m_lastWorkScratch;
+  bool m_lastWorkValid = false;      // m_lastWork holds n entries in the current order
+  int m_leafSize = 0;                // N_leaf of the last build
+  bool m_statisticsValid = false;    // a tree of these particles was built
+  bool m_walkPending = false;        // beginWalkLocal launched, endWalkLocal not yet
+  mutable TreeShape m_treeShape;     // what m_tree was rebuilt with (none after upload)
+  ImportedLet m_imported;            // an imported LET on the device
+  mutable DeviceParticles m_moving;  // the particles gather() copies to the host
+  mutable SampleScratch m_sample;    // downloadSample's (the camera's, a large run's view)
+  mutable LetScratch m_letScratch;   // essentialTree()'s device memory
+  mutable Tree m_hostTree;           // a small build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;
   mutable bool m_hostTreeValid = false;
   std::vector<std::byte> m_letHostBytes;                 // a small tree's LET, cut on the host

@@ -15,7 +15,8 @@
 //      runLength, and a second selection lists the pieces.
 //   3. groupBoxKernel (one warp per group, grid-stride up to *size) reduces the box and the
 //      smallest |a_old| over the active particles: min/max are exact, so the boxes are
-//      bit-identical to the CPU's whatever the order.
+//      bit-identical to the CPU's whatever the order. It also sums the work the walk may expect
+//      of the group (its targets' last measured work), which orders the walk (walk_schedule.cu).
 //   4. Where only some particles are active (block substeps), their indices are compacted in key
 //      order (an exclusive scan of the active flags, then a scatter), and each group's targets
 //      are its active particles only: the walk then spends its lanes on targets, replicating a
@@ -129,6 +130,8 @@ struct GroupArrays {
   std::uint32_t* targetFirst;
   std::uint32_t* targetCount;
   const std::uint32_t* activeBefore;  ///< null: every particle is a target
+  const std::uint32_t* lastWork;      ///< per particle; null: none measured
+  std::uint32_t* expected;
 };
 
 /// 1 for a particle that gets a force, 0 else (and past the last particle: the scan's total).
@@ -159,18 +162,22 @@ __global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ 
     const std::uint32_t len = runLength[first];
     Box b;
     float amin = INFINITY;
+    unsigned long long work = 0;  // the targets' last measured work, at least 1 each
     for (std::uint32_t i = first + lane; i < first + len; i += 32) {
       if (!isTarget(rule, bin[i])) continue;
       grow(b, xyz(posMass[i]));
       amin = fminf(amin, accMagnitude(accPot[i]));
+      work += g.lastWork != nullptr ? max(g.lastWork[i], 1u) : 1u;
     }
     b.lo = {warpMin(b.lo.x), warpMin(b.lo.y), warpMin(b.lo.z)};
     b.hi = {warpMax(b.hi.x), warpMax(b.hi.y), warpMax(b.hi.z)};
     amin = warpMin(amin);
+    for (int o = 16; o > 0; o >>= 1) work += __shfl_xor_sync(0xffffffffu, work, o);
     if (lane == 0) {
       g.count[w] = len;
       g.box[w] = b;
       g.accMin[w] = amin;
+      g.expected[w] = static_cast<std::uint32_t>(min(work, 0xffffffffull));
       const bool compact = g.activeBefore != nullptr;
       g.targetFirst[w] = compact ? g.activeBefore[first] : first;
       g.targetCount[w] = compact ? g.activeBefore[first + len] - g.activeBefore[first] : len;
@@ -217,10 +224,11 @@ void DeviceGroups::reserve(std::size_t n) {
   activeBefore.reserve(m + 1);
   box.reserve(m);
   accMin.reserve(m);
+  expected.reserve(m);
   size.reserve(1);
   runLength.reserve(m);
   capacity = std::min({first.capacity(), count.capacity(), box.capacity(), accMin.capacity(),
-                       targetFirst.capacity(), targetCount.capacity()});
+                       targetFirst.capacity(), targetCount.capacity(), expected.capacity()});
 }
 
 void DeviceGroups::poison() {
@@ -232,13 +240,14 @@ void DeviceGroups::poison() {
   activeBefore.poison();
   box.poison();
   accMin.poison();
+  expected.poison();
   size.poison();
   runLength.poison();
 }
 
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace&,
                   ActiveRule rule, int nGroup, GroupSplit split, DeviceGroups& g,
-                  const DeviceProperties& device, Stream stream) {
+                  const DeviceProperties& device, Stream stream, const std::uint32_t* lastWork) {
   if (device.ordinal < 0) {
     throw std::invalid_argument(
         "launchGroups: device properties not queried (queryDeviceProperties)");
@@ -304,10 +313,16 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
 
-  const GroupArrays arrays{g.first.data(),       g.count.data(),
-                           g.box.data(),         g.accMin.data(),
-                           g.size.data(),        g.targetFirst.data(),
-                           g.targetCount.data(), g.compact ? g.activeBefore.data() : nullptr};
+  const GroupArrays arrays{g.first.data(),
+                           g.count.data(),
+                           g.box.data(),
+                           g.accMin.data(),
+                           g.size.data(),
+                           g.targetFirst.data(),
+                           g.targetCount.data(),
+                           g.compact ? g.activeBefore.data() : nullptr,
+                           lastWork,
+                           g.expected.data()};
   groupBoxKernel<<<residentBlocks(bound * 32, kBlock, device), kBlock, 0, stream>>>(
       arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
   BHVIZ_CUDA_CHECK_LAUNCH();

@@ -33,11 +33,12 @@ BHVIZ_HD inline bool isTarget(const ActiveRule& r, std::uint8_t bin) {
   return r.all || isActive(b, r.tick, r.depth);
 }
 
-/// The walk's order of the groups: the fullest first (a stable sort, so key order within equal
-/// sizes). The persistent grid then ends on small, short groups rather than on long ones while
-/// most warps idle. Only the order of the work depends on it, never a result.
+/// The walk's order of the groups: the most expected work first (DeviceGroups::expected, in
+/// half octaves; a stable sort, so key order within one). The persistent grid then ends on short
+/// groups rather than on one long group while most warps idle. Only the order of the work
+/// depends on it, never a result.
 struct WalkSchedule {
-  DeviceBuffer<std::uint8_t> key[2];     ///< sort keys: 254 − count (unused slots 255)
+  DeviceBuffer<std::uint8_t> key[2];     ///< 63 − ⌊2 log2 expected⌋ (unused slots 255)
   DeviceBuffer<std::uint32_t> order[2];  ///< group indices, then in walk order
   DeviceBuffer<unsigned char> temp;      ///< CUB temporary storage
 };
@@ -60,9 +61,13 @@ struct DeviceGroups {
   DeviceBuffer<std::uint32_t> targetFirst;  ///< first entry of each group's targets
   DeviceBuffer<std::uint32_t> targetCount;  ///< the group's active particles
   DeviceBuffer<std::uint32_t> targets;      ///< particle indices, active ones in key order
-  bool compact = false;                     ///< `targets` is in use; else target k is particle k
-  std::size_t capacity = 0;                 ///< groups the buffers hold (an upper bound, n)
-  int nGroup = 0;                           ///< N_group of the last launchGroups (host copy)
+  /// Per group: the work its walk is expected to take, the sum over its targets of their last
+  /// measured work (launchGroups' `lastWork`; a target never measured, or all of them without
+  /// it, counts 1, so that the fullest groups come first).
+  DeviceBuffer<std::uint32_t> expected;
+  bool compact = false;      ///< `targets` is in use; else target k is particle k
+  std::size_t capacity = 0;  ///< groups the buffers hold (an upper bound, n)
+  int nGroup = 0;            ///< N_group of the last launchGroups (host copy)
 
   // scratch
   DeviceBuffer<std::uint32_t>
@@ -81,10 +86,19 @@ struct DeviceGroups {
 /// region other ranks cut their LETs for). One block reduces on the device; one small copy.
 GroupRegion groupRegion(const DeviceGroups& g, Stream stream);
 
-/// The groups' walk order (walk_schedule.cu): a stable radix sort of 8-bit keys over every slot
-/// the groups' buffers hold (the number of groups stays on the device). Returns the group
-/// indices in walk order, in `g.schedule`.
+/// The groups' walk order (walk_schedule.cu): a stable radix sort of the expected work's half
+/// octaves over every slot the groups' buffers hold (the number of groups stays on the device).
+/// Returns the group indices in walk order, in `g.schedule`.
 const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream);
+
+/// Each particle's last measured work, carried from walk to walk for the schedule
+/// (walk_schedule.cu): `last[i] = work[i]` where the walks since the last build measured
+/// particle i (work > 0: every target interacts at least with itself), else unchanged.
+void rememberWork(const std::uint32_t* work, std::uint32_t* last, std::size_t n, Stream stream);
+/// After the sort: `last` follows its particles (new position k takes old entry order[k]),
+/// through `scratch` (n entries; the two are swapped).
+void carryWork(const std::uint32_t* order, std::size_t n, DeviceBuffer<std::uint32_t>& last,
+               DeviceBuffer<std::uint32_t>& scratch, Stream stream);
 
 /// The largest N_group launchGroups and launchWalk support (a lane holds up to 4 targets).
 inline constexpr int kMaxWalkGroup = 128;
@@ -93,11 +107,13 @@ inline constexpr int kMaxWalkGroup = 128;
 /// key order; below each cell holding more than nGroup, its children holding ≤ nGroup merged
 /// greedily while the run stays ≤ nGroup and its box overlaps no larger sibling (a larger leaf
 /// cut into runs of nGroup), each run halved as `split` asks (group_split.h), only those with an
-/// active particle; box and accMin over the active particles. Reads the tree's tight boxes,
-/// p.accPot (old accelerations) and p.bin.
+/// active particle; box and accMin over the active particles, and the work expected of each
+/// from `lastWork` (per particle, in the current order; null: none measured). Reads the tree's
+/// tight boxes, p.accPot (old accelerations) and p.bin.
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
                   ActiveRule rule, int nGroup, GroupSplit split, DeviceGroups& groups,
-                  const DeviceProperties& device, Stream stream);
+                  const DeviceProperties& device, Stream stream,
+                  const std::uint32_t* lastWork = nullptr);
 
 // Host copies (blocking), for tests and diagnostics.
 Groups downloadGroups(const DeviceGroups& d);

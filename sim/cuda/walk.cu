@@ -28,8 +28,9 @@
 // against a broken invariant, reported by downloadCounters, never silent.
 //
 // A persistent grid: as many warps as are resident at once, each taking groups from an atomic
-// counter (groups differ widely in cost, so static scheduling would leave warps idle), the
-// fullest groups first (WalkSchedule), so that the grid ends on short groups.
+// counter (groups differ widely in cost, so static scheduling would leave warps idle), the groups
+// of most expected work first (WalkSchedule: their targets' last measured work), so that the grid
+// ends on short groups.
 //
 // The rings, the target slots and the flush are in walk_flush.cuh; the traversal, the kernel and
 // its launch here.

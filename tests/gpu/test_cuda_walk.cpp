@@ -289,6 +289,67 @@ TEST(CudaWalk, AccurateAgainstDirectSummation) {
               e.median, e.p99, e.max, double(counts.cell + counts.particle) / double(n));
 }
 
+// The walk's schedule: each group expects the sum of its targets' last measured work (1 for a
+// target never measured, and for every target without any), and the walk takes the groups most
+// expected work first by half octaves (⌊2 log2 work⌋), every group once, key order within a half
+// octave. Fresh random work per seed.
+TEST(CudaWalk, ScheduleTakesTheMostExpectedWorkFirst) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 100000;
+  Particles h = makePlummer(n, baseSeed() + 41);
+  setBins(h, true, baseSeed() + 41);
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  Scene scene;
+  scene.build(h, 16, mac);
+  Particles sorted;
+  cuda::downloadParticles(scene.d, sorted);
+  std::mt19937 rng(static_cast<std::uint32_t>(baseSeed()));
+  std::vector<std::uint32_t> last(n);
+  for (auto& w : last) w = rng() % 4 == 0 ? 0u : rng() % 5000u;  // a quarter never measured
+  cuda::DeviceBuffer<std::uint32_t> d_last;
+  d_last.reserve(n);
+  cuda::copyToDevice(d_last.data(), last.data(), n * sizeof(std::uint32_t));
+
+  for (const cuda::ActiveRule rule : {kAll, kSparse}) {
+    for (const bool measured : {true, false}) {
+      SCOPED_TRACE(std::string(rule.all ? "all" : "sparse") + (measured ? ", measured" : ""));
+      cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, 64, GroupSplit{}, scene.groups,
+                         scene.device, nullptr, measured ? d_last.data() : nullptr);
+      const Groups g = cuda::downloadGroups(scene.groups);
+      ASSERT_GT(g.size(), 100u);
+      std::vector<std::uint32_t> expected(g.size());
+      cuda::copyToHost(expected.data(), scene.groups.expected.data(),
+                       g.size() * sizeof(std::uint32_t));
+      for (std::size_t k = 0; k < g.size(); ++k) {
+        std::uint64_t want = 0;
+        for (std::uint32_t i = g.first[k]; i < g.first[k] + g.count[k]; ++i) {
+          if (cuda::isTarget(rule, sorted.bin[i])) want += measured ? std::max(last[i], 1u) : 1u;
+        }
+        ASSERT_EQ(expected[k], want) << "group " << k;
+      }
+      const std::uint32_t* d_order = cuda::scheduleGroups(scene.groups, nullptr);
+      std::vector<std::uint32_t> order(g.size());
+      cuda::copyToHost(order.data(), d_order, order.size() * sizeof(std::uint32_t));
+      std::vector<bool> seen(g.size(), false);
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        ASSERT_LT(order[k], g.size());
+        ASSERT_FALSE(seen[order[k]]) << "group " << order[k] << " twice";
+        seen[order[k]] = true;
+        if (k == 0) continue;
+        const auto halfOctave = [](std::uint32_t w) {
+          const int octave = int(std::floor(std::log2(double(std::max(w, 1u)))));
+          return 2 * octave + (octave > 0 ? int((w >> (octave - 1)) & 1u) : 0);
+        };
+        const int a = halfOctave(expected[order[k - 1]]), b = halfOctave(expected[order[k]]);
+        ASSERT_GE(a, b) << "position " << k;
+        if (a == b) {
+          ASSERT_LT(order[k - 1], order[k]) << "a half octave in key order";
+        }
+      }
+    }
+  }
+}
+
 // N_group outside [1, kMaxWalkGroup] is a clear error, not a wrong walk.
 TEST(CudaWalk, RejectsUnsupportedGroupSizes) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
