@@ -60,6 +60,15 @@ std::vector<std::uint32_t> orderBy(std::size_t n, Key key) {
   return order;
 }
 
+/// The walk schedule's class of a work w (walk_schedule.cu): 2k + b for 2^k ≤ w < 2^(k+1), b = 1
+/// from 1.5·2^k on.
+int halfOctave(double work) {
+  const auto w = static_cast<std::uint64_t>(std::max(work, 1.0));
+  int k = 0;
+  while ((w >> (k + 1)) != 0) ++k;
+  return 2 * k + (k > 0 ? int((w >> (k - 1)) & 1u) : 0);
+}
+
 /// A group keeps its warp for a time proportional to its interactions (cells and leaf
 /// particles, times its targets): the lanes split the targets, and replicate a short group's
 /// targets to split the sources instead (walk.cu).
@@ -210,9 +219,8 @@ int main(int argc, char** argv) {
     rowOf("count x |a_old|^-3/4 first", orderBy(split.size(), [&](std::uint32_t k) {
             return -double(split.count[k]) * std::pow(double(split.accMin[k]), -0.75);
           }));
-    rowOf("most work first, half octaves (oracle)", orderBy(split.size(), [&](std::uint32_t k) {
-            return -std::floor(2.0 * std::log2(std::max(w[k], 1.0)));
-          }));
+    rowOf("most work first, half octaves (oracle)",
+          orderBy(split.size(), [&](std::uint32_t k) { return -double(halfOctave(w[k])); }));
     rowOf("most work first (an oracle)",
           orderBy(split.size(), [&](std::uint32_t k) { return -w[k]; }));
   };

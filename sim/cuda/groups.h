@@ -38,7 +38,7 @@ BHVIZ_HD inline bool isTarget(const ActiveRule& r, std::uint8_t bin) {
 /// groups rather than on one long group while most warps idle. Only the order of the work
 /// depends on it, never a result.
 struct WalkSchedule {
-  DeviceBuffer<std::uint8_t> key[2];     ///< 63 − ⌊2 log2 expected⌋ (unused slots 255)
+  DeviceBuffer<std::uint8_t> key[2];     ///< 63 − half-octave class (unused slots 255)
   DeviceBuffer<std::uint32_t> order[2];  ///< group indices, then in walk order
   DeviceBuffer<unsigned char> temp;      ///< CUB temporary storage
 };

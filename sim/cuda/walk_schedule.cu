@@ -18,7 +18,8 @@ namespace bhviz::sim::cuda {
 namespace {
 
 /// Sort keys of the walk order: the more expected work, the smaller the key, in half octaves
-/// (⌊2 log2 work⌋: 0..63), so that groups of about the same work keep their key order, and with
+/// (the class 2k + b of a work w with 2^k ≤ w < 2^(k+1) and b = 1 where w ≥ 1.5·2^k: 0..63), so
+/// that groups of about the same work keep their key order, and with
 /// it the tree cells they share stay in cache (an order by the exact previous cost lost 1-2 % to
 /// that, sim/cuda/NOTES.md); slots beyond the current groups last.
 __global__ void orderKeysKernel(const std::uint32_t* __restrict__ expected,

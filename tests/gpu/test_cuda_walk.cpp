@@ -291,8 +291,8 @@ TEST(CudaWalk, AccurateAgainstDirectSummation) {
 
 // The walk's schedule: each group expects the sum of its targets' last measured work (1 for a
 // target never measured, and for every target without any), and the walk takes the groups most
-// expected work first by half octaves (⌊2 log2 work⌋), every group once, key order within a half
-// octave. Fresh random work per seed.
+// expected work first by half octaves (2k + b for 2^k ≤ w < 2^(k+1), b = 1 from 1.5·2^k on),
+// every group once, key order within a half octave. Fresh random work per seed.
 TEST(CudaWalk, ScheduleTakesTheMostExpectedWorkFirst) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const std::size_t n = 100000;
@@ -348,6 +348,37 @@ TEST(CudaWalk, ScheduleTakesTheMostExpectedWorkFirst) {
       }
     }
   }
+}
+
+// What the schedule expects comes from here: a particle's last measured work is kept where a
+// walk measured it (work > 0) and follows the particle through the sort's permutation.
+TEST(CudaWalk, LastWorkIsRememberedAndFollowsTheSort) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 10007;
+  std::mt19937 rng(static_cast<std::uint32_t>(baseSeed() + 43));
+  std::vector<std::uint32_t> work(n), last(n), order(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    work[i] = rng() % 3 == 0 ? 0u : 1u + rng() % 9000u;  // a third not measured this time
+    last[i] = rng() % 9000u;
+    order[i] = static_cast<std::uint32_t>(i);
+  }
+  std::shuffle(order.begin(), order.end(), rng);
+  cuda::DeviceBuffer<std::uint32_t> d_work, d_last, d_order, d_scratch;
+  for (auto* b : {&d_work, &d_last, &d_order}) b->reserve(n);
+  cuda::copyToDevice(d_work.data(), work.data(), n * sizeof(std::uint32_t));
+  cuda::copyToDevice(d_last.data(), last.data(), n * sizeof(std::uint32_t));
+  cuda::copyToDevice(d_order.data(), order.data(), n * sizeof(std::uint32_t));
+
+  cuda::rememberWork(d_work.data(), d_last.data(), n, nullptr);
+  std::vector<std::uint32_t> remembered(n);
+  cuda::copyToHost(remembered.data(), d_last.data(), n * sizeof(std::uint32_t));
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(remembered[i], work[i] > 0 ? work[i] : last[i]) << "particle " << i;
+  }
+  cuda::carryWork(d_order.data(), n, d_last, d_scratch, nullptr);
+  std::vector<std::uint32_t> carried(n);
+  cuda::copyToHost(carried.data(), d_last.data(), n * sizeof(std::uint32_t));
+  for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(carried[k], remembered[order[k]]) << "slot " << k;
 }
 
 // N_group outside [1, kMaxWalkGroup] is a clear error, not a wrong walk.
