@@ -24,8 +24,9 @@ struct CudaUnavailable : std::runtime_error {
 
 /// Device memory a run needs per particle: two copies of the particle arrays (the sort's
 /// gather), keys and permutations (double-buffered), the tree (about one cell per two
-/// particles at N_leaf = 16), groups and CUB scratch, rounded up.
-inline constexpr double kDeviceBytesPerParticle = 320.0;
+/// particles at N_leaf = 16), groups and CUB scratch, rounded up (320 B); and the walk
+/// schedule's last work per particle with its sort scratch and a group's expected work (12 B).
+inline constexpr double kDeviceBytesPerParticle = 332.0;
 
 /// "NVIDIA H200 (132 SMs, 139.8 GiB)"; throws CudaUnavailable when there is no device.
 std::string deviceDescription();
