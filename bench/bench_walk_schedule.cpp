@@ -92,7 +92,7 @@ void addGroup(Groups& out, const Particles& s, std::uint32_t first, std::uint32_
   for (std::uint32_t i = first; i < first + count; ++i) {
     const Vec4 x = s.posMass[i], a = s.accPot[i];
     grow(box, Vec3{x.x, x.y, x.z});
-    accMin = std::min(accMin, std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z));
+    accMin = std::min(accMin, accMagnitude(a));
   }
   out.first.push_back(first);
   out.count.push_back(count);
@@ -100,28 +100,16 @@ void addGroup(Groups& out, const Particles& s, std::uint32_t first, std::uint32_
   out.accMin.push_back(accMin);
 }
 
-/// The largest |a_old| of the run [first, first + count).
-float accMax(const Particles& s, std::uint32_t first, std::uint32_t count) {
-  float m = 0.0f;
-  for (std::uint32_t i = first; i < first + count; ++i) {
-    const Vec4 a = s.accPot[i];
-    m = std::max(m, std::sqrt(a.x * a.x + a.y * a.y + a.z * a.z));
-  }
-  return m;
-}
-
-/// The groups with every one that `halve(groups, work, k)` picks halved (in key order), again
-/// and again.
-template <typename Halve>
-Groups splitGroups(const Tree& tree, const Particles& s, const Groups& groups,
-                   std::vector<double> work, const MacSetup& mac, Halve halve) {
+/// The groups with every one whose work passes `limit` halved (in key order), again and again.
+Groups splitLong(const Tree& tree, const Particles& s, const Groups& groups,
+                 std::vector<double> work, const MacSetup& mac, double limit) {
   Groups current = groups;
   for (;;) {
     Groups next;
     bool split = false;
     for (std::size_t k = 0; k < current.size(); ++k) {
       const std::uint32_t first = current.first[k], count = current.count[k];
-      if (count > 1 && halve(current, work, k)) {
+      if (count > 1 && work[k] > limit) {
         addGroup(next, s, first, count / 2);
         addGroup(next, s, first + count / 2, count - count / 2);
         split = true;
@@ -144,8 +132,8 @@ int main(int argc, char** argv) {
   SimParams p;
   int warps = 132 * 7 * 4;  // H200: 132 SMs, 7 resident blocks of 4 warps (sim/cuda/NOTES.md)
   double split = 0.5;
-  double spread = 4.0;
-  int spreadMin = 8;
+  double spread = 2.0;  // groupSplit(acceleration MAC)
+  int spreadMin = 4;
   app.add_option("--scenario", scenario, "initial conditions");
   app.add_option("--n", n, "particles");
   app.add_option("--mac", macName, "MAC (bh, bonsai, multipole, acceleration)");
@@ -227,20 +215,14 @@ int main(int argc, char** argv) {
   const double limit = split * total / warps;
   char rule[160];
   std::snprintf(rule, sizeof rule, "long groups halved (work > %.2f of a warp's share)", split);
-  splitRows(rule, splitGroups(tree, s, groups, work, setup,
-                              [&](const Groups&, const std::vector<double>& w, std::size_t k) {
-                                return w[k] > limit;
-                              }));
+  splitRows(rule, splitLong(tree, s, groups, work, setup, limit));
   if (p.mac == MacKind::Acceleration) {
+    // The backends' own split (sim/common/group_split.h), with the factor and size asked.
+    const GroupSplit spreadSplit{float(spread), static_cast<std::uint32_t>(spreadMin)};
     std::snprintf(rule, sizeof rule,
                   "groups halved while max/min |a_old| > %g (down to %d targets)", spread,
                   spreadMin);
-    splitRows(rule, splitGroups(tree, s, groups, work, setup,
-                                [&](const Groups& gs, const std::vector<double>&, std::size_t k) {
-                                  return int(gs.count[k]) > spreadMin &&
-                                         accMax(s, gs.first[k], gs.count[k]) >
-                                             float(spread) * gs.accMin[k];
-                                }));
+    splitRows(rule, cpu::buildGroups(tree, s.posMass, s.accPot, active, p.nGroup, spreadSplit));
   }
   return 0;
 }
