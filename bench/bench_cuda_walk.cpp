@@ -86,7 +86,7 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
   std::vector<double> groupMs, walkMs;
   for (int rep = -3; rep < reps; ++rep) {
     tGroups.start(nullptr);
-    cuda::launchGroups(tree, d, ws, all, kGroup, groupSplit(mac), groups, device, nullptr);
+    cuda::launchGroups(tree, d, ws, all, kGroup, groups, device, nullptr);
     tGroups.stop(nullptr);
     tWalk.start(nullptr);
     cuda::launchWalk(tree, groups, d, s, counters, device, nullptr);

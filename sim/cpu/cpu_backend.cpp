@@ -91,7 +91,7 @@ void CpuBackend::buildGroups(const Clock& clock, const SimParams& p, ForceTarget
   for (std::size_t i = 0; i < s.size(); ++i) {
     m_active[i] = targets == ForceTargets::All || isActive(s.bin[i], clock.tick, clock.depth);
   }
-  m_groups = cpu::buildGroups(m_tree, s.posMass, s.accPot, m_active, p.nGroup, groupSplit(m_mac));
+  m_groups = cpu::buildGroups(m_tree, s.posMass, s.accPot, m_active, p.nGroup);
 }
 
 TargetRegion CpuBackend::targetRegion() const {

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "sim/clock.h"
-#include "sim/common/group_split.h"
 #include "sim/common/keys.h"
 #include "sim/common/mac.h"
 #include "sim/params.h"
@@ -66,12 +65,10 @@ Tree buildSortedTree(Particles& p, Curve curve, int nLeaf, const MacSetup& mac,
 /// its children holding ≤ nGroup merge greedily in key order while the run stays ≤ nGroup and
 /// the union of their tight boxes overlaps no sibling holding more than nGroup (such a group
 /// would open that sibling down to its leaves); a larger leaf is cut into runs of nGroup. So
-/// each group lies inside one cell. With a split (group_split.h; groupSplit(mac) for the
-/// walk's MAC), each such run is halved while its |a_old| spans too much. Needs the tight boxes
-/// (computeMoments).
+/// each group lies inside one cell. Needs the tight boxes (computeMoments).
 Groups buildGroups(const Tree& tree, const std::vector<Vec4>& posMass,
                    const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active,
-                   int nGroup, GroupSplit split = {});
+                   int nGroup);
 
 /// The index into `groups` of the group holding particle `index` (key order), or -1.
 std::int64_t groupContaining(const Groups& groups, std::uint32_t index);

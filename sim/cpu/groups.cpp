@@ -1,17 +1,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/common/group_split.h"
 #include "sim/cpu/cpu_stages.h"
 
 namespace bhviz::sim::cpu {
 
 namespace {
 
-/// Appends the run [first, first + count) as a group: its active particles' box and smallest
-/// |a_old|; nothing when none of them is active.
-void addRun(Groups& g, std::uint32_t first, std::uint32_t count, const std::vector<Vec4>& posMass,
-            const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active) {
+void addGroup(Groups& g, std::uint32_t first, std::uint32_t count, const std::vector<Vec4>& posMass,
+              const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active) {
   Box box;
   float accMin = INFINITY;
   bool any = false;
@@ -28,22 +25,6 @@ void addRun(Groups& g, std::uint32_t first, std::uint32_t count, const std::vect
   g.accMin.push_back(accMin);
 }
 
-/// What the group builders share: where the particles are, which get forces, the split.
-struct GroupInputs {
-  const std::vector<Vec4>& posMass;
-  const std::vector<Vec4>& accPot;
-  const std::vector<std::uint8_t>& active;
-  GroupSplit split;
-};
-
-/// Appends the run [first, first + count) as one group, or as the pieces its split makes.
-void addGroup(Groups& g, std::uint32_t first, std::uint32_t count, const GroupInputs& in) {
-  splitRun(
-      first, count, in.split, [&](std::uint32_t i) { return in.active[i] != 0; },
-      [&](std::uint32_t i) { return accMagnitude(in.accPot[i]); },
-      [&](std::uint32_t f, std::uint32_t n) { addRun(g, f, n, in.posMass, in.accPot, in.active); });
-}
-
 Box unite(const Box& a, const Box& b) {
   return {{fminf(a.lo.x, b.lo.x), fminf(a.lo.y, b.lo.y), fminf(a.lo.z, b.lo.z)},
           {fmaxf(a.hi.x, b.hi.x), fmaxf(a.hi.y, b.hi.y), fmaxf(a.hi.z, b.hi.z)}};
@@ -58,11 +39,12 @@ bool overlapsLargeChild(const Tree& t, std::uint32_t c, std::uint32_t limit, con
 }
 
 /// Emits the groups of the subtree under cell c in key order (see buildGroups).
-void groupsUnder(const Tree& t, std::uint32_t c, std::uint32_t limit, const GroupInputs& in,
-                 Groups& g) {
+void groupsUnder(const Tree& t, std::uint32_t c, std::uint32_t limit,
+                 const std::vector<Vec4>& posMass, const std::vector<Vec4>& accPot,
+                 const std::vector<std::uint8_t>& active, Groups& g) {
   if (t.isLeaf(c)) {  // a leaf holding more than limit: runs of limit
     for (std::uint32_t f = t.first[c]; f < t.first[c] + t.count[c]; f += limit) {
-      addGroup(g, f, std::min(limit, t.first[c] + t.count[c] - f), in);
+      addGroup(g, f, std::min(limit, t.first[c] + t.count[c] - f), posMass, accPot, active);
     }
     return;
   }
@@ -82,32 +64,31 @@ void groupsUnder(const Tree& t, std::uint32_t c, std::uint32_t limit, const Grou
         continue;
       }
     }
-    if (runCount > 0) addGroup(g, runFirst, runCount, in);
+    if (runCount > 0) addGroup(g, runFirst, runCount, posMass, accPot, active);
     runCount = 0;
     if (m <= limit) {
       runFirst = t.first[k];
       runCount = m;
       runBox = t.box[k];
     } else {
-      groupsUnder(t, k, limit, in, g);
+      groupsUnder(t, k, limit, posMass, accPot, active, g);
     }
   }
-  if (runCount > 0) addGroup(g, runFirst, runCount, in);
+  if (runCount > 0) addGroup(g, runFirst, runCount, posMass, accPot, active);
 }
 
 }  // namespace
 
 Groups buildGroups(const Tree& t, const std::vector<Vec4>& posMass, const std::vector<Vec4>& accPot,
-                   const std::vector<std::uint8_t>& active, int nGroup, GroupSplit split) {
+                   const std::vector<std::uint8_t>& active, int nGroup) {
   Groups g;
   if (t.cellCount() == 0) return g;
   const auto limit = static_cast<std::uint32_t>(nGroup);
-  const GroupInputs in{posMass, accPot, active, split};
   // Depth first with children in order, so the groups come out in key order (depth ≤ 22).
   if (t.count[0] <= limit) {
-    addGroup(g, t.first[0], t.count[0], in);
+    addGroup(g, t.first[0], t.count[0], posMass, accPot, active);
   } else {
-    groupsUnder(t, 0, limit, in, g);
+    groupsUnder(t, 0, limit, posMass, accPot, active, g);
   }
   return g;
 }

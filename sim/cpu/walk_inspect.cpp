@@ -13,8 +13,7 @@ WalkScene buildWalkScene(Particles state, const SimParams& params, bool oldAccVa
   scene.mac = macSetup(params, oldAccValid);
   scene.tree = buildSortedTree(state, params.curve, params.nLeaf, scene.mac);
   const std::vector<std::uint8_t> active(state.size(), 1);
-  scene.groups = buildGroups(scene.tree, state.posMass, state.accPot, active, params.nGroup,
-                             groupSplit(scene.mac));
+  scene.groups = buildGroups(scene.tree, state.posMass, state.accPot, active, params.nGroup);
   scene.particles = std::move(state);
   return scene;
 }

@@ -343,7 +343,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     const Stream s = m_stream;
     timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s); });
     timed(m_events, Stage::Groups, s, [&] {
-      launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, groupSplit(m_mac), m_groups, m_device, s,
+      launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s,
                    m_lastWorkValid ? m_lastWork.data() : nullptr);
     });
     // Every walk counts each target's work (one add per target): the tree statistics show it,

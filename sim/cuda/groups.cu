@@ -10,9 +10,6 @@
 //      level, or N_leaf > N_group). Every other entry stays 0 (memset).
 //   2. cub::DeviceSelect::If over the particle indices keeps the starts of runs that hold an
 //      active particle, in index (= key) order: groups.first and groups.size, on the device.
-//   2b. With a split (the acceleration MAC: group_split.h), splitRunsKernel (one thread per run)
-//      halves the runs whose targets' |a_old| spans too much, marking the pieces' starts in
-//      runLength, and a second selection lists the pieces.
 //   3. groupBoxKernel (one warp per group, grid-stride up to *size) reduces the box and the
 //      smallest |a_old| over the active particles: min/max are exact, so the boxes are
 //      bit-identical to the CPU's whatever the order. It also sums the work the walk may expect
@@ -32,7 +29,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/common/group_split.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/groups.h"
 
@@ -185,27 +181,6 @@ __global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ 
   }
 }
 
-/// Halves each selected run where its targets' |a_old| spans too much (group_split.h, the code
-/// cpu::buildGroups runs): writes runLength at the start of each piece. A thread writes only
-/// inside its own run and reads no other run, so the pieces of one run never meet another's.
-__global__ void splitRunsKernel(const std::uint32_t* __restrict__ first,
-                                const std::uint32_t* __restrict__ size, GroupSplit split,
-                                const Vec4* __restrict__ accPot,
-                                const std::uint8_t* __restrict__ bin, ActiveRule rule,
-                                std::uint32_t* __restrict__ runLength) {
-  const std::uint32_t runs = *size;
-  for (std::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < runs;
-       w += gridDim.x * blockDim.x) {
-    const std::uint32_t f = first[w];
-    splitRun(
-        f, runLength[f], split, [&](std::uint32_t i) { return isTarget(rule, bin[i]); },
-        [&](std::uint32_t i) { return accMagnitude(accPot[i]); },
-        [&](std::uint32_t pieceFirst, std::uint32_t pieceCount) {
-          runLength[pieceFirst] = pieceCount;
-        });
-  }
-}
-
 /// Blocks for a grid-stride kernel: enough to fill the device, no more than the work needs.
 unsigned residentBlocks(std::size_t work, int block, const DeviceProperties& device) {
   const int sms = device.multiProcessors;
@@ -246,8 +221,8 @@ void DeviceGroups::poison() {
 }
 
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace&,
-                  ActiveRule rule, int nGroup, GroupSplit split, DeviceGroups& g,
-                  const DeviceProperties& device, Stream stream, const std::uint32_t* lastWork) {
+                  ActiveRule rule, int nGroup, DeviceGroups& g, const DeviceProperties& device,
+                  Stream stream, const std::uint32_t* lastWork) {
   if (device.ordinal < 0) {
     throw std::invalid_argument(
         "launchGroups: device properties not queried (queryDeviceProperties)");
@@ -274,26 +249,13 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   const thrust::counting_iterator<std::uint32_t> indices(0);
   const ActiveRunStart keep{g.runLength.data(), p.bin.data(), rule};
   const int items = static_cast<int>(n);
-  const auto selectRuns = [&] {
-    std::size_t tempBytes = 0;
-    BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, tempBytes, indices, g.first.data(),
-                                           g.size.data(), items, keep, stream));
-    g.temp.reserve(tempBytes);
-    tempBytes = g.temp.capacity();
-    BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(g.temp.data(), tempBytes, indices, g.first.data(),
-                                           g.size.data(), items, keep, stream));
-  };
-  selectRuns();
-  // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf) before
-  // a split; the kernels below stride over *size, so this only sizes their grids.
-  const std::size_t bound = std::min(n, tree.cells + n / std::size_t(nGroup));
-  if (split.accSpread > 0.0f) {
-    splitRunsKernel<<<residentBlocks(bound, kBlock, device), kBlock, 0, stream>>>(
-        g.first.data(), g.size.data(), split, p.accPot.data(), p.bin.data(), rule,
-        g.runLength.data());
-    BHVIZ_CUDA_CHECK_LAUNCH();
-    selectRuns();  // the pieces, in key order
-  }
+  std::size_t tempBytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, tempBytes, indices, g.first.data(), g.size.data(),
+                                         items, keep, stream));
+  g.temp.reserve(tempBytes);
+  tempBytes = g.temp.capacity();
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(g.temp.data(), tempBytes, indices, g.first.data(),
+                                         g.size.data(), items, keep, stream));
 
   // Only some particles active: their indices compacted, in key order.
   g.compact = !rule.all;
@@ -313,6 +275,8 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
 
+  // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf).
+  const std::size_t bound = std::min(n, tree.cells + n / std::size_t(nGroup));
   const GroupArrays arrays{g.first.data(),
                            g.count.data(),
                            g.box.data(),

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "sim/common/group_split.h"
 #include "sim/common/hd.h"
 #include "sim/common/timestep.h"
 #include "sim/common/vec.h"
@@ -106,14 +105,12 @@ inline constexpr int kMaxWalkGroup = 128;
 /// Groups exactly as cpu::buildGroups makes them, with no host round trip: runs of particles in
 /// key order; below each cell holding more than nGroup, its children holding ≤ nGroup merged
 /// greedily while the run stays ≤ nGroup and its box overlaps no larger sibling (a larger leaf
-/// cut into runs of nGroup), each run halved as `split` asks (group_split.h), only those with an
-/// active particle; box and accMin over the active particles, and the work expected of each
-/// from `lastWork` (per particle, in the current order; null: none measured). Reads the tree's
-/// tight boxes, p.accPot (old accelerations) and p.bin.
+/// cut into runs of nGroup), only those with an active particle; box and accMin over the active
+/// particles, and the work expected of each from `lastWork` (per particle, in the current order;
+/// null: none measured). Reads the tree's tight boxes, p.accPot (old accelerations) and p.bin.
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
-                  ActiveRule rule, int nGroup, GroupSplit split, DeviceGroups& groups,
-                  const DeviceProperties& device, Stream stream,
-                  const std::uint32_t* lastWork = nullptr);
+                  ActiveRule rule, int nGroup, DeviceGroups& groups, const DeviceProperties& device,
+                  Stream stream, const std::uint32_t* lastWork = nullptr);
 
 // Host copies (blocking), for tests and diagnostics.
 Groups downloadGroups(const DeviceGroups& d);

@@ -184,7 +184,7 @@ struct Scene {
     cuda::launchBuild(d, Curve::Hilbert, nLeaf, mac, ws, tree, nullptr);
   }
   InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s) {
-    cuda::launchGroups(tree, d, ws, rule, nGroup, groupSplit(s.mac), groups, device, nullptr);
+    cuda::launchGroups(tree, d, ws, rule, nGroup, groups, device, nullptr);
     cuda::launchWalk(tree, groups, d, s, counters.data(), device, nullptr);
     return cuda::downloadCounters(counters.data());
   }
@@ -222,19 +222,12 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   std::vector<std::uint8_t> active(tc.n);
   for (std::size_t i = 0; i < tc.n; ++i) active[i] = cuda::isTarget(rule, sorted.bin[i]) ? 1 : 0;
 
-  // (a) groups, bit for bit; the acceleration MAC's split where |a_old| spans too much included
-  // (the Plummer sphere's centre and the clusters' cores have such groups).
-  const Groups cpuGroups =
-      cpu::buildGroups(tree, sorted.posMass, sorted.accPot, active, tc.nGroup, groupSplit(mac));
-  if (tc.mac == MacCode::Acceleration && tc.n >= 100000 && tc.nGroup > 8) {
-    EXPECT_GT(cpuGroups.size(),
-              cpu::buildGroups(tree, sorted.posMass, sorted.accPot, active, tc.nGroup).size())
-        << "no group was split: the case does not test the split";
-  }
+  // (a) groups, bit for bit.
+  const Groups cpuGroups = cpu::buildGroups(tree, sorted.posMass, sorted.accPot, active, tc.nGroup);
   scene.groups.reserve(tc.n);
   scene.groups.poison();
-  cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, tc.nGroup, groupSplit(mac), scene.groups,
-                     scene.device, nullptr);
+  cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, tc.nGroup, scene.groups, scene.device,
+                     nullptr);
   expectSameGroups(cuda::downloadGroups(scene.groups), cpuGroups);
   if (HasFailure()) return;
   // Their region, reduced on the device, is the host's union of the CPU groups' boxes.
@@ -313,8 +306,8 @@ TEST(CudaWalk, ScheduleTakesTheMostExpectedWorkFirst) {
   for (const cuda::ActiveRule rule : {kAll, kSparse}) {
     for (const bool measured : {true, false}) {
       SCOPED_TRACE(std::string(rule.all ? "all" : "sparse") + (measured ? ", measured" : ""));
-      cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, 64, GroupSplit{}, scene.groups,
-                         scene.device, nullptr, measured ? d_last.data() : nullptr);
+      cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, 64, scene.groups, scene.device,
+                         nullptr, measured ? d_last.data() : nullptr);
       const Groups g = cuda::downloadGroups(scene.groups);
       ASSERT_GT(g.size(), 100u);
       std::vector<std::uint32_t> expected(g.size());
@@ -387,10 +380,10 @@ TEST(CudaWalk, RejectsUnsupportedGroupSizes) {
   Scene scene;
   scene.build(makePlummer(100, baseSeed()), 16, {});
   EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, cuda::kMaxWalkGroup + 1,
-                                  GroupSplit{}, scene.groups, scene.device, nullptr),
-               std::invalid_argument);
-  EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, 0, GroupSplit{},
                                   scene.groups, scene.device, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cuda::launchGroups(scene.tree, scene.d, scene.ws, kAll, 0, scene.groups,
+                                  scene.device, nullptr),
                std::invalid_argument);
 }
 
