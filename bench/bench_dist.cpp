@@ -44,6 +44,8 @@ struct Options {
   dist::LetTransport lets = dist::LetTransport::Auto;
   /// DistSettings::imbalance (bhviz --rebalance): 0 decomposes at every full step.
   double rebalance = dist::kDefaultRebalance;
+  /// The MAC (the tables in docs/BENCHMARKS.md are Bonsai's; the app's default is another).
+  MacKind mac = MacKind::Bonsai;
 };
 
 std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
@@ -84,6 +86,7 @@ int lead(const Options& o, int ranks) {
   const dist::LocalKind kind = o.backend == "cuda" ? dist::LocalKind::Cuda : dist::LocalKind::Cpu;
   SimParams p;
   p.theta = o.theta;
+  p.mac = o.mac;
   p.rebuildInterval = o.rebuildInterval;
   const Particles initial = makeScenario(o.scenario, o.n, 1);
   dist::DistSettings settings;
@@ -117,23 +120,26 @@ int lead(const Options& o, int ranks) {
   }
 
   const bool nccl = !before.empty() && before[0].letsOverNccl;
-  std::printf("bench_dist: %s, N = %zu, %d ranks (%s), theta %.2f, %d steps (medians), LETs %s\n",
-              o.scenario.c_str(), o.n, ranks, std::string(sim.backend().name()).c_str(), o.theta,
-              o.steps,
-              ranks == 1 ? "none"
-              : nccl     ? "GPU to GPU (NCCL)"
-                         : "through the host");
+  std::printf(
+      "bench_dist: %s, N = %zu, %d ranks (%s), %s MAC, theta %.2f, %d steps (medians), LETs %s\n",
+      o.scenario.c_str(), o.n, ranks, std::string(sim.backend().name()).c_str(),
+      std::string(toString(o.mac)).c_str(), o.theta, o.steps,
+      ranks == 1 ? "none"
+      : nccl     ? "GPU to GPU (NCCL)"
+                 : "through the host");
   std::printf("%4s %10s", "rank", "particles");
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
   }
-  std::printf(" %10s %12s %8s\n", "total ms", "LET MB/step", "work %");
+  std::printf(" %10s %12s %8s %12s %10s\n", "total ms", "LET MB/step", "work %", "int/particle",
+              "walk int/s");
   std::ofstream csv;
   if (!o.csv.empty()) {
     csv.open(o.csv);
     csv << "ranks,rank,particles";
     for (auto name : kStageNames) csv << ',' << name << "_ms";
-    csv << ",total_ms,let_bytes_per_step,work_share,step_wall_ms,step_wall_mean_ms,imbalance\n";
+    csv << ",total_ms,let_bytes_per_step,work_share,step_wall_ms,step_wall_mean_ms,imbalance"
+           ",interactions_per_particle,walk_interactions_per_s\n";
   }
   // The mean as well: a decomposition every few steps (--rebalance) is a slow step the median
   // leaves out.
@@ -153,12 +159,21 @@ int lead(const Options& o, int ranks) {
       std::printf(" %9.3f", med[static_cast<std::size_t>(s)]);
     }
     const double share = workSum > 0 ? 100.0 * median(work[r]) / workSum : 0.0;
-    std::printf(" %10.3f %12.3f %8.2f\n", total, median(letBytes[r]) / 1e6, share);
+    // The walk's interactions (its own tree's and the imported LETs') per particle of the rank
+    // (each a target: shared steps) and per second of its walk stage: whether a rank walks
+    // more, or more slowly.
+    const double perParticle =
+        last[r].particles > 0 ? median(work[r]) / double(last[r].particles) : 0.0;
+    const double walkMs = med[static_cast<std::size_t>(Stage::Walk)];
+    const double rate = walkMs > 0 ? median(work[r]) / (walkMs * 1e-3) : 0.0;
+    std::printf(" %10.3f %12.3f %8.2f %12.1f %10.3g\n", total, median(letBytes[r]) / 1e6, share,
+                perParticle, rate);
     if (csv) {
       csv << ranks << ',' << r << ',' << last[r].particles;
       for (double m : med) csv << ',' << m;
       csv << ',' << total << ',' << median(letBytes[r]) << ',' << share / 100.0 << ','
-          << median(wall) << ',' << meanWall << ',' << median(imbalance) << '\n';
+          << median(wall) << ',' << meanWall << ',' << median(imbalance) << ',' << perParticle
+          << ',' << rate << '\n';
     }
   }
   std::printf(
@@ -223,7 +238,10 @@ int main(int argc, char** argv) {
   app.add_option("--steps", o.steps, "timed substeps (default 10)");
   app.add_option("--warmup", o.warmup, "untimed substeps first (default 2)");
   app.add_option("--backend", o.backend, "each rank's backend: cpu or cuda (default cpu)");
-  app.add_option("--theta", o.theta, "opening angle, Bonsai MAC (default 0.5)");
+  app.add_option("--theta", o.theta, "opening angle (default 0.5)");
+  std::string mac = "bonsai";
+  app.add_option("--mac", mac, "bonsai (default), bh, multipole or acceleration")
+      ->check(CLI::IsMember({"bonsai", "bh", "multipole", "acceleration"}));
   app.add_option("--csv", o.csv, "also write the table as CSV");
   std::string lets = "auto";
   app.add_option("--lets", lets, "how GPUs' LETs travel: auto (NCCL where it can) or host")
@@ -247,6 +265,7 @@ int main(int argc, char** argv) {
     if (!interval) throw std::invalid_argument("--rebuild " + rebuild + ": auto, every or K");
     o.rebuildInterval = *interval;
     o.lets = lets == "host" ? dist::LetTransport::Host : dist::LetTransport::Auto;
+    o.mac = *parseMacKind(mac);
     status = lead(o, job->size());
   } catch (const CLI::ParseError& e) {
     status = app.exit(e);

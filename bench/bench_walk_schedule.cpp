@@ -5,13 +5,13 @@
 // cpu::buildInteractionList), which the CUDA stages match.
 //
 // Why: on the H200 the acceleration MAC's walk ran 4.6e11 interactions/s at 2^20 on the uniform
-// cube against 6.4e11 for the Bonsai test, but 6.2e11 at 2^26 (docs/BENCHMARKS.md). A MAC whose
-// lists grow where |a| is small (the centre of a symmetric system) gives a few groups many times
-// the mean work; at 2^20 there are only ~6 groups per resident warp, so one long group started
-// late holds the grid. The model says how much of the rate each order of the groups loses, and
-// what two ways of splitting the long groups would win: halving the groups whose work passes a
-// share of a warp's (--split), and, with the acceleration MAC, halving the groups whose |a_old|
-// spans more than a factor (--spread, down to --spread-min targets).
+// cube against 6.4e11 for the Bonsai test (docs/BENCHMARKS.md; measured under --rebuild auto,
+// where the group tuner had given that MAC smaller groups: with the groups fixed it runs
+// 5.8e11). A MAC whose lists grow where |a| is small gives a few groups many times the mean
+// work; at 2^20 there are only ~6 groups per resident warp, so one long group started late
+// holds the grid. The model says how much of the rate each order of the groups loses, and
+// what halving the groups whose work passes a share of a warp's (--split) would win; and what
+// the traversal does besides the interactions (warp steps, cells tested, box loads) per MAC.
 //
 //   bench_walk_schedule --scenario uniform --n 1048575 --mac acceleration --mac-param 4e-3
 //       --softening 0.001 --warps 3696
@@ -85,6 +85,80 @@ std::vector<double> groupWork(const Tree& tree, const Groups& groups, const MacS
   return work;
 }
 
+/// What the GPU walk's traversal does for the groups, besides the interactions: it pops up to 32
+/// cells a step (one per lane) and tests each; an accepted cell whose COM lies within its reach
+/// of the group's box needs the exact box test, one more dependent load (walk.cu: needBox).
+struct Traversal {
+  double steps = 0, tested = 0, accepted = 0, withinReach = 0, overlapOpened = 0, leaves = 0;
+  double cellInteractions = 0, particleInteractions = 0;  // per target, times the targets
+  double targets = 0;
+};
+
+Traversal traversal(const Tree& tree, const Groups& groups, const MacSetup& mac) {
+  Traversal total;
+#pragma omp parallel
+  {
+    Traversal t;
+    std::vector<std::uint32_t> stack;
+#pragma omp for schedule(dynamic, 64) nowait
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      const Box& gbox = groups.box[k];
+      std::uint64_t cells = 0, particles = 0;
+      stack.assign(1, 0u);
+      while (!stack.empty()) {
+        const std::size_t take = std::min<std::size_t>(stack.size(), 32);
+        std::vector<std::uint32_t> popped(stack.end() - std::ptrdiff_t(take), stack.end());
+        stack.resize(stack.size() - take);
+        t.steps += 1;
+        for (std::uint32_t c : popped) {
+          t.tested += 1;
+          const cpu::CellTest test = cpu::testCell(tree, c, gbox, groups.accMin[k], mac);
+          const bool macOpens =
+              mustOpen(mac.code, tree.opening[c], test.d2, groups.accMin[k], false);
+          const Box& b = tree.box[c];
+          const Vec3 com = xyz(tree.comMass[c]);
+          const Vec3 far{std::max(com.x - b.lo.x, b.hi.x - com.x),
+                         std::max(com.y - b.lo.y, b.hi.y - com.y),
+                         std::max(com.z - b.lo.z, b.hi.z - com.z)};
+          if (!macOpens && !(test.d2 > dot(far, far))) t.withinReach += 1;
+          if (!macOpens && test.overlap) t.overlapOpened += 1;
+          switch (cpu::verdictOf(tree, c, test)) {
+            case cpu::CellVerdict::Accepted:
+              t.accepted += 1;
+              ++cells;
+              break;
+            case cpu::CellVerdict::Leaf:
+              t.leaves += 1;
+              particles += tree.count[c];
+              break;
+            case cpu::CellVerdict::Opened:
+              for (std::uint32_t j = tree.child[c]; j < tree.child[c] + tree.childCount[c]; ++j) {
+                stack.push_back(j);
+              }
+              break;
+          }
+        }
+      }
+      t.cellInteractions += double(cells) * groups.count[k];
+      t.particleInteractions += double(particles) * groups.count[k];
+      t.targets += groups.count[k];
+    }
+#pragma omp critical
+    {
+      total.steps += t.steps;
+      total.tested += t.tested;
+      total.accepted += t.accepted;
+      total.withinReach += t.withinReach;
+      total.overlapOpened += t.overlapOpened;
+      total.leaves += t.leaves;
+      total.cellInteractions += t.cellInteractions;
+      total.particleInteractions += t.particleInteractions;
+      total.targets += t.targets;
+    }
+  }
+  return total;
+}
+
 /// Appends the run [first, first + count) as a group: its box and smallest |a_old|.
 void addGroup(Groups& out, const Particles& s, std::uint32_t first, std::uint32_t count) {
   Box box;
@@ -132,8 +206,6 @@ int main(int argc, char** argv) {
   SimParams p;
   int warps = 132 * 7 * 4;  // H200: 132 SMs, 7 resident blocks of 4 warps (sim/cuda/NOTES.md)
   double split = 0.5;
-  double spread = 2.0;  // groupSplit(acceleration MAC)
-  int spreadMin = 4;
   app.add_option("--scenario", scenario, "initial conditions");
   app.add_option("--n", n, "particles");
   app.add_option("--mac", macName, "MAC (bh, bonsai, multipole, acceleration)");
@@ -143,8 +215,6 @@ int main(int argc, char** argv) {
   app.add_option("--leaf", p.nLeaf, "N_leaf");
   app.add_option("--group", p.nGroup, "N_group");
   app.add_option("--split", split, "halve groups above this share of a warp's fair work");
-  app.add_option("--spread", spread, "halve groups whose |a_old| spans more than this factor");
-  app.add_option("--spread-min", spreadMin, "... down to groups of this many targets");
   app.add_option("--warps", warps, "resident warps of the walk's grid")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   const auto mac = parseMacKind(macName);
@@ -180,6 +250,20 @@ int main(int argc, char** argv) {
       "targets, |a_old| %.3g)\n",
       longest / (total / g), total / warps, longest / (total / warps), groups.count[top],
       groups.accMin[top]);
+  {
+    const Traversal t = traversal(tree, groups, setup);
+    const double inter = t.cellInteractions + t.particleInteractions;
+    std::printf(
+        "traversal (%zu groups walked, %.1f targets each): per group %.1f warp steps, %.0f cells "
+        "tested, %.0f accepted (%.2f %% within reach: box loads; %.2f %% opened by overlap), %.0f "
+        "leaves; interactions per target %.0f (%.1f %% P2P); interactions per warp step %.0f, "
+        "per tested cell %.1f\n",
+        groups.size(), t.targets / double(groups.size()), t.steps / double(groups.size()),
+        t.tested / double(groups.size()), t.accepted / double(groups.size()),
+        100.0 * t.withinReach / t.accepted, 100.0 * t.overlapOpened / t.tested,
+        t.leaves / double(groups.size()), inter / t.targets, 100.0 * t.particleInteractions / inter,
+        inter / t.steps, inter / t.tested);
+  }
   const auto row = [&](const char* name, const std::vector<std::uint32_t>& order) {
     const double t = makespan(work, order, warps);
     std::printf("  %-40s grid time / perfect %.3f  (efficiency %.3f)\n", name, t / (total / warps),
@@ -216,13 +300,5 @@ int main(int argc, char** argv) {
   char rule[160];
   std::snprintf(rule, sizeof rule, "long groups halved (work > %.2f of a warp's share)", split);
   splitRows(rule, splitLong(tree, s, groups, work, setup, limit));
-  if (p.mac == MacKind::Acceleration) {
-    // The backends' own split (sim/common/group_split.h), with the factor and size asked.
-    const GroupSplit spreadSplit{float(spread), static_cast<std::uint32_t>(spreadMin)};
-    std::snprintf(rule, sizeof rule,
-                  "groups halved while max/min |a_old| > %g (down to %d targets)", spread,
-                  spreadMin);
-    splitRows(rule, cpu::buildGroups(tree, s.posMass, s.accPot, active, p.nGroup, spreadSplit));
-  }
   return 0;
 }

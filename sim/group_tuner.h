@@ -7,7 +7,9 @@
 // kind of evaluation (its shallowest active bin: about the same particles each time) the tuner
 // tries N_group, N_group/2, … N_group/16 (not below kSmallest) in turn while they
 // keep getting faster per target, keeps the fastest, and every kRetry evaluations of that kind
-// tries a neighbour of it again (the particles move, and so does the best size).
+// tries a neighbour of it again (the particles move, and so does the best size). Simulation
+// does not ask it under the acceleration MAC, whose smaller groups are faster only by being less
+// accurate (docs/ARCHITECTURE.md, "Rebuild or refit; the group size").
 
 #include <array>
 #include <cstdint>

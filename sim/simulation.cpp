@@ -132,7 +132,12 @@ Simulation::Evaluation Simulation::chooseEvaluation() const {
                          : m_clock.synchronized() ? double(m_backend->size())
                                                   : 0.0;
   Evaluation e;
-  e.groups = static_cast<std::uint8_t>(m_groupTuner.choose(kind, m_params.nGroup));
+  // The acceleration MAC tests each cell against the group's smallest |a_old|: a smaller group
+  // walks faster and less accurately, so its size is not the tuner's to choose (α sets the
+  // accuracy). The geometric MACs only gain accuracy from a smaller group.
+  e.groups = m_params.mac == MacKind::Acceleration
+                 ? std::uint8_t{0}
+                 : static_cast<std::uint8_t>(m_groupTuner.choose(kind, m_params.nGroup));
   e.rebuild = m_rebuildNext || m_tuner.shouldRebuild(m_clock.time() - m_treeTime,
                                                      tunerKind(kind, e.groups), targets);
   return e;

@@ -250,6 +250,7 @@ TEST(TreeRefit, AReplayMakesTheTunedChoicesAgain) {
   // The tuners decide from measured times, which differ between the run and its replay: the
   // choices of each substep are logged and followed, so the bits are the same.
   SimParams p = plummerParams();
+  p.mac = MacKind::Bonsai;  // the group tuner sizes its groups (not the acceleration MAC's)
   p.stepping = TimeStepping::Block;
   p.dtMax = 1.0f / 16.0f;
   p.maxBinDepth = 5;
@@ -291,6 +292,30 @@ TEST(TreeRefit, AReplayMakesTheTunedChoicesAgain) {
   EXPECT_TRUE(refits) << "the tuner refits at least to measure the aging";
   EXPECT_TRUE(sizes) << "the group tuner tries more than one size";
   EXPECT_TRUE(first.front().rebuilt) << "a kept state's next evaluation rebuilds";
+}
+
+TEST(TreeRefit, TheGroupTunerLeavesTheAccelerationMacsGroupsAlone) {
+  // A smaller group is faster under the acceleration MAC only because it is less accurate (its
+  // smallest |a_old| is larger): the tuner, which weighs time alone, keeps N_group there, while
+  // under a geometric MAC it tries the smaller sizes.
+  for (MacKind mac : {MacKind::Acceleration, MacKind::Bonsai}) {
+    SimParams p = plummerParams();
+    p.mac = mac;
+    p.stepping = TimeStepping::Block;
+    p.dtMax = 1.0f / 16.0f;
+    p.maxBinDepth = 5;
+    p.eta = 0.1f;
+    p.rebuildInterval = kRebuildAuto;
+    Simulation s(makeCpuBackend(), makePlummer(4096, 9), p);
+    std::vector<int> sizes;
+    for (int k = 0; k < 40; ++k) {
+      s.substep();
+      sizes.push_back(s.lastGroupSize());
+    }
+    const bool other =
+        std::any_of(sizes.begin(), sizes.end(), [&](int g) { return g != p.nGroup; });
+    EXPECT_EQ(other, mac != MacKind::Acceleration) << toString(mac);
+  }
 }
 
 TEST(TreeRefit, ARestorePastAParameterChangeFollowsTheKeptParameters) {
