@@ -3,6 +3,7 @@
 // that keep the followed galaxy in the middle.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <glm/geometric.hpp>
 
@@ -172,6 +173,35 @@ TEST(CameraFollower, FliesToABookmarkByTheShorterWayRound) {
   EXPECT_NEAR(camera.pitch, b.pitch, 2e-3f);
   EXPECT_NEAR(camera.distance, b.distance, 0.1f);
   EXPECT_LT(glm::length(camera.target - b.target), 0.05f);
+}
+
+// The window downloads a device backend's aim sample again only when it is old: after the
+// interval of wall time, and at once for another simulation, another N or a rewound one.
+TEST(SampleAge, ResamplesWhenOldOrWhenTheRunChanged) {
+  using Clock = app::SampleAge::Clock;
+  sim::SimParams p;
+  p.mac = sim::MacKind::Bonsai;
+  sim::Simulation a(sim::makeCpuBackend(), merger(2000), p);
+  sim::Simulation b(sim::makeCpuBackend(), merger(3000), p);
+  const Clock::time_point t0{};
+  const auto at = [&](double s) {
+    return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  app::SampleAge age(0.1);
+  EXPECT_TRUE(age.due(a, at(0.0))) << "the first sample";
+  EXPECT_FALSE(age.due(a, at(0.05)));
+  EXPECT_TRUE(age.due(a, at(0.1))) << "old";
+  EXPECT_FALSE(age.due(a, at(0.15)));
+  EXPECT_TRUE(age.due(b, at(0.16))) << "another simulation";
+  EXPECT_FALSE(age.due(b, at(0.17)));
+  const std::unique_ptr<sim::KeptState> kept = b.keep();
+  b.substep();
+  EXPECT_FALSE(age.due(b, at(0.18))) << "a step on: the glide hides it";
+  b.restore(*kept);
+  EXPECT_TRUE(age.due(b, at(0.19))) << "went back";
+  app::SampleAge every;
+  EXPECT_TRUE(every.due(a, at(0.0)));
+  EXPECT_TRUE(every.due(a, at(0.0))) << "0 seconds: every call (headless frames)";
 }
 
 TEST(CameraCli, BadTargetsAreRefusedBeforeAnyWork) {

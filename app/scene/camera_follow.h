@@ -5,6 +5,7 @@
 // the sample does not shake the picture. No GL: the window and the headless frames use it
 // alike, and the tests check it on built scenes.
 
+#include <chrono>
 #include <cstdint>
 #include <glm/vec3.hpp>
 #include <string>
@@ -33,13 +34,41 @@ CameraAim aimAt(const sim::Particles& p, const CameraMode& mode, const ViewSetti
 /// About this many particles are enough to aim (the sample's stride follows from N).
 inline constexpr std::size_t kAimSample = 8192;
 
+/// Whether a sample taken of a running simulation is old enough to take again: after
+/// `seconds` of wall time, and at once where the simulation is another, holds another number of
+/// particles or went back (a rewind or a restored state); 0 seconds: always.
+class SampleAge {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit SampleAge(double seconds = 0.0) : m_seconds(seconds) {}
+  /// Whether to sample `sim` at `now`; when it says so, it counts the sample as taken then.
+  bool due(const sim::Simulation& sim, Clock::time_point now);
+
+ private:
+  double m_seconds;
+  bool m_taken = false;
+  const sim::Simulation* m_sim = nullptr;
+  std::size_t m_particles = 0;
+  std::uint64_t m_substeps = 0;  ///< the simulation's substeps at the last call
+  Clock::time_point m_at{};
+};
+
 /// The particles aimAt reads from a running simulation: a host backend's own state without a
-/// copy, a device backend's id-strided sample (Backend::downloadSample).
+/// copy, a device backend's id-strided sample (Backend::downloadSample), downloaded again once
+/// it is `resampleSeconds` old (0: every call). Each download waits for the GPU's queue (0.3–0.4
+/// ms a frame at 1 M on an H100/H200, bench_frame); the window's camera glides over
+/// CameraFollower::kGlideSeconds, so a sample of a few frames ago aims it as well. Headless
+/// frames resample every time: their pictures must not depend on the wall clock.
+/// The window's resampling interval: a thirtieth of a second, a twelfth of the glide.
+inline constexpr double kAimResampleSeconds = 1.0 / 30.0;
+
 class AimSampler {
  public:
+  explicit AimSampler(double resampleSeconds = 0.0) : m_age(resampleSeconds) {}
   CameraAim aim(const sim::Simulation& sim, const CameraMode& mode, const ViewSettings& view);
 
  private:
+  SampleAge m_age;
   sim::Particles m_sample;
 };
 

@@ -106,7 +106,7 @@ class WindowApp {
   render::CameraScript m_script;
   bool m_scripted = false;
   float m_framedDistance = 1.0f;  // the aimed camera's distance; the script's are relative to it
-  AimSampler m_aim;               // the Camera panel's follow and auto-frame
+  AimSampler m_aim{kAimResampleSeconds};  // the Camera panel's follow and auto-frame
   CameraFollower m_follower{false};
   float m_frameSeconds = 0.0f;  // wall-clock since the last frame [s]
   LessonPlayer m_lessons;
