@@ -53,15 +53,16 @@ class SampleAge {
   Clock::time_point m_at{};
 };
 
+/// The window's resampling interval (AimSampler): a thirtieth of a second, a twelfth of the
+/// camera's glide.
+inline constexpr double kAimResampleSeconds = 1.0 / 30.0;
+
 /// The particles aimAt reads from a running simulation: a host backend's own state without a
 /// copy, a device backend's id-strided sample (Backend::downloadSample), downloaded again once
 /// it is `resampleSeconds` old (0: every call). Each download waits for the GPU's queue (0.3–0.4
 /// ms a frame at 1 M on an H100/H200, bench_frame); the window's camera glides over
 /// CameraFollower::kGlideSeconds, so a sample of a few frames ago aims it as well. Headless
 /// frames resample every time: their pictures must not depend on the wall clock.
-/// The window's resampling interval: a thirtieth of a second, a twelfth of the glide.
-inline constexpr double kAimResampleSeconds = 1.0 / 30.0;
-
 class AimSampler {
  public:
   explicit AimSampler(double resampleSeconds = 0.0) : m_age(resampleSeconds) {}
