@@ -125,7 +125,12 @@ int main(int argc, char** argv) {
   }
 
   try {
-    std::cout << "device: " << cuda::deviceDescription() << "\n\n";
+    std::cout << "device: " << cuda::deviceDescription()
+              << "\nrebuild: " << rebuildIntervalName(*rebuildInterval)
+              << (*rebuildInterval == 1 ? " (every timed walk uses the groups the error measured)"
+                                        : " (refits and tuned groups: the error column is of a "
+                                          "fresh tree at N_group)")
+              << "\n\n";
     SimParams base;
     base.nLeaf = nLeaf;
     base.nGroup = nGroup;
