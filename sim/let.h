@@ -49,6 +49,22 @@ struct LetTree {
 LetTree essentialTree(const Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac,
                       const TargetRegion& region);
 
+/// A rank's own tree and an essential tree it imported as one tree: from the root down, while
+/// both trees hold a cell of the same cube of their common key frame, one merged cell (the two
+/// cells' moments combined, its opening value made with `mac`) whose children are both cells'
+/// children, merged again where both hold one of the same cube; where either stops (a leaf, or
+/// a LET cell sent as a multipole), the cells below both sit side by side. Two trees made a far
+/// group take two cells where one tree had one (a cell across the domain face is two): the
+/// merged tree gives it one again (docs/ARCHITECTURE.md, "What the split into trees costs").
+/// Both trees must be cut in one key frame (a distributed run's), the LET from the root.
+struct MergedTree {
+  /// Its first/count index `sources`; for walking only (its level table is not one).
+  Tree tree;
+  std::vector<Vec4> sources;  ///< the local particles, then the LET's
+};
+MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMass,
+                              const LetTree& let, const MacSetup& mac);
+
 /// The sizes of a LET as bytes (letLayout).
 struct LetSize {
   std::uint64_t bytes = 0, cells = 0, particles = 0;

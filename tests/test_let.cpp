@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
+#include <string>
 
 #include "sim/backend.h"
 #include "sim/cpu/cpu_backend.h"
@@ -14,6 +16,7 @@
 #include "sim/direct_sum.h"
 #include "sim/dist/orb.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/let.h"
 
 using namespace bhviz::sim;
 
@@ -133,6 +136,71 @@ TEST_P(LetPerMac, OwnTreePlusTheOthersLetIsAsAccurateAsOneTree) {
   std::uint64_t sum = 0;
   for (std::uint32_t w : work) sum += w;
   EXPECT_EQ(sum, a->profile().interactions.cell + a->profile().interactions.particle);
+}
+
+// A's tree and the LET of B's tree for A's region, cut in one key frame, merged into one tree
+// (mergeEssentialTree): A's groups walk it as accurately as the two trees one after the other,
+// with fewer interactions (a cell across the cut is one again), and its root holds every
+// particle's mass. A fresh sphere each run.
+TEST(LetMerge, OneTreeOfTheOwnAndTheImportedIsAsAccurateWithFewerInteractions) {
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Halves h = split(40000, seed);
+  for (MacKind kind : {MacKind::Bonsai, MacKind::BarnesHut, MacKind::Multipole}) {
+    SCOPED_TRACE(std::string(toString(kind)));
+    SimParams p;
+    p.mac = kind;
+    p.softening = 0.01f;
+    const MacSetup mac = macSetup(p, false);
+    Box bounds;
+    for (const Vec4& q : h.all.posMass) grow(bounds, xyz(q));
+    const KeyFrame frame = keyFrameFor(bounds);
+    Particles a = h.a, b = h.b;
+    const Tree ta = cpu::buildSortedTree(a, p.curve, p.nLeaf, mac, nullptr, &frame);
+    const Tree tb = cpu::buildSortedTree(b, p.curve, p.nLeaf, mac, nullptr, &frame);
+    const std::vector<std::uint8_t> active(a.size(), 1);
+    const Groups groups = cpu::buildGroups(ta, a.posMass, a.accPot, active, p.nGroup);
+    TargetRegion region;
+    for (const Box& g : groups.box) grow(region.box, g);
+    const LetTree let = essentialTree(tb, b.posMass, mac, region);
+    ASSERT_GT(let.cellCount(), 1u);
+
+    cpu::WalkSettings s;
+    s.mac = mac;
+    s.softening = p.softening;
+    std::vector<Vec4> twoWalks(a.size()), oneWalk(a.size());
+    InteractionCounts two = cpu::walkSources(ta, a.posMass, groups, a.posMass, active, s,
+                                             cpu::WalkMode::Write, twoWalks, nullptr);
+    const InteractionCounts imported = cpu::walkSources(
+        let.tree, let.posMass, groups, a.posMass, active, s, cpu::WalkMode::Add, twoWalks, nullptr);
+    two.cell += imported.cell;
+    two.particle += imported.particle;
+    const MergedTree merged = mergeEssentialTree(ta, a.posMass, let, mac);
+    const InteractionCounts one = cpu::walkSources(merged.tree, merged.sources, groups, a.posMass,
+                                                   active, s, cpu::WalkMode::Write, oneWalk, nullptr);
+
+    double mass = 0.0;
+    for (const Vec4& q : a.posMass) mass += q.w;
+    for (const Vec4& q : b.posMass) mass += q.w;
+    EXPECT_NEAR(merged.tree.comMass[0].w, mass, 1e-5 * mass) << "the root holds every particle";
+    const double ratio = double(one.cell + one.particle) / double(two.cell + two.particle);
+    std::printf("%s: interactions merged / two walks %.4f (%llu / %llu)\n",
+                std::string(toString(kind)).c_str(), ratio,
+                static_cast<unsigned long long>(one.cell + one.particle),
+                static_cast<unsigned long long>(two.cell + two.particle));
+    EXPECT_LT(ratio, 1.0);
+
+    const std::vector<Accel4d> exact = directSumAll(h.all, p.softening);
+    Particles withTwo = a, withOne = a;
+    withTwo.accPot = twoWalks;
+    withOne.accPot = oneWalk;
+    const ForceError e2 = summarizeErrors(errorsOf(withTwo, h.all, exact));
+    const ForceError e1 = summarizeErrors(errorsOf(withOne, h.all, exact));
+    std::printf("  error median %.3g / %.3g, p99 %.3g / %.3g (merged / two walks)\n", e1.median,
+                e2.median, e1.p99, e2.p99);
+    EXPECT_LE(e1.median, 1.1 * e2.median);
+    EXPECT_LE(e1.p99, 1.1 * e2.p99);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryMac, LetPerMac,

@@ -52,6 +52,17 @@ Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& fra
 /// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
 void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
 
+/// What a cell's opening value is made from, besides its side: its moments.
+struct CellMoments {
+  Vec4 comMass;     ///< centre of mass; w = mass
+  Quadrupole quad;  ///< second moments about the centre of mass
+  Box box;          ///< tight box
+  float bmax;       ///< largest distance from the centre of mass to a particle (a bound)
+};
+/// The moments of a cell made of `count` parts of known moments (an internal cell's children,
+/// or a rank's cell and the LET cell of the same cube): the parallel-axis sums, in double.
+CellMoments combineMoments(const CellMoments* parts, std::size_t count);
+
 /// The build stages of a force evaluation: bbox → keys → sort (reorders p) → tree → moments.
 /// With a profile, each stage's wall time is added to it (tree_build.cpp). With a frame (which
 /// must hold every particle), the keys quantise it instead of the particles' own bounding cube.

@@ -44,25 +44,39 @@ void leafMoments(Tree& t, std::uint32_t c, const std::vector<Vec4>& posMass) {
   t.bmax[c] = float(std::sqrt(b2max));
 }
 
-// Parallel-axis theorem: each child's second moments moved from its COM to the parent's.
 void internalMoments(Tree& t, std::uint32_t c) {
-  const std::uint32_t k0 = t.child[c], k1 = k0 + t.childCount[c];
+  CellMoments parts[8];
+  const std::uint32_t k0 = t.child[c], n = t.childCount[c];
+  for (std::uint32_t k = 0; k < n; ++k) {
+    parts[k] = {t.comMass[k0 + k], t.quad[k0 + k], t.box[k0 + k], t.bmax[k0 + k]};
+  }
+  const CellMoments m = combineMoments(parts, n);
+  t.comMass[c] = m.comMass;
+  t.quad[c] = m.quad;
+  t.box[c] = m.box;
+  t.bmax[c] = m.bmax;
+}
+
+}  // namespace
+
+// Parallel-axis theorem: each part's second moments moved from its COM to the whole's.
+CellMoments combineMoments(const CellMoments* parts, std::size_t count) {
   MomentSum s;
   Box box;
-  for (std::uint32_t k = k0; k < k1; ++k) {
-    const Vec4 cm = t.comMass[k];
+  for (std::size_t k = 0; k < count; ++k) {
+    const Vec4 cm = parts[k].comMass;
     s.m += cm.w;
     s.x += double(cm.w) * cm.x;
     s.y += double(cm.w) * cm.y;
     s.z += double(cm.w) * cm.z;
-    grow(box, t.box[k]);
+    grow(box, parts[k].box);
   }
   const double cx = s.x / s.m, cy = s.y / s.m, cz = s.z / s.m;
   const Vec3 com{float(cx), float(cy), float(cz)};
   float bmax = 0.0f;
-  for (std::uint32_t k = k0; k < k1; ++k) {
-    const Vec4 cm = t.comMass[k];
-    const Quadrupole& q = t.quad[k];
+  for (std::size_t k = 0; k < count; ++k) {
+    const Vec4 cm = parts[k].comMass;
+    const Quadrupole& q = parts[k].quad;
     const double dx = cm.x - cx, dy = cm.y - cy, dz = cm.z - cz;
     s.xx += q.xx + cm.w * dx * dx;
     s.yy += q.yy + cm.w * dy * dy;
@@ -70,16 +84,16 @@ void internalMoments(Tree& t, std::uint32_t c) {
     s.xy += q.xy + cm.w * dx * dy;
     s.xz += q.xz + cm.w * dx * dz;
     s.yz += q.yz + cm.w * dy * dz;
-    bmax = fmaxf(bmax, float(std::sqrt(dx * dx + dy * dy + dz * dz)) + t.bmax[k]);
+    bmax = fmaxf(bmax, float(std::sqrt(dx * dx + dy * dy + dz * dz)) + parts[k].bmax);
   }
-  t.comMass[c] = {com.x, com.y, com.z, float(s.m)};
-  t.quad[c] = {float(s.xx), float(s.yy), float(s.zz), float(s.xy), float(s.xz), float(s.yz)};
-  t.box[c] = box;
+  CellMoments m;
+  m.comMass = {com.x, com.y, com.z, float(s.m)};
+  m.quad = {float(s.xx), float(s.yy), float(s.zz), float(s.xy), float(s.xz), float(s.yz)};
+  m.box = box;
   // Two upper bounds on the farthest particle; the smaller is the better one.
-  t.bmax[c] = fminf(bmax, farthestCornerDistance(com, box));
+  m.bmax = fminf(bmax, farthestCornerDistance(com, box));
+  return m;
 }
-
-}  // namespace
 
 void computeMoments(Tree& t, const std::vector<Vec4>& posMass, const MacSetup& mac) {
   for (int level = t.depth() - 1; level >= 0; --level) {

@@ -1,0 +1,196 @@
+// One tree of a rank's own tree and an essential tree it imported (sim/let.h:
+// mergeEssentialTree). Host code on host Trees.
+
+#include <stdexcept>
+
+#include "sim/cpu/cpu_stages.h"
+#include "sim/let.h"
+
+namespace bhviz::sim {
+
+namespace {
+
+/// A cell of one of the two trees.
+struct Ref {
+  bool let = false;
+  std::uint32_t cell = 0;
+};
+
+/// A record of the merged tree's top: a cell made of a local and a LET cell of the same cube
+/// (merged), or a copy of one cell of either tree, whose subtree stays where it is.
+struct Top {
+  bool merged = false;
+  Ref a, b;  ///< merged: the local cell and the LET cell; else `a` alone
+  std::uint32_t child = 0, childCount = 0;
+};
+
+/// The cube of the key frame that holds a cell: its level and integer coordinates there. The
+/// centre of a cell's tight box lies in the cell's cube (quantising is monotone, and every point
+/// of the box lies between two of the cell's particles along each axis).
+struct Cube {
+  int level = 0;
+  std::uint32_t x = 0, y = 0, z = 0;
+  bool operator==(const Cube& o) const {
+    return level == o.level && x == o.x && y == o.y && z == o.z;
+  }
+};
+
+Cube cubeOf(const Tree& t, std::uint32_t c, const KeyFrame& f) {
+  const Box& b = t.box[c];
+  const KeyCoords q = quantize(0.5f * (b.lo + b.hi), f);
+  const int shift = kKeyBitsPerAxis - t.level[c];
+  return {t.level[c], q.x >> shift, q.y >> shift, q.z >> shift};
+}
+
+class Merger {
+ public:
+  Merger(const Tree& local, const Tree& let) : m_local(local), m_let(let) {}
+
+  /// The top records, breadth-first from the merged root; each merged record's children are
+  /// contiguous.
+  std::vector<Top> top() {
+    std::vector<Top> top{Top{true, Ref{false, 0}, Ref{true, 0}, 0, 0}};
+    for (std::size_t k = 0; k < top.size(); ++k) {
+      if (!top[k].merged) continue;
+      const std::vector<Top> children = childrenOf(top[k].a.cell, top[k].b.cell);
+      top[k].child = static_cast<std::uint32_t>(top.size());
+      top[k].childCount = static_cast<std::uint32_t>(children.size());
+      top.insert(top.end(), children.begin(), children.end());
+    }
+    return top;
+  }
+
+  const Tree& tree(const Ref& r) const { return r.let ? m_let : m_local; }
+
+ private:
+  /// The cells below a merged cell: while both are internal, their children, those of the same
+  /// cube merged; where either stops (a leaf, or a LET multipole sent without children), both
+  /// sides' cells below it side by side (at most 1 + 8).
+  std::vector<Top> childrenOf(std::uint32_t a, std::uint32_t b) const {
+    std::vector<Top> out;
+    const auto single = [](bool let, std::uint32_t c) { return Top{false, Ref{let, c}, {}, 0, 0}; };
+    const bool aInternal = !m_local.isLeaf(a), bInternal = !m_let.isLeaf(b);
+    if (!aInternal || !bInternal) {
+      const auto add = [&](bool let, std::uint32_t c, bool internal) {
+        const Tree& t = let ? m_let : m_local;
+        if (!internal) {
+          out.push_back(single(let, c));
+          return;
+        }
+        for (std::uint32_t k = t.child[c]; k < t.child[c] + t.childCount[c]; ++k) {
+          out.push_back(single(let, k));
+        }
+      };
+      add(false, a, aInternal);
+      add(true, b, bInternal);
+      return out;
+    }
+    const KeyFrame& f = m_local.frame;
+    std::vector<bool> paired(m_let.childCount[b], false);
+    for (std::uint32_t i = m_local.child[a]; i < m_local.child[a] + m_local.childCount[a]; ++i) {
+      const Cube ci = cubeOf(m_local, i, f);
+      Top t = single(false, i);
+      for (std::uint32_t j = 0; j < m_let.childCount[b]; ++j) {
+        const std::uint32_t k = m_let.child[b] + j;
+        if (paired[j] || !(cubeOf(m_let, k, f) == ci)) continue;
+        paired[j] = true;
+        t = Top{true, Ref{false, i}, Ref{true, k}, 0, 0};
+        break;
+      }
+      out.push_back(t);
+    }
+    for (std::uint32_t j = 0; j < m_let.childCount[b]; ++j) {
+      if (!paired[j]) out.push_back(single(true, m_let.child[b] + j));
+    }
+    return out;
+  }
+
+  const Tree& m_local;
+  const Tree& m_let;
+};
+
+/// Appends a record to `out`: moments and level of `from`'s cell `c`, links as given.
+void appendRecord(Tree& out, const Tree& from, std::uint32_t c, std::uint32_t first,
+                  std::uint32_t count, std::uint32_t child, std::uint32_t childCount) {
+  out.first.push_back(first);
+  out.count.push_back(count);
+  out.child.push_back(child);
+  out.childCount.push_back(static_cast<std::uint8_t>(childCount));
+  out.level.push_back(from.level[c]);
+  out.comMass.push_back(from.comMass[c]);
+  out.quad.push_back(from.quad[c]);
+  out.box.push_back(from.box[c]);
+  out.bmax.push_back(from.bmax[c]);
+  out.opening.push_back(from.opening[c]);
+}
+
+}  // namespace
+
+MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMass,
+                              const LetTree& let, const MacSetup& mac) {
+  MergedTree m;
+  m.sources = posMass;
+  if (local.cellCount() == 0 || let.empty()) {
+    m.tree = local;
+    if (!let.empty()) throw std::invalid_argument("mergeEssentialTree: no local tree");
+    return m;
+  }
+  if (local.level[0] != 0 || let.tree.level[0] != 0) {
+    throw std::invalid_argument("mergeEssentialTree: both trees must start at the frame's root");
+  }
+  Merger merger(local, let.tree);
+  const std::vector<Top> top = merger.top();
+  // Layout: the top records (the root first), then every local cell, then every LET cell, the
+  // LET's particles after the local ones. A copied top record links into the originals; the
+  // originals the top replaced stay, unreached.
+  const auto localAt = static_cast<std::uint32_t>(top.size());
+  const auto letAt = static_cast<std::uint32_t>(top.size() + local.cellCount());
+  const auto letFirst = static_cast<std::uint32_t>(posMass.size());
+  Tree& out = m.tree;
+  out.frame = local.frame;
+  const auto appendCopy = [&](const Ref& r, std::uint32_t childCount) {
+    const Tree& t = merger.tree(r);
+    const std::uint32_t offset = r.let ? letAt : localAt;
+    const std::uint32_t first = t.first[r.cell] + (r.let ? letFirst : 0u);
+    appendRecord(out, t, r.cell, first, t.count[r.cell],
+                 childCount > 0 ? t.child[r.cell] + offset : 0u, childCount);
+  };
+  for (const Top& t : top) {
+    if (!t.merged) {
+      appendCopy(t.a, merger.tree(t.a).childCount[t.a.cell]);
+      continue;
+    }
+    const Tree& l = local;
+    const Tree& e = let.tree;
+    const cpu::CellMoments parts[2] = {
+        {l.comMass[t.a.cell], l.quad[t.a.cell], l.box[t.a.cell], l.bmax[t.a.cell]},
+        {e.comMass[t.b.cell], e.quad[t.b.cell], e.box[t.b.cell], e.bmax[t.b.cell]}};
+    const cpu::CellMoments sum = cpu::combineMoments(parts, 2);
+    appendRecord(out, l, t.a.cell, 0, l.count[t.a.cell] + e.count[t.b.cell], t.child,
+                 t.childCount);
+    const std::size_t k = out.cellCount() - 1;
+    out.comMass[k] = sum.comMass;
+    out.quad[k] = sum.quad;
+    out.box[k] = sum.box;
+    out.bmax[k] = sum.bmax;
+    const Quadrupole& q = sum.quad;
+    const CellShape shape{sum.comMass.w, out.side(static_cast<std::uint32_t>(k)), sum.box,
+                          xyz(sum.comMass), sum.bmax, q.xx + q.yy + q.zz};
+    out.opening[k] = openingValue(mac.code, mac.theta, mac.param, shape);
+  }
+  for (std::uint32_t c = 0; c < local.cellCount(); ++c) {
+    const std::uint32_t n = local.childCount[c];
+    appendRecord(out, local, c, local.first[c], local.count[c], n > 0 ? local.child[c] + localAt : 0,
+                 n);
+  }
+  for (std::uint32_t c = 0; c < let.tree.cellCount(); ++c) {
+    const std::uint32_t n = let.tree.childCount[c];
+    appendRecord(out, let.tree, c, let.tree.first[c] + letFirst, let.tree.count[c],
+                 n > 0 ? let.tree.child[c] + letAt : 0, n);
+  }
+  out.levelBegin = {0, static_cast<std::uint32_t>(out.cellCount())};
+  m.sources.insert(m.sources.end(), let.posMass.begin(), let.posMass.end());
+  return m;
+}
+
+}  // namespace bhviz::sim
