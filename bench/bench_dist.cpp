@@ -46,6 +46,8 @@ struct Options {
   double rebalance = dist::kDefaultRebalance;
   /// The MAC (the tables in docs/BENCHMARKS.md are Bonsai's; the app's default is another).
   MacKind mac = MacKind::Bonsai;
+  /// DistSettings::mergeLets (CPU ranks): the imported LETs merged into each rank's tree.
+  bool mergeLets = true;
 };
 
 std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
@@ -92,6 +94,7 @@ int lead(const Options& o, int ranks) {
   dist::DistSettings settings;
   settings.lets = o.lets;
   settings.imbalance = o.rebalance;
+  settings.mergeLets = o.mergeLets;
   Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n, settings), initial, p);
   for (int s = 0; s < o.warmup; ++s) sim.substep();
 
@@ -243,6 +246,11 @@ int main(int argc, char** argv) {
   app.add_option("--mac", mac, "bonsai (default), bh, multipole or acceleration")
       ->check(CLI::IsMember({"bonsai", "bh", "multipole", "acceleration"}));
   app.add_option("--csv", o.csv, "also write the table as CSV");
+  std::string mergeLets = "on";
+  app.add_option("--merge-lets", mergeLets,
+                 "CPU ranks: the imported LETs merged into the rank's tree (on, default) or "
+                 "walked apart (off)")
+      ->check(CLI::IsMember({"on", "off"}));
   std::string lets = "auto";
   app.add_option("--lets", lets, "how GPUs' LETs travel: auto (NCCL where it can) or host")
       ->check(CLI::IsMember({"auto", "host"}));
@@ -266,6 +274,7 @@ int main(int argc, char** argv) {
     o.rebuildInterval = *interval;
     o.lets = lets == "host" ? dist::LetTransport::Host : dist::LetTransport::Auto;
     o.mac = *parseMacKind(mac);
+    o.mergeLets = mergeLets == "on";
     status = lead(o, job->size());
   } catch (const CLI::ParseError& e) {
     status = app.exit(e);

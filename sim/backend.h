@@ -144,6 +144,14 @@ class ForceParts {
   virtual void endWalkLocal() {}
   /// Walks the built groups over another rank's LET: adds to accPot of the targets.
   virtual void walkImported(const LetTree& let) = 0;
+  /// walkLocal and walkImported of each LET, as the backend does them best: here one after the
+  /// other; the CPU backend merges the LETs into its tree first and walks that one tree
+  /// (mergeEssentialTree: fewer interactions, as accurate). The trees must share the build's
+  /// key frame.
+  virtual void walkLocalAndImported(const std::vector<LetTree>& lets) {
+    walkLocal();
+    for (const LetTree& let : lets) walkImported(let);
+  }
   /// Per particle, in the current order: its interactions (cells and particles) in the walks
   /// since the last build; meaningful for the particles that were targets of that build.
   virtual std::vector<std::uint32_t> work() const = 0;

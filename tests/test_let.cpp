@@ -176,8 +176,9 @@ TEST(LetMerge, OneTreeOfTheOwnAndTheImportedIsAsAccurateWithFewerInteractions) {
     two.cell += imported.cell;
     two.particle += imported.particle;
     const MergedTree merged = mergeEssentialTree(ta, a.posMass, let, mac);
-    const InteractionCounts one = cpu::walkSources(merged.tree, merged.sources, groups, a.posMass,
-                                                   active, s, cpu::WalkMode::Write, oneWalk, nullptr);
+    const InteractionCounts one =
+        cpu::walkSources(merged.tree, merged.sources, groups, a.posMass, active, s,
+                         cpu::WalkMode::Write, oneWalk, nullptr);
 
     double mass = 0.0;
     for (const Vec4& q : a.posMass) mass += q.w;

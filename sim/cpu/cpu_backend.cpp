@@ -129,6 +129,30 @@ void CpuBackend::walkImported(const LetTree& let) {
   walk(let.tree, let.posMass, cpu::WalkMode::Add);
 }
 
+void CpuBackend::walkLocalAndImported(const std::vector<LetTree>& lets) {
+  // The mutual near field pairs the targets with their own tree's leaves: it keeps the trees
+  // apart.
+  if (lets.empty() || m_walk.p2p == P2pMode::Mutual || m_tree.cellCount() == 0) {
+    ForceParts::walkLocalAndImported(lets);
+    return;
+  }
+  MergedTree merged;
+  {
+    StageTimer timer(m_profile, Stage::Let);
+    for (const LetTree& let : lets) {
+      if (let.empty()) continue;
+      merged = merged.tree.cellCount() == 0
+                   ? mergeEssentialTree(m_tree, m_particles.posMass, let, m_mac)
+                   : mergeEssentialTree(merged.tree, merged.sources, let, m_mac);
+    }
+  }
+  if (merged.tree.cellCount() == 0) {
+    walkLocal();
+    return;
+  }
+  walk(merged.tree, merged.sources, cpu::WalkMode::Write);
+}
+
 void CpuBackend::closeKicks(const Clock& clock) {
   StageTimer timer(m_profile, Stage::Integrate);
   cpu::closeKicks(m_particles, clock);

@@ -69,6 +69,7 @@ class CpuBackend final : public Backend, private ForceParts {
   LetTree essentialTree(const TargetRegion& region) const override;
   void walkLocal() override;
   void walkImported(const LetTree& let) override;
+  void walkLocalAndImported(const std::vector<LetTree>& lets) override;
   std::vector<std::uint32_t> work() const override { return m_work; }
   std::unique_ptr<OrbParticles> orbParticles(bool unitWeights) const override;
   Particles gather(const std::vector<std::uint32_t>& indices) const override;

@@ -166,22 +166,22 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
         {l.comMass[t.a.cell], l.quad[t.a.cell], l.box[t.a.cell], l.bmax[t.a.cell]},
         {e.comMass[t.b.cell], e.quad[t.b.cell], e.box[t.b.cell], e.bmax[t.b.cell]}};
     const cpu::CellMoments sum = cpu::combineMoments(parts, 2);
-    appendRecord(out, l, t.a.cell, 0, l.count[t.a.cell] + e.count[t.b.cell], t.child,
-                 t.childCount);
+    appendRecord(out, l, t.a.cell, 0, l.count[t.a.cell] + e.count[t.b.cell], t.child, t.childCount);
     const std::size_t k = out.cellCount() - 1;
     out.comMass[k] = sum.comMass;
     out.quad[k] = sum.quad;
     out.box[k] = sum.box;
     out.bmax[k] = sum.bmax;
     const Quadrupole& q = sum.quad;
-    const CellShape shape{sum.comMass.w, out.side(static_cast<std::uint32_t>(k)), sum.box,
-                          xyz(sum.comMass), sum.bmax, q.xx + q.yy + q.zz};
+    const CellShape shape{sum.comMass.w, out.side(static_cast<std::uint32_t>(k)),
+                          sum.box,       xyz(sum.comMass),
+                          sum.bmax,      q.xx + q.yy + q.zz};
     out.opening[k] = openingValue(mac.code, mac.theta, mac.param, shape);
   }
   for (std::uint32_t c = 0; c < local.cellCount(); ++c) {
     const std::uint32_t n = local.childCount[c];
-    appendRecord(out, local, c, local.first[c], local.count[c], n > 0 ? local.child[c] + localAt : 0,
-                 n);
+    appendRecord(out, local, c, local.first[c], local.count[c],
+                 n > 0 ? local.child[c] + localAt : 0, n);
   }
   for (std::uint32_t c = 0; c < let.tree.cellCount(); ++c) {
     const std::uint32_t n = let.tree.childCount[c];

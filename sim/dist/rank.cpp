@@ -295,14 +295,24 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     cutLets(round);
     startLetExchange(round);
   }
-  // The local tree walks on the device while the LETs travel.
-  m_parts->beginWalkLocal();
-  if (m_nccl == nullptr) {
-    StageTimer t(m_dist, Stage::Let);
-    checkMpi(MPI_Wait(&round.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  if (m_parts->deviceLets() == nullptr) {
+    // A rank that walks on the host: the LETs first, then one walk of its tree with them
+    // merged in (ForceParts::walkLocalAndImported), or its tree and each LET.
+    {
+      StageTimer t(m_dist, Stage::Let);
+      checkMpi(MPI_Wait(&round.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    }
+    walkLocalAndReceivedLets(round);
+  } else {
+    // The local tree walks on the device while the LETs travel.
+    m_parts->beginWalkLocal();
+    if (m_nccl == nullptr) {
+      StageTimer t(m_dist, Stage::Let);
+      checkMpi(MPI_Wait(&round.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    }
+    m_parts->endWalkLocal();
+    walkReceivedLets(round);
   }
-  m_parts->endWalkLocal();
-  walkReceivedLets(round);
   // An evaluation of every particle measures the work the next decomposition balances.
   if (targets == ForceTargets::All || clock.synchronized()) m_workValid = true;
 }
@@ -371,7 +381,7 @@ void RankShare::walkReceivedLets(const LetRound& round) {
   DeviceLets* lets = m_parts->deviceLets();
   if (m_nccl != nullptr) {
     m_nccl->finish();
-  } else if (lets != nullptr) {
+  } else {
     lets->uploadReceived();
   }
   for (std::size_t r = 0; r < round.recvBytes.size(); ++r) {
@@ -379,25 +389,41 @@ void RankShare::walkReceivedLets(const LetRound& round) {
     const auto at = static_cast<std::size_t>(round.recvAt[r]);
     const auto bytes = static_cast<std::size_t>(round.recvBytes[r]);
     LetSize received;
-    if (lets != nullptr) {
-      try {
-        received = lets->walkReceived(at, bytes);
-      } catch (const std::invalid_argument& e) {
-        throw std::runtime_error("the LET from rank " + std::to_string(r) + ": " + e.what());
-      }
-    } else {
-      LetTree let;
-      {
-        StageTimer t(m_dist, Stage::Let);
-        let = letFromBytes(m_letIn.data() + at, bytes);
-      }
-      m_parts->walkImported(let);
-      received = {bytes, let.cellCount(), let.posMass.size()};
+    try {
+      received = lets->walkReceived(at, bytes);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error("the LET from rank " + std::to_string(r) + ": " + e.what());
     }
     m_report.letCellsReceived += received.cells;
     m_report.letParticlesReceived += received.particles;
     m_report.letBytesReceived += received.bytes;
   }
+}
+
+void RankShare::walkLocalAndReceivedLets(const LetRound& round) {
+  std::vector<LetTree> lets;
+  {
+    StageTimer t(m_dist, Stage::Let);
+    for (std::size_t r = 0; r < round.recvBytes.size(); ++r) {
+      if (round.recvBytes[r] == 0) continue;
+      const auto at = static_cast<std::size_t>(round.recvAt[r]);
+      const auto bytes = static_cast<std::size_t>(round.recvBytes[r]);
+      try {
+        lets.push_back(letFromBytes(m_letIn.data() + at, bytes));
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error("the LET from rank " + std::to_string(r) + ": " + e.what());
+      }
+      m_report.letCellsReceived += lets.back().cellCount();
+      m_report.letParticlesReceived += lets.back().posMass.size();
+      m_report.letBytesReceived += bytes;
+    }
+  }
+  if (m_settings.mergeLets) {
+    m_parts->walkLocalAndImported(lets);
+    return;
+  }
+  m_parts->walkLocal();
+  for (const LetTree& let : lets) m_parts->walkImported(let);
 }
 
 void RankShare::closeKicks(const Clock& clock) { m_local->closeKicks(clock); }

@@ -67,8 +67,12 @@ class RankShare {
   void cutLets(LetRound& round);
   /// Exchanges the sizes, then starts moving the LETs (NCCL, or MPI from the host).
   void startLetExchange(LetRound& round);
-  /// Once they arrived (the host path waited already), walks the local groups over each.
+  /// A rank on a GPU, once they arrived (the host path waited already): walks the local groups
+  /// over each, in device memory.
   void walkReceivedLets(const LetRound& round);
+  /// A rank on the host, once they arrived: parses them and walks its tree with them merged in
+  /// (DistSettings::mergeLets), or its tree and then each.
+  void walkLocalAndReceivedLets(const LetRound& round);
 
   std::unique_ptr<Backend> m_local;
   ForceParts* m_parts = nullptr;
