@@ -53,7 +53,7 @@ LetTree essentialTree(const Tree& tree, const std::vector<Vec4>& posMass, const 
 /// both trees hold a cell of the same cube of their common key frame, one merged cell (the two
 /// cells' moments combined, its opening value made with `mac`) whose children are both cells'
 /// children, merged again where both hold one of the same cube; where either stops (a leaf, or
-/// a LET cell sent as a multipole), the cells below both sit side by side. Two trees made a far
+/// a LET cell sent as a multipole), the two cells sit under it whole. Two trees made a far
 /// group take two cells where one tree had one (a cell across the domain face is two): the
 /// merged tree gives it one again (docs/ARCHITECTURE.md, "What the split into trees costs").
 /// Both trees must be cut in one key frame (a distributed run's), the LET from the root.

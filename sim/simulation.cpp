@@ -58,8 +58,11 @@ void Simulation::setParams(const SimParams& params) {
     // Another run from here on: the logged choices of the first one no longer apply.
     m_replayUntil = 0;
     m_generation = ++m_generations;
-    // Its candidates are fractions of N_group: measured sizes of another one mean nothing.
-    if (params.nGroup != m_params.nGroup) m_groupTuner = GroupTuner{};
+    // Its candidates are fractions of N_group, timed under one MAC: measured sizes of another
+    // N_group or MAC mean nothing.
+    if (params.nGroup != m_params.nGroup || params.mac != m_params.mac) {
+      m_groupTuner = GroupTuner{};
+    }
   }
   m_params = params;
 }
@@ -176,7 +179,8 @@ void Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccVa
   // The group tuner compares sizes on fresh trees: a refit's aging is taken out (where it is
   // not known yet, the refit is not recorded).
   const bool agingKnown = rebuilt || m_tuner.state().fit.model != AgingModel::None;
-  if (timed && given > 0.0 && agingKnown) {
+  // (Not under the acceleration MAC, whose groups it does not size: chooseEvaluation.)
+  if (timed && given > 0.0 && agingKnown && m_params.mac != MacKind::Acceleration) {
     const double aging = rebuilt ? 0.0 : m_tuner.agingMs(m_clock.time() - m_treeTime, given);
     m_groupTuner.record(kind, e.groups, (walkMs - aging) / given, m_params.nGroup);
   }

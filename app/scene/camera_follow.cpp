@@ -69,17 +69,18 @@ CameraAim aimAt(const sim::Particles& p, const CameraMode& mode, const ViewSetti
 }
 
 bool SampleAge::due(const sim::Simulation& sim, Clock::time_point now) {
-  const std::size_t particles = sim.backend().size();
   const bool wentBack = sim.substeps() < m_substeps;
   m_substeps = sim.substeps();  // every call: a rewind is seen against the last frame's
-  const bool stale = !m_taken || m_seconds <= 0.0 || &sim != m_sim || particles != m_particles ||
-                     wentBack || std::chrono::duration<double>(now - m_at).count() >= m_seconds;
-  if (!stale) return false;
+  return !m_taken || m_seconds <= 0.0 || &sim != m_sim || sim.backend().size() != m_particles ||
+         wentBack || std::chrono::duration<double>(now - m_at).count() >= m_seconds;
+}
+
+void SampleAge::taken(const sim::Simulation& sim, Clock::time_point now) {
   m_taken = true;
   m_sim = &sim;
-  m_particles = particles;
+  m_particles = sim.backend().size();
+  m_substeps = sim.substeps();
   m_at = now;
-  return true;
 }
 
 CameraAim AimSampler::aim(const sim::Simulation& sim, const CameraMode& mode,
@@ -88,8 +89,10 @@ CameraAim AimSampler::aim(const sim::Simulation& sim, const CameraMode& mode,
   const std::size_t n = b.size();
   const std::size_t stride = std::max<std::size_t>(1, (n + kAimSample - 1) / kAimSample);
   if (const sim::Particles* host = b.hostParticles()) return aimAt(*host, mode, view, stride);
-  if (m_age.due(sim, SampleAge::Clock::now())) {
+  const SampleAge::Clock::time_point now = SampleAge::Clock::now();
+  if (m_age.due(sim, now)) {
     b.downloadSample(m_sample, static_cast<std::uint32_t>(stride));
+    m_age.taken(sim, now);
   }
   return aimAt(m_sample, mode, view, 1);
 }

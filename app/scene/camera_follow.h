@@ -41,8 +41,10 @@ class SampleAge {
  public:
   using Clock = std::chrono::steady_clock;
   explicit SampleAge(double seconds = 0.0) : m_seconds(seconds) {}
-  /// Whether to sample `sim` at `now`; when it says so, it counts the sample as taken then.
+  /// Whether to sample `sim` at `now`.
   bool due(const sim::Simulation& sim, Clock::time_point now);
+  /// A sample of `sim` was taken at `now`.
+  void taken(const sim::Simulation& sim, Clock::time_point now);
 
  private:
   double m_seconds;

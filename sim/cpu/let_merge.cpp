@@ -2,6 +2,7 @@
 // mergeEssentialTree). Host code on host Trees.
 
 #include <stdexcept>
+#include <string>
 
 #include "sim/cpu/cpu_stages.h"
 #include "sim/let.h"
@@ -36,6 +37,10 @@ struct Cube {
 };
 
 Cube cubeOf(const Tree& t, std::uint32_t c, const KeyFrame& f) {
+  if (t.level[c] > kKeyBitsPerAxis) {
+    throw std::invalid_argument("mergeEssentialTree: a cell at level " +
+                                std::to_string(t.level[c]) + ", deeper than the keys");
+  }
   const Box& b = t.box[c];
   const KeyCoords q = quantize(0.5f * (b.lo + b.hi), f);
   const int shift = kKeyBitsPerAxis - t.level[c];
@@ -64,27 +69,12 @@ class Merger {
 
  private:
   /// The cells below a merged cell: while both are internal, their children, those of the same
-  /// cube merged; where either stops (a leaf, or a LET multipole sent without children), both
-  /// sides' cells below it side by side (at most 1 + 8).
+  /// cube merged; where either stops (a leaf, or a LET multipole sent without children), the two
+  /// cells themselves, each whole (a group that opens the merged cell may still accept either).
   std::vector<Top> childrenOf(std::uint32_t a, std::uint32_t b) const {
     std::vector<Top> out;
     const auto single = [](bool let, std::uint32_t c) { return Top{false, Ref{let, c}, {}, 0, 0}; };
-    const bool aInternal = !m_local.isLeaf(a), bInternal = !m_let.isLeaf(b);
-    if (!aInternal || !bInternal) {
-      const auto add = [&](bool let, std::uint32_t c, bool internal) {
-        const Tree& t = let ? m_let : m_local;
-        if (!internal) {
-          out.push_back(single(let, c));
-          return;
-        }
-        for (std::uint32_t k = t.child[c]; k < t.child[c] + t.childCount[c]; ++k) {
-          out.push_back(single(let, k));
-        }
-      };
-      add(false, a, aInternal);
-      add(true, b, bInternal);
-      return out;
-    }
+    if (m_local.isLeaf(a) || m_let.isLeaf(b)) return {single(false, a), single(true, b)};
     const KeyFrame& f = m_local.frame;
     std::vector<bool> paired(m_let.childCount[b], false);
     for (std::uint32_t i = m_local.child[a]; i < m_local.child[a] + m_local.childCount[a]; ++i) {

