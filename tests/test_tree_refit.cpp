@@ -25,6 +25,18 @@ SimParams plummerParams() {
   return p;
 }
 
+/// Block steps over a few bins, rebuilt or refitted as the tuners choose, under `mac`.
+SimParams tunedBlockParams(MacKind mac) {
+  SimParams p = plummerParams();
+  p.mac = mac;
+  p.stepping = TimeStepping::Block;
+  p.dtMax = 1.0f / 16.0f;
+  p.maxBinDepth = 5;
+  p.eta = 0.1f;
+  p.rebuildInterval = kRebuildAuto;
+  return p;
+}
+
 bool inside(const Box& b, const Vec4& x) {
   return x.x >= b.lo.x && x.x <= b.hi.x && x.y >= b.lo.y && x.y <= b.hi.y && x.z >= b.lo.z &&
          x.z <= b.hi.z;
@@ -249,13 +261,8 @@ TEST(TreeRefit, TheIntervalIsNamedAsTheCommandLineSpellsIt) {
 TEST(TreeRefit, AReplayMakesTheTunedChoicesAgain) {
   // The tuners decide from measured times, which differ between the run and its replay: the
   // choices of each substep are logged and followed, so the bits are the same.
-  SimParams p = plummerParams();
-  p.mac = MacKind::Bonsai;  // the group tuner sizes its groups (not the acceleration MAC's)
-  p.stepping = TimeStepping::Block;
-  p.dtMax = 1.0f / 16.0f;
-  p.maxBinDepth = 5;
-  p.eta = 0.1f;
-  p.rebuildInterval = kRebuildAuto;
+  // Bonsai: the group tuner sizes its groups (not the acceleration MAC's).
+  const SimParams p = tunedBlockParams(MacKind::Bonsai);
   Simulation s(makeCpuBackend(), makePlummer(4096, 9), p);
   s.advance(1);
   const std::unique_ptr<KeptState> kept = s.keep();
@@ -299,13 +306,7 @@ TEST(TreeRefit, TheGroupTunerLeavesTheAccelerationMacsGroupsAlone) {
   // smallest |a_old| is larger): the tuner, which weighs time alone, keeps N_group there, while
   // under a geometric MAC it tries the smaller sizes.
   for (MacKind mac : {MacKind::Acceleration, MacKind::Bonsai}) {
-    SimParams p = plummerParams();
-    p.mac = mac;
-    p.stepping = TimeStepping::Block;
-    p.dtMax = 1.0f / 16.0f;
-    p.maxBinDepth = 5;
-    p.eta = 0.1f;
-    p.rebuildInterval = kRebuildAuto;
+    const SimParams p = tunedBlockParams(mac);
     Simulation s(makeCpuBackend(), makePlummer(4096, 9), p);
     std::vector<int> sizes;
     for (int k = 0; k < 40; ++k) {

@@ -52,6 +52,14 @@ Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& fra
 /// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
 void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
 
+/// Where a tree record points: its particles and its children.
+struct CellLinks {
+  std::uint32_t first = 0, count = 0, child = 0, childCount = 0;
+};
+/// Appends cell `c` of `from` to `out`, its level and moments, linked by `links` (a LET's cut,
+/// a merged tree's copies: let.cpp, let_merge.cpp).
+void appendCellRecord(Tree& out, const Tree& from, std::uint32_t c, const CellLinks& links);
+
 /// What a cell's opening value is made from, besides its side: its moments.
 struct CellMoments {
   Vec4 comMass;     ///< centre of mass; w = mass

@@ -24,21 +24,20 @@ cpu::CellVerdict classifyForRegion(const Tree& t, std::uint32_t c, const TargetR
   return t.isLeaf(c) ? cpu::CellVerdict::Leaf : cpu::CellVerdict::Opened;
 }
 
-// Copies cell `c` of `t` to the end of `out` (moments and level; links set by the caller).
-void appendCell(Tree& out, const Tree& t, std::uint32_t c) {
-  out.first.push_back(0);
-  out.count.push_back(0);
-  out.child.push_back(0);
-  out.childCount.push_back(0);
-  out.level.push_back(t.level[c]);
-  out.comMass.push_back(t.comMass[c]);
-  out.quad.push_back(t.quad[c]);
-  out.box.push_back(t.box[c]);
-  out.bmax.push_back(t.bmax[c]);
-  out.opening.push_back(t.opening[c]);
-}
-
 }  // namespace
+
+void cpu::appendCellRecord(Tree& out, const Tree& from, std::uint32_t c, const CellLinks& links) {
+  out.first.push_back(links.first);
+  out.count.push_back(links.count);
+  out.child.push_back(links.child);
+  out.childCount.push_back(static_cast<std::uint8_t>(links.childCount));
+  out.level.push_back(from.level[c]);
+  out.comMass.push_back(from.comMass[c]);
+  out.quad.push_back(from.quad[c]);
+  out.box.push_back(from.box[c]);
+  out.bmax.push_back(from.bmax[c]);
+  out.opening.push_back(from.opening[c]);
+}
 
 LetTree essentialTree(const Tree& t, const std::vector<Vec4>& posMass, const MacSetup& mac,
                       const TargetRegion& region) {
@@ -49,7 +48,7 @@ LetTree essentialTree(const Tree& t, const std::vector<Vec4>& posMass, const Mac
   // Breadth-first: source[k] is the cell of `t` that LET cell k copies; an opened cell's
   // children are appended together, so they stay contiguous and each level stays in one run.
   std::vector<std::uint32_t> source{0};
-  appendCell(out, t, 0);
+  cpu::appendCellRecord(out, t, 0, {});
   for (std::size_t k = 0; k < source.size(); ++k) {
     const std::uint32_t c = source[k];
     switch (classifyForRegion(t, c, region, mac)) {
@@ -66,7 +65,7 @@ LetTree essentialTree(const Tree& t, const std::vector<Vec4>& posMass, const Mac
         out.childCount[k] = t.childCount[c];
         for (std::uint32_t ch = t.child[c]; ch < t.child[c] + t.childCount[c]; ++ch) {
           source.push_back(ch);
-          appendCell(out, t, ch);
+          cpu::appendCellRecord(out, t, ch, {});
         }
         break;
     }

@@ -99,21 +99,6 @@ class Merger {
   const Tree& m_let;
 };
 
-/// Appends a record to `out`: moments and level of `from`'s cell `c`, links as given.
-void appendRecord(Tree& out, const Tree& from, std::uint32_t c, std::uint32_t first,
-                  std::uint32_t count, std::uint32_t child, std::uint32_t childCount) {
-  out.first.push_back(first);
-  out.count.push_back(count);
-  out.child.push_back(child);
-  out.childCount.push_back(static_cast<std::uint8_t>(childCount));
-  out.level.push_back(from.level[c]);
-  out.comMass.push_back(from.comMass[c]);
-  out.quad.push_back(from.quad[c]);
-  out.box.push_back(from.box[c]);
-  out.bmax.push_back(from.bmax[c]);
-  out.opening.push_back(from.opening[c]);
-}
-
 }  // namespace
 
 MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMass,
@@ -142,8 +127,9 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
     const Tree& t = merger.tree(r);
     const std::uint32_t offset = r.let ? letAt : localAt;
     const std::uint32_t first = t.first[r.cell] + (r.let ? letFirst : 0u);
-    appendRecord(out, t, r.cell, first, t.count[r.cell],
-                 childCount > 0 ? t.child[r.cell] + offset : 0u, childCount);
+    cpu::appendCellRecord(
+        out, t, r.cell,
+        {first, t.count[r.cell], childCount > 0 ? t.child[r.cell] + offset : 0u, childCount});
   };
   for (const Top& t : top) {
     if (!t.merged) {
@@ -156,7 +142,8 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
         {l.comMass[t.a.cell], l.quad[t.a.cell], l.box[t.a.cell], l.bmax[t.a.cell]},
         {e.comMass[t.b.cell], e.quad[t.b.cell], e.box[t.b.cell], e.bmax[t.b.cell]}};
     const cpu::CellMoments sum = cpu::combineMoments(parts, 2);
-    appendRecord(out, l, t.a.cell, 0, l.count[t.a.cell] + e.count[t.b.cell], t.child, t.childCount);
+    cpu::appendCellRecord(out, l, t.a.cell,
+                          {0, l.count[t.a.cell] + e.count[t.b.cell], t.child, t.childCount});
     const std::size_t k = out.cellCount() - 1;
     out.comMass[k] = sum.comMass;
     out.quad[k] = sum.quad;
@@ -168,15 +155,9 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
                           sum.bmax,      q.xx + q.yy + q.zz};
     out.opening[k] = openingValue(mac.code, mac.theta, mac.param, shape);
   }
-  for (std::uint32_t c = 0; c < local.cellCount(); ++c) {
-    const std::uint32_t n = local.childCount[c];
-    appendRecord(out, local, c, local.first[c], local.count[c],
-                 n > 0 ? local.child[c] + localAt : 0, n);
-  }
+  for (std::uint32_t c = 0; c < local.cellCount(); ++c) appendCopy({false, c}, local.childCount[c]);
   for (std::uint32_t c = 0; c < let.tree.cellCount(); ++c) {
-    const std::uint32_t n = let.tree.childCount[c];
-    appendRecord(out, let.tree, c, let.tree.first[c] + letFirst, let.tree.count[c],
-                 n > 0 ? let.tree.child[c] + letAt : 0, n);
+    appendCopy({true, c}, let.tree.childCount[c]);
   }
   out.levelBegin = {0, static_cast<std::uint32_t>(out.cellCount())};
   m.sources.insert(m.sources.end(), let.posMass.begin(), let.posMass.end());
