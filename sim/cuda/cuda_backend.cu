@@ -19,6 +19,7 @@
 #include "sim/cuda/domains.h"
 #include "sim/cuda/draw.h"
 #include "sim/cuda/let.h"
+#include "sim/cuda/stage_events.cuh"
 #include "sim/cuda/tree_statistics.h"
 #include "sim/cuda/walk.h"
 
@@ -42,52 +43,6 @@ __global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMas
   if (tier < 0) return;
   const std::uint32_t slot = atomicAdd(&counts[tier], 1u);
   if (slot < max) ids[tier * max + slot] = id[i];
-}
-
-/// A pair of CUDA events per stage; stage times are read when the step waits anyway.
-class StageEvents {
- public:
-  StageEvents() {
-    for (auto& e : m_start) BHVIZ_CUDA_CHECK(cudaEventCreate(&e));
-    for (auto& e : m_stop) BHVIZ_CUDA_CHECK(cudaEventCreate(&e));
-  }
-  ~StageEvents() {
-    for (auto& e : m_start) (void)cudaEventDestroy(e);
-    for (auto& e : m_stop) (void)cudaEventDestroy(e);
-  }
-  StageEvents(const StageEvents&) = delete;
-  StageEvents& operator=(const StageEvents&) = delete;
-
-  void begin(Stage stage, Stream s) { BHVIZ_CUDA_CHECK(cudaEventRecord(m_start[index(stage)], s)); }
-  void end(Stage stage, Stream s) {
-    BHVIZ_CUDA_CHECK(cudaEventRecord(m_stop[index(stage)], s));
-    m_pending[index(stage)] = true;
-  }
-  /// Adds the pending stages' times to the profile (waits for their stop events).
-  void collect(StepProfile& profile) {
-    for (int k = 0; k < kStages; ++k) {
-      if (!m_pending[k]) continue;
-      BHVIZ_CUDA_CHECK(cudaEventSynchronize(m_stop[k]));
-      float ms = 0.0f;
-      BHVIZ_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start[k], m_stop[k]));
-      profile.ms[k] += ms;
-      m_pending[k] = false;
-    }
-  }
-
- private:
-  static constexpr int kStages = static_cast<int>(Stage::Count);
-  static int index(Stage s) { return static_cast<int>(s); }
-  std::array<cudaEvent_t, kStages> m_start{}, m_stop{};
-  std::array<bool, kStages> m_pending{};
-};
-
-/// Runs `launch` between a stage's two events.
-template <typename Launch>
-void timed(StageEvents& events, Stage stage, Stream s, Launch&& launch) {
-  events.begin(stage, s);
-  launch();
-  events.end(stage, s);
 }
 
 /// Trees of at least this many cells cut their LETs on the device (essentialTree).
