@@ -48,6 +48,10 @@ struct Options {
   MacKind mac = MacKind::Bonsai;
   /// DistSettings::mergeLets (CPU ranks): the imported LETs merged into each rank's tree.
   bool mergeLets = true;
+  /// DistSettings::migrate: strays sent on before each evaluation.
+  bool migrate = true;
+  /// DistSettings::frameOnFirstCut: the trees' frame centred on the first cut.
+  bool frameOnFirstCut = true;
 };
 
 std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
@@ -95,6 +99,8 @@ int lead(const Options& o, int ranks) {
   settings.lets = o.lets;
   settings.imbalance = o.rebalance;
   settings.mergeLets = o.mergeLets;
+  settings.migrate = o.migrate;
+  settings.frameOnFirstCut = o.frameOnFirstCut;
   Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n, settings), initial, p);
   for (int s = 0; s < o.warmup; ++s) sim.substep();
 
@@ -124,12 +130,14 @@ int lead(const Options& o, int ranks) {
 
   const bool nccl = !before.empty() && before[0].letsOverNccl;
   std::printf(
-      "bench_dist: %s, N = %zu, %d ranks (%s), %s MAC, theta %.2f, %d steps (medians), LETs %s\n",
+      "bench_dist: %s, N = %zu, %d ranks (%s), %s MAC, theta %.2f, %d steps (medians), LETs %s, "
+      "strays %s, frame %s\n",
       o.scenario.c_str(), o.n, ranks, std::string(sim.backend().name()).c_str(),
       std::string(toString(o.mac)).c_str(), o.theta, o.steps,
       ranks == 1 ? "none"
       : nccl     ? "GPU to GPU (NCCL)"
-                 : "through the host");
+                 : "through the host",
+      o.migrate ? "sent on" : "kept", o.frameOnFirstCut ? "on the first cut" : "plain");
   std::printf("%4s %10s", "rank", "particles");
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
@@ -251,6 +259,16 @@ int main(int argc, char** argv) {
                  "CPU ranks: the imported LETs merged into the rank's tree (on, default) or "
                  "walked apart (off)")
       ->check(CLI::IsMember({"on", "off"}));
+  std::string migrate = "on";
+  app.add_option("--migrate", migrate,
+                 "particles that left their rank's domain sent on before each evaluation (on, "
+                 "default) or kept until the next decomposition (off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  std::string frame = "on-cut";
+  app.add_option("--frame", frame,
+                 "the trees' key frame: on-cut (its middle plane on the first ORB cut, default) "
+                 "or plain (the particles' cube)")
+      ->check(CLI::IsMember({"on-cut", "plain"}));
   std::string lets = "auto";
   app.add_option("--lets", lets, "how GPUs' LETs travel: auto (NCCL where it can) or host")
       ->check(CLI::IsMember({"auto", "host"}));
@@ -275,6 +293,8 @@ int main(int argc, char** argv) {
     o.lets = lets == "host" ? dist::LetTransport::Host : dist::LetTransport::Auto;
     o.mac = *parseMacKind(mac);
     o.mergeLets = mergeLets == "on";
+    o.migrate = migrate == "on";
+    o.frameOnFirstCut = frame == "on-cut";
     status = lead(o, job->size());
   } catch (const CLI::ParseError& e) {
     status = app.exit(e);

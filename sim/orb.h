@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/common/keys.h"
 #include "sim/common/vec.h"
 
 namespace bhviz::sim {
@@ -18,7 +19,43 @@ struct OrbCut {
   int axis = -1;       ///< 0, 1, 2: x, y, z
   float position = 0;  ///< particles with coordinate < position stay low [length]
   int high = 0;        ///< the name of the high half: r + ⌊k/2⌋
+  /// A cut on an octree plane of the trees' key frame (OrbSettings::grid) sides by the key
+  /// quantisation instead (keyScale > 0): high where quantizeAxis(coordinate, keyOrigin,
+  /// keyScale) ≥ keyPlane. A particle a rounding below the plane whose key lies above it is
+  /// then on the rank whose tree has it on that side: otherwise its own tree holds it in a cell
+  /// beyond the plane, alone with the few like it, and their one group spans the face (one
+  /// warp walked such a group 30 ms longer than the rest on a 16 M Plummer sphere).
+  float keyOrigin = 0.0f;      ///< the frame's origin along `axis` [length]
+  float keyScale = 0.0f;       ///< 2^21 / the frame's side, as quantize() computes it [1/length]
+  std::uint32_t keyPlane = 0;  ///< the plane's quantised coordinate [1]
 };
+
+/// Whether `x` lies on the high side of `c` (c.axis ≥ 0).
+BHVIZ_HD inline bool orbHigh(const OrbCut& c, Vec3 x) {
+  const float v = c.axis == 0 ? x.x : c.axis == 1 ? x.y : x.z;
+  if (c.keyScale > 0.0f) return quantizeAxis(v, c.keyOrigin, c.keyScale) >= c.keyPlane;
+  return !(v < c.position);
+}
+
+/// A decomposition's cuts, level by level as decompose made them. They place any point in one
+/// domain, inside the box they were cut from or not (a level's cut of a domain sends everything
+/// at or above it high), so the particles that moved since can be sent where they now lie
+/// without a new decomposition (ForceParts::strays).
+struct OrbCuts {
+  int ranks = 1;
+  std::vector<OrbCut> cut;  ///< levels × ranks, by level: entry l·ranks + r is level l's of r
+  int levels() const { return ranks > 0 ? static_cast<int>(cut.size()) / ranks : 0; }
+};
+
+/// The domain of `x` under `levels` levels of cuts of `ranks` domains (OrbCuts::cut).
+BHVIZ_HD inline int orbDomainOf(const OrbCut* cut, int levels, int ranks, Vec3 x) {
+  int d = 0;
+  for (int l = 0; l < levels; ++l) {
+    const OrbCut c = cut[l * ranks + d];
+    if (c.axis >= 0 && orbHigh(c, x)) d = c.high;
+  }
+  return d;
+}
 
 /// Candidate cuts of one splitting domain (indexed by the domain's name; axis < 0: none): the
 /// planes a + j·h, j = 0..m, along `axis`. Its histogram has m + 2 entries from `offset`: the

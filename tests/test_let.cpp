@@ -203,6 +203,88 @@ TEST(LetMerge, OneTreeOfTheOwnAndTheImportedIsAsAccurateWithFewerInteractions) {
   }
 }
 
+// Two ranks' trees in a key frame whose middle plane is the ORB's cut (frameAroundFirstCut):
+// no cell below the root straddles the domain face, so one rank's groups walk its own tree and
+// the other's LET with exactly the interactions the same groups take from one tree of every
+// particle in that frame. In a frame that leaves the cut on a fine plane
+// (the particles' cube; the ORB's cut snapped to the finest plane its tolerance needs) the
+// same split costs several per cent more: the test can fail.
+TEST(LetSplit, TwoTreesInAFrameOnTheCutWalkAsOneTree) {
+  const std::size_t n = 40000;
+  const Particles all0 = makePlummer(n, 1234);
+  SimParams p;
+  p.mac = MacKind::Bonsai;
+  p.softening = 0.01f;
+  const MacSetup mac = macSetup(p, false);
+  cpu::WalkSettings s;
+  s.mac = mac;
+  s.softening = p.softening;
+  Box bounds;
+  for (const Vec4& q : all0.posMass) grow(bounds, xyz(q));
+  const dist::SumOverRanks none = [](std::vector<std::uint64_t>&) {};
+  const std::vector<std::uint64_t> w(n, 1);
+
+  // Interactions of rank 0's particles: in one tree of every particle (its groups restricted
+  // to them), and split (its own tree, then rank 1's LET for its region).
+  auto interactions = [&](const KeyFrame& frame, double& one, double& split) {
+    dist::OrbSettings snapped;
+    snapped.grid = frame;
+    Particles all = all0;
+    const Tree tree = cpu::buildSortedTree(all, p.curve, p.nLeaf, mac, nullptr, &frame);
+    dist::HostOrbParticles orb(all.posMass, w);
+    dist::decompose(2, bounds, orb, none, snapped);
+    std::vector<std::uint8_t> mine(n, 0);
+    Particles part[2];
+    for (std::size_t i = 0; i < n; ++i) {
+      const int d = orb.domain()[i];
+      mine[i] = d == 0;
+      part[d].resize(part[d].size() + 1);
+      copyParticle(all, i, part[d], part[d].size() - 1);
+    }
+    std::vector<Vec4> acc(n);
+    const Groups g = cpu::buildGroups(tree, all.posMass, all.accPot, mine, p.nGroup);
+    const InteractionCounts c1 = cpu::walkSources(tree, all.posMass, g, all.posMass, mine, s,
+                                                  cpu::WalkMode::Write, acc, nullptr);
+    one = double(c1.cell + c1.particle);
+
+    const Tree t0 = cpu::buildSortedTree(part[0], p.curve, p.nLeaf, mac, nullptr, &frame);
+    const Tree t1 = cpu::buildSortedTree(part[1], p.curve, p.nLeaf, mac, nullptr, &frame);
+    const std::vector<std::uint8_t> active(part[0].size(), 1);
+    const Groups g0 = cpu::buildGroups(t0, part[0].posMass, part[0].accPot, active, p.nGroup);
+    TargetRegion region;
+    for (const Box& b : g0.box) grow(region.box, b);
+    const LetTree let = essentialTree(t1, part[1].posMass, mac, region);
+    std::vector<Vec4> acc0(part[0].size());
+    InteractionCounts c2 = cpu::walkSources(t0, part[0].posMass, g0, part[0].posMass, active, s,
+                                            cpu::WalkMode::Write, acc0, nullptr);
+    const InteractionCounts imported = cpu::walkSources(
+        let.tree, let.posMass, g0, part[0].posMass, active, s, cpu::WalkMode::Add, acc0, nullptr);
+    split = double(c2.cell + c2.particle + imported.cell + imported.particle);
+  };
+
+  dist::HostOrbParticles free(all0.posMass, w);
+  dist::OrbSettings firstLevel;
+  firstLevel.levels = 1;
+  const OrbCuts cuts = dist::decompose(2, bounds, free, none, firstLevel).cuts;
+  ASSERT_EQ(cuts.levels(), 1);
+  const KeyFrame onCut = dist::frameAroundFirstCut(bounds, cuts, 0.05f);
+  const OrbCut& c = cuts.cut[0];
+  // The cut is the frame's middle plane, and the frame holds every particle.
+  const float origin = c.axis == 0 ? onCut.origin.x : c.axis == 1 ? onCut.origin.y : onCut.origin.z;
+  EXPECT_NEAR(origin + 0.5f * onCut.side, c.position, 1e-6f * onCut.side);
+  EXPECT_TRUE(bounds.lo.x > onCut.origin.x && bounds.hi.x < onCut.origin.x + onCut.side);
+  EXPECT_TRUE(bounds.lo.y > onCut.origin.y && bounds.hi.y < onCut.origin.y + onCut.side);
+  EXPECT_TRUE(bounds.lo.z > onCut.origin.z && bounds.hi.z < onCut.origin.z + onCut.side);
+
+  double oneOnCut = 0, splitOnCut = 0, onePlain = 0, splitPlain = 0;
+  interactions(onCut, oneOnCut, splitOnCut);
+  interactions(dist::frameAroundFirstCut(bounds, OrbCuts{}, 0.05f), onePlain, splitPlain);
+  std::printf("split / one tree: %.4f on the cut, %.4f in the plain frame\n", splitOnCut / oneOnCut,
+              splitPlain / onePlain);
+  EXPECT_NEAR(splitOnCut / oneOnCut, 1.0, 1e-3);
+  EXPECT_GT(splitPlain / onePlain, 1.02);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryMac, LetPerMac,
                          ::testing::Values(MacKind::BarnesHut, MacKind::Bonsai, MacKind::Multipole,
                                            MacKind::Acceleration),

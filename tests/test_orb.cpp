@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "sim/dist/orb.h"
@@ -25,6 +26,18 @@ Box boundsOf(const std::vector<Vec4>& p) {
 bool inside(const Vec4& p, const Box& b) {
   return p.x >= b.lo.x && p.x <= b.hi.x && p.y >= b.lo.y && p.y <= b.hi.y && p.z >= b.lo.z &&
          p.z <= b.hi.z;
+}
+
+float& component(Vec3& v, int axis) { return axis == 0 ? v.x : axis == 1 ? v.y : v.z; }
+float component(const Vec3& v, int axis) { return axis == 0 ? v.x : axis == 1 ? v.y : v.z; }
+
+/// Random integer weights 1..100, one per particle.
+std::vector<std::uint64_t> randomWeights(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::uint64_t> draw(1, 100);
+  std::vector<std::uint64_t> w(n);
+  for (auto& x : w) x = draw(rng);
+  return w;
 }
 
 double volume(const Box& b) {
@@ -99,10 +112,7 @@ TEST(Orb, CutsTheLongestAxis) {
 // weights are balanced to the tolerance and a particle's weight.
 TEST(Orb, DomainsTileTheBoxAndBalanceTheWeight) {
   const Particles s = makePlummer(20000, 5);
-  std::mt19937_64 rng(11);
-  std::uniform_int_distribution<std::uint64_t> draw(1, 100);
-  std::vector<std::uint64_t> w(s.size());
-  for (auto& x : w) x = draw(rng);
+  const std::vector<std::uint64_t> w = randomWeights(s.size(), 11);
   const Box root = boundsOf(s.posMass);
   for (int K = 1; K <= 8; ++K) {
     SCOPED_TRACE(K);
@@ -129,6 +139,83 @@ TEST(Orb, DomainsTileTheBoxAndBalanceTheWeight) {
     }
     EXPECT_EQ(counted, r.weight);
     EXPECT_LT(r.imbalance(), 1.01);
+  }
+}
+
+// The cuts a decomposition returns place every particle where the decomposition did, and any
+// other point (one that moved, inside the box or beyond it) in the one domain whose box holds
+// it, or, outside the box, in a domain on its side of every cut it meets: what a rank's strays
+// are sent by (ForceParts::strays).
+TEST(Orb, CutsPlaceAnyPointInOneDomain) {
+  const Particles s = makePlummer(20000, 7);
+  const std::vector<std::uint64_t> w = randomWeights(s.size(), 13);
+  std::mt19937_64 rng(13);
+  const Box root = boundsOf(s.posMass);
+  for (int K = 1; K <= 8; ++K) {
+    SCOPED_TRACE(K);
+    HostOrbParticles orb(s.posMass, w);
+    const OrbResult r = decompose(K, root, orb, kOneProcess);
+    const OrbCuts& c = r.cuts;
+    ASSERT_EQ(c.ranks, K);
+    EXPECT_EQ(c.levels(), r.levels);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      ASSERT_EQ(orbDomainOf(c.cut.data(), c.levels(), K, xyz(s.posMass[i])), orb.domain()[i])
+          << "particle " << i;
+    }
+    // Fresh points over a box twice the root's: inside the root each lies in its domain's box;
+    // beyond it, in a domain whose box it would be in with the root stretched to reach it.
+    std::uniform_real_distribution<float> u(-1.0f, 2.0f);
+    const Vec3 size = root.hi - root.lo;
+    for (int k = 0; k < 20000; ++k) {
+      const Vec3 x = root.lo + Vec3{u(rng) * size.x, u(rng) * size.y, u(rng) * size.z};
+      const int d = orbDomainOf(c.cut.data(), c.levels(), K, x);
+      ASSERT_TRUE(d >= 0 && d < K);
+      Box stretched = r.domains[static_cast<std::size_t>(d)];
+      for (int a = 0; a < 3; ++a) {
+        if (component(stretched.lo, a) == component(root.lo, a))
+          component(stretched.lo, a) = -1e30f;
+        if (component(stretched.hi, a) == component(root.hi, a)) component(stretched.hi, a) = 1e30f;
+      }
+      ASSERT_TRUE(inside(Vec4{x.x, x.y, x.z, 0.0f}, stretched)) << "point " << k << " domain " << d;
+    }
+  }
+}
+
+// A cut the ORB snaps to a plane of the trees' key frame sides the particles as their keys do:
+// one a rounding below the plane whose key lies above it goes high, with the particles its tree
+// puts beside it (else its own tree would hold it beyond the plane, alone with the few like it).
+TEST(Orb, CutsOnTheFramesPlanesSideByTheKeys) {
+  // The frame of a real run (2 ranks, 1 M Plummer): its middle plane in x lies at c.
+  const float c = 0.00162922f, side = 120.8f;
+  const KeyFrame frame{{c - 0.5f * side, -0.5f * side, -0.5f * side}, side};
+  const float scale = static_cast<float>(1u << kKeyBitsPerAxis) / side;
+  const std::uint32_t middle = 1u << (kKeyBitsPerAxis - 1);
+  std::vector<Vec4> p;
+  std::mt19937_64 rng(3);
+  // Spread over most of the frame: the candidate planes are float sums a + j·h of a far from
+  // the plane, each a few ulps of |a| off it, which a cut's position keeps.
+  std::uniform_real_distribution<float> u(-55.0f, 55.0f);
+  for (int k = 0; k < 20000; ++k) p.push_back({c + u(rng), u(rng), u(rng), 1.0f});
+  // And a row within 2e-6 of the plane (a few ulps of the frame's coordinates there).
+  for (int k = -200; k <= 200; ++k)
+    p.push_back({c + 1e-8f * static_cast<float>(k), 0.0f, 0.0f, 1.0f});
+  const std::vector<std::uint64_t> w(p.size(), 1);
+  HostOrbParticles orb(p, w);
+  OrbSettings snapped;
+  snapped.grid = frame;
+  const OrbResult r = decompose(2, boundsOf(p), orb, kOneProcess, snapped);
+  ASSERT_EQ(r.cuts.cut[0].keyPlane, middle) << "the cut is the frame's middle plane";
+  int between = 0;  // particles the cut's position and the keys side apart
+  for (const Vec4& q : p) {
+    between +=
+        (q.x < r.cuts.cut[0].position) != (quantizeAxis(q.x, frame.origin.x, scale) < middle);
+  }
+  std::printf("cut at %.9g, plane at %.9g: %d particles between\n", r.cuts.cut[0].position, c,
+              between);
+  ASSERT_GT(between, 0) << "the cut's position sides every particle as the keys do: untested";
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const bool high = quantizeAxis(p[i].x, frame.origin.x, scale) >= middle;
+    ASSERT_EQ(orb.domain()[i], high ? 1 : 0) << "particle " << i << " at x = " << p[i].x;
   }
 }
 

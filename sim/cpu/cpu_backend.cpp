@@ -167,6 +167,19 @@ std::unique_ptr<OrbParticles> CpuBackend::orbParticles(bool unitWeights) const {
   return std::make_unique<HostOrbParticles>(s.posMass, std::move(weight));
 }
 
+void CpuBackend::strays(const OrbCuts& cuts, int rank, std::vector<std::uint32_t>& index,
+                        std::vector<int>& domain) const {
+  index.clear();
+  domain.clear();
+  const std::vector<Vec4>& x = m_particles.posMass;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const int d = orbDomainOf(cuts.cut.data(), cuts.levels(), cuts.ranks, xyz(x[i]));
+    if (d == rank) continue;
+    index.push_back(static_cast<std::uint32_t>(i));
+    domain.push_back(d);
+  }
+}
+
 Particles CpuBackend::gather(const std::vector<std::uint32_t>& indices) const {
   Particles out;
   out.resize(indices.size());

@@ -72,6 +72,8 @@ class CpuBackend final : public Backend, private ForceParts {
   void walkLocalAndImported(const std::vector<LetTree>& lets) override;
   std::vector<std::uint32_t> work() const override { return m_work; }
   std::unique_ptr<OrbParticles> orbParticles(bool unitWeights) const override;
+  void strays(const OrbCuts& cuts, int rank, std::vector<std::uint32_t>& index,
+              std::vector<int>& domain) const override;
   Particles gather(const std::vector<std::uint32_t>& indices) const override;
   void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override;
   void walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::WalkMode mode);

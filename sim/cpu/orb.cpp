@@ -52,7 +52,7 @@ void HostOrbParticles::weighBelow(const std::vector<OrbCut>& cuts,
       [&](std::size_t i) -> long long {
         const int d = m_domain[i];
         if (d >= domains || cuts[d].axis < 0) return -1;
-        return component(m_posMass[i], cuts[d].axis) < cuts[d].position ? d : -1;
+        return !orbHigh(cuts[d], xyz(m_posMass[i])) ? d : -1;
       },
       sums);
   for (std::size_t d = 0; d < cuts.size(); ++d) {
@@ -90,7 +90,7 @@ void HostOrbParticles::split(const std::vector<OrbCut>& cuts) {
 #pragma omp parallel for
   for (std::size_t i = 0; i < n; ++i) {
     const OrbCut& c = cuts[m_domain[i]];
-    if (c.axis >= 0 && !(component(m_posMass[i], c.axis) < c.position)) m_domain[i] = c.high;
+    if (c.axis >= 0 && orbHigh(c, xyz(m_posMass[i]))) m_domain[i] = c.high;
   }
 }
 

@@ -430,13 +430,20 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     return makeDeviceOrbParticles(m_p.posMass.data(), work, m_p.bin.data(), m_p.n, m_stream);
   }
 
+  void strays(const OrbCuts& cuts, int rank, std::vector<std::uint32_t>& index,
+              std::vector<int>& domain) const override {
+    findStrays(m_p.posMass.data(), m_p.n, cuts, rank, m_exchange, m_ws, m_stream, index, domain);
+  }
+
   Particles gather(const std::vector<std::uint32_t>& indices) const override {
     return gatherParticles(m_p, indices, m_moving, m_stream);
   }
 
   void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override {
-    removeAndAppend(m_p, leaving, arriving, m_ws, m_stream);
-    forgetWork();
+    // The measured work stays with the particles that stay (the next walk's schedule reads
+    // it: a few strays moving on must not cost the rest their order); arrivals have none.
+    removeAndAppend(m_p, leaving, arriving, m_ws, m_exchange, m_stream,
+                    {m_workAligned ? &m_work : nullptr, m_lastWorkValid ? &m_lastWork : nullptr});
     m_tree.levelBegin.clear();  // the tree and the work were of the particles before
     m_tree.cells = 0;
     m_groupCount = 0;
@@ -495,16 +502,17 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   bool m_workAligned = false;          // m_work is of the particles in their current order
   // Per particle, its work in the last evaluation that measured it (the walk's schedule).
   DeviceBuffer<std::uint32_t> m_lastWork, m_lastWorkScratch;
-  bool m_lastWorkValid = false;      // m_lastWork holds n entries in the current order
-  int m_leafSize = 0;                // N_leaf of the last build
-  bool m_statisticsValid = false;    // a tree of these particles was built
-  bool m_walkPending = false;        // beginWalkLocal launched, endWalkLocal not yet
-  mutable TreeShape m_treeShape;     // what m_tree was rebuilt with (none after upload)
-  ImportedLet m_imported;            // an imported LET on the device
-  mutable DeviceParticles m_moving;  // the particles gather() copies to the host
-  mutable SampleScratch m_sample;    // downloadSample's (the camera's, a large run's view)
-  mutable LetScratch m_letScratch;   // essentialTree()'s device memory
-  mutable Tree m_hostTree;           // a small build's tree on the host, for the LETs
+  bool m_lastWorkValid = false;        // m_lastWork holds n entries in the current order
+  int m_leafSize = 0;                  // N_leaf of the last build
+  bool m_statisticsValid = false;      // a tree of these particles was built
+  bool m_walkPending = false;          // beginWalkLocal launched, endWalkLocal not yet
+  mutable TreeShape m_treeShape;       // what m_tree was rebuilt with (none after upload)
+  ImportedLet m_imported;              // an imported LET on the device
+  mutable DeviceParticles m_moving;    // the particles gather() copies to the host
+  mutable ExchangeScratch m_exchange;  // strays() and exchange()
+  mutable SampleScratch m_sample;      // downloadSample's (the camera's, a large run's view)
+  mutable LetScratch m_letScratch;     // essentialTree()'s device memory
+  mutable Tree m_hostTree;             // a small build's tree on the host, for the LETs
   mutable std::vector<Vec4> m_hostPosMass;
   mutable bool m_hostTreeValid = false;
   std::vector<std::byte> m_letHostBytes;                 // a small tree's LET, cut on the host

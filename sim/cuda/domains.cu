@@ -42,7 +42,7 @@ __global__ void weighKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
        i += gridDim.x * blockDim.x) {
     const int d = domain[i];
     const OrbCut c = cuts[d];
-    if (c.axis < 0 || !(coordinate(posMass[i], c.axis) < c.position)) continue;
+    if (c.axis < 0 || orbHigh(c, xyz(posMass[i]))) continue;
     const unsigned long long w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
     atomicAdd(kShared ? &sums[d] : &below[d], w);
   }
@@ -72,7 +72,7 @@ __global__ void splitKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const OrbCut c = cuts[domain[i]];
-  if (c.axis >= 0 && !(coordinate(posMass[i], c.axis) < c.position)) domain[i] = c.high;
+  if (c.axis >= 0 && orbHigh(c, xyz(posMass[i]))) domain[i] = c.high;
 }
 
 /// The particles of other domains than one.
@@ -350,8 +350,59 @@ void sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& s
   downloadParticles(q, out);
 }
 
+namespace {
+
+__global__ void domainOfKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
+                               const OrbCut* __restrict__ cut, int levels, int ranks,
+                               int* __restrict__ domain) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) domain[i] = orbDomainOf(cut, levels, ranks, xyz(posMass[i]));
+}
+
+}  // namespace
+
+void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int rank,
+                ExchangeScratch& scratch, BuildWorkspace& ws, Stream stream,
+                std::vector<std::uint32_t>& index, std::vector<int>& domain) {
+  index.clear();
+  domain.clear();
+  if (n == 0 || cuts.levels() == 0) return;
+  scratch.cuts.reserve(cuts.cut.size());
+  copyToDevice(scratch.cuts.data(), cuts.cut.data(), cuts.cut.size() * sizeof(OrbCut));
+  scratch.domain.reserve(n);
+  domainOfKernel<<<blocksFor(n), kBlock, 0, stream>>>(static_cast<std::uint32_t>(n), posMass,
+                                                      scratch.cuts.data(), cuts.levels(),
+                                                      cuts.ranks, scratch.domain.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  const thrust::counting_iterator<std::uint32_t> all(0);
+  const Leaves strays{scratch.domain.data(), rank};
+  scratch.index.reserve(n);
+  scratch.count.reserve(1);
+  std::size_t bytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, scratch.index.data(),
+                                         scratch.count.data(), static_cast<int>(n), strays,
+                                         stream));
+  ws.temp.reserve(bytes);
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(ws.temp.data(), bytes, all, scratch.index.data(),
+                                         scratch.count.data(), static_cast<int>(n), strays,
+                                         stream));
+  int count = 0;
+  copyToHost(&count, scratch.count.data(), sizeof count);
+  if (count == 0) return;
+  const auto m = static_cast<std::uint32_t>(count);
+  scratch.strayDomain.reserve(m);
+  domainsOfKernel<<<blocksFor(m), kBlock, 0, stream>>>(
+      m, scratch.index.data(), scratch.domain.data(), scratch.strayDomain.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  index.resize(m);
+  domain.resize(m);
+  copyToHost(index.data(), scratch.index.data(), m * sizeof(std::uint32_t));
+  copyToHost(domain.data(), scratch.strayDomain.data(), m * sizeof(int));
+}
+
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
-                     const Particles& arriving, BuildWorkspace& ws, Stream stream) {
+                     const Particles& arriving, BuildWorkspace& ws, ExchangeScratch& scratch,
+                     Stream stream, std::initializer_list<DeviceBuffer<std::uint32_t>*> carried) {
   const std::size_t n = p.n;
   if (leaving.size() > n) throw std::invalid_argument("removeAndAppend: more leaving than held");
   const std::size_t kept = n - leaving.size();
@@ -359,16 +410,15 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
   DeviceParticles& out = ws.scratch;
   out.resize(std::max<std::size_t>(next, 1));
   if (n > 0) {
-    DeviceBuffer<std::uint8_t> keep;
-    DeviceBuffer<std::uint32_t> index;
-    DeviceBuffer<int> selected;
+    DeviceBuffer<std::uint8_t>& keep = scratch.keep;
+    DeviceBuffer<int>& selected = scratch.count;
     keep.reserve(n);
     selected.reserve(1);
-    fillBytes(keep.data(), 1, n);
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(keep.data(), 1, n, stream));
     if (!leaving.empty()) {
-      uploadIndices(leaving, n, index);
+      uploadIndices(leaving, n, scratch.index);
       clearKernel<<<blocksFor(leaving.size()), kBlock, 0, stream>>>(
-          static_cast<std::uint32_t>(leaving.size()), index.data(), keep.data());
+          static_cast<std::uint32_t>(leaving.size()), scratch.index.data(), keep.data());
       BHVIZ_CUDA_CHECK_LAUNCH();
     }
     compact(p.posMass.data(), keep.data(), out.posMass.data(), n, ws, selected, stream);
@@ -389,6 +439,17 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
   append(out.id.data(), kept, arriving.id);
   append(out.tag.data(), kept, arriving.tag);
   append(out.bin.data(), kept, arriving.bin);
+  for (DeviceBuffer<std::uint32_t>* a : carried) {
+    if (a == nullptr) continue;
+    scratch.carry.reserve(std::max<std::size_t>(next, 1));
+    if (n > 0)
+      compact(a->data(), scratch.keep.data(), scratch.carry.data(), n, ws, scratch.count, stream);
+    if (next > kept) {
+      BHVIZ_CUDA_CHECK(cudaMemsetAsync(scratch.carry.data() + kept, 0,
+                                       (next - kept) * sizeof(std::uint32_t), stream));
+    }
+    a->swap(scratch.carry);
+  }
   out.n = next;
   p.swap(out);
   ws.reserve(next);

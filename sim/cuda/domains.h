@@ -5,6 +5,7 @@
 // compiles under g++ and nvcc; the CUDA runtime stays inside domains.cu.
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -42,9 +43,30 @@ struct SampleScratch {
 void sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
                 Stream stream, Particles& out);
 
+/// Device scratch of findStrays and removeAndAppend, kept by their caller between calls (a
+/// rank calls both before every evaluation).
+struct ExchangeScratch {
+  DeviceBuffer<OrbCut> cuts;
+  DeviceBuffer<int> domain;           ///< per particle
+  DeviceBuffer<std::uint32_t> index;  ///< the strays' indices; removeAndAppend: the leaving
+  DeviceBuffer<int> count, strayDomain;
+  DeviceBuffer<std::uint8_t> keep;    ///< removeAndAppend: per particle, 1 = stays
+  DeviceBuffer<std::uint32_t> carry;  ///< removeAndAppend: a carried array, compacted
+};
+
+/// ForceParts::strays on the device: the particles outside domain `rank` of `cuts`, ascending,
+/// and the domains they lie in (blocking); only they come to the host.
+void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int rank,
+                ExchangeScratch& scratch, BuildWorkspace& ws, Stream stream,
+                std::vector<std::uint32_t>& index, std::vector<int>& domain);
+
 /// Removes the particles at `leaving` (distinct indices) keeping the others' order, and appends
-/// `arriving` (blocking). `ws` lends its scratch particles and CUB storage.
+/// `arriving` (blocking). `ws` lends its scratch particles and CUB storage. Each of `carried`
+/// (per-particle counts, n entries in the particles' order; null ones skipped) goes along: the
+/// staying particles keep their entries, the arrivals get 0.
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
-                     const Particles& arriving, BuildWorkspace& ws, Stream stream);
+                     const Particles& arriving, BuildWorkspace& ws, ExchangeScratch& scratch,
+                     Stream stream,
+                     std::initializer_list<DeviceBuffer<std::uint32_t>*> carried = {});
 
 }  // namespace bhviz::sim::cuda

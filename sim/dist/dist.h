@@ -47,11 +47,21 @@ struct DistSettings {
   OrbSettings orb;
   LetTransport lets = LetTransport::Auto;
   /// A rank that walks on the host (the CPU backend) merges the LETs it imports into its tree
-  /// and walks that one tree (mergeEssentialTree: a 1 M Plummer sphere on two ranks did 5.5 %
-  /// fewer interactions and its step took 5–7 % less, as accurately); false: its tree and then
-  /// each LET (bench_dist --merge-lets off; tests that compare with it). The CUDA backend walks
-  /// them apart either way (not built there yet).
+  /// and walks that one tree (mergeEssentialTree: in the plain frame a 1 M Plummer sphere on two
+  /// ranks did 5.5 % fewer interactions, as accurately; with the frame on the first cut two
+  /// ranks have nothing to merge, more ranks still do); false: its tree and then each LET
+  /// (bench_dist --merge-lets off; tests that compare with it). The CUDA backend walks them
+  /// apart either way (not built there yet).
   bool mergeLets = true;
+  /// Before each evaluation, the particles that moved out of their rank's domain since the
+  /// decomposition go to the rank whose domain they are in now (ForceParts::strays; the cuts
+  /// stay). false: they stay until the next decomposition (bench_dist --migrate off), and their
+  /// rank's tree reaches across the domain face.
+  bool migrate = true;
+  /// The trees' key frame has its middle plane on the ORB's first cut (frameAroundFirstCut), so
+  /// that no cell below the root straddles it; false: the particles' cube, grown by a margin
+  /// (bench_dist --frame plain).
+  bool frameOnFirstCut = true;
 };
 
 class Job {

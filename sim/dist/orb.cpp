@@ -32,8 +32,9 @@ struct Search {
   int axis = 0;
   float lo = 0, hi = 0;  ///< the domain's extent on the axis
   std::uint64_t total = 0, target = 0;
-  std::uint64_t limit = 0;  ///< a cut this near the target is good
-  float best = 0;           ///< the cut nearest the target so far
+  std::uint64_t limit = 0;   ///< a cut this near the target is good
+  float best = 0;            ///< the cut nearest the target so far
+  long long bestPlane = -1;  ///< its index among the frame's level-21 planes (-1: none)
   std::uint64_t bestError = UINT64_MAX;
   bool done = false;
   OrbGrid grid;         ///< this round's candidates
@@ -87,9 +88,10 @@ int pick(Search& s, const std::uint64_t* hist) {
     }
     if (chosen < 0) continue;
     const float c = s.grid.a + static_cast<float>(chosen) * s.grid.h;
-    if (chosenError < s.bestError) s.bestError = chosenError, s.best = c;
+    const long long plane = s.depth > 0 ? (s.first + chosen) << (kMaxLevel - s.depth) : -1;
+    if (chosenError < s.bestError) s.bestError = chosenError, s.best = c, s.bestPlane = plane;
     if (chosenError <= s.limit) {
-      s.best = c, s.bestError = chosenError;
+      s.best = c, s.bestError = chosenError, s.bestPlane = plane;
       s.done = true;
       break;
     }
@@ -98,6 +100,23 @@ int pick(Search& s, const std::uint64_t* hist) {
 }
 
 }  // namespace
+
+KeyFrame frameAroundFirstCut(const Box& bounds, const OrbCuts& cuts, float margin) {
+  KeyFrame f = keyFrameFor(bounds);
+  const OrbCut first = cuts.levels() > 0 ? cuts.cut[0] : OrbCut{};
+  if (first.axis >= 0) {
+    const double c = first.position;
+    const double half = std::max(c - component(bounds.lo, first.axis),
+                                 double(component(bounds.hi, first.axis)) - c);
+    f.side = static_cast<float>(std::max(double(f.side), 2.0002 * half));  // keyFrameFor's 1.0001
+  }
+  f.side *= 1.0f + margin;
+  // Centred on the bounds' centre, and along the first cut's axis on the cut.
+  const Vec3 centre = 0.5f * (bounds.lo + bounds.hi);
+  f.origin = centre - 0.5f * f.side * Vec3{1, 1, 1};
+  if (first.axis >= 0) component(f.origin, first.axis) = first.position - 0.5f * f.side;
+  return f;
+}
 
 double OrbResult::imbalance() const {
   if (weight.empty()) return 1.0;
@@ -116,6 +135,7 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
   r.domains.assign(static_cast<std::size_t>(ranks), Box{});
   std::vector<int> span(static_cast<std::size_t>(ranks), 0);  // ranks held by domain r (0: none)
   r.domains[0] = root;
+  r.cuts.ranks = ranks;
   span[0] = ranks;
   const auto K = static_cast<std::size_t>(ranks);
   std::vector<std::uint64_t> total(K, 0);
@@ -156,7 +176,7 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
       }
       level.push_back(s);
     }
-    if (level.empty()) break;
+    if (level.empty() || (settings.levels > 0 && r.levels == settings.levels)) break;
     ++r.levels;
     // Rounds: one pass and one reduction each; the second refines the first's crossing
     // interval (octree levels 13..21, or 2^-24 of the extent without a frame).
@@ -190,10 +210,20 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
     // Apply the best cut of each domain, and weigh the halves with it.
     std::vector<OrbCut> cuts(K);
     std::vector<std::uint64_t> below(K, 0);
-    for (const Search& b : level) cuts[b.name] = {b.axis, b.best, b.name + b.ranks / 2};
+    for (const Search& b : level) {
+      OrbCut& c = cuts[b.name];
+      c = {b.axis, b.best, b.name + b.ranks / 2};
+      if (b.bestPlane >= 0 && b.bestPlane <= (1ll << kMaxLevel)) {
+        // On a plane of the frame: sided as the keys side it (OrbCut::keyScale).
+        c.keyOrigin = component(settings.grid.origin, b.axis);
+        c.keyScale = static_cast<float>(1u << kKeyBitsPerAxis) / settings.grid.side;
+        c.keyPlane = static_cast<std::uint32_t>(b.bestPlane);
+      }
+    }
     particles.weighBelow(cuts, below);
     sum(below);
     particles.split(cuts);
+    r.cuts.cut.insert(r.cuts.cut.end(), cuts.begin(), cuts.end());
     for (const Search& b : level) {
       const int high = b.name + b.ranks / 2;
       Box& low = r.domains[b.name];

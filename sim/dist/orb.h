@@ -42,6 +42,7 @@ struct OrbSettings {
   /// through by a domain face.
   KeyFrame grid{{0, 0, 0}, 0.0f};
   double snapTolerance = 0.01;  ///< [1] of the domain's weight
+  int levels = 0;               ///< stop after this many levels (0: every level)
 };
 
 struct OrbResult {
@@ -49,9 +50,17 @@ struct OrbResult {
   std::vector<std::uint64_t> weight;  ///< per rank: the weight of its domain
   int levels = 0;                     ///< ORB levels [1]
   int iterations = 0;                 ///< search rounds (reductions) over every level [1]
+  OrbCuts cuts;                       ///< the cuts, which place any point in one domain
   /// max / mean of weight: the imbalance the cuts leave (1 for a perfect split) [1]
   double imbalance() const;
 };
+
+/// A key frame holding `bounds` grown by `margin` (of its side) whose middle plane along the
+/// first cut's axis is that cut: a decomposition snapped to its octree planes (OrbSettings::grid)
+/// then cuts there first, and no cell of the frame's octree below the root straddles the first
+/// cut (with two ranks, none straddles a domain face at all). Its side is up to twice the
+/// bounds' largest extent (a cut near an end); without a cut, keyFrameFor(bounds) grown.
+KeyFrame frameAroundFirstCut(const Box& bounds, const OrbCuts& cuts, float margin);
 
 /// Decomposes `root` (the bounding box of every rank's particles) into `ranks` domains.
 OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const SumOverRanks& sum,

@@ -175,22 +175,34 @@ void RankShare::downloadSample(Particles* all, std::uint32_t stride) {
 void RankShare::decompose() {
   StageTimer t(m_dist, Stage::Domains);
   const Box root = globalBounds(m_parts->bounds());
-  // The trees' frame until the next decomposition: a little larger than the particles' cube,
-  // so that the particles stay inside it while they move.
-  m_frame = keyFrameFor(root);
-  m_frame.origin = m_frame.origin - (kFrameMargin * 0.5f * m_frame.side) * Vec3{1, 1, 1};
-  m_frame.side *= 1.0f + kFrameMargin;
-  OrbSettings orbSettings = m_settings.orb;
-  orbSettings.grid = m_frame;
-  // Weights: the measured work where an evaluation of every particle measured it, else 1.
-  const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(!m_workValid);
   const SumOverRanks sum = [](std::vector<std::uint64_t>& v) {
     checkMpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT64_T,
                            MPI_SUM, jobComm()),
              "MPI_Allreduce");
   };
+  // Weights: the measured work where an evaluation of every particle measured it, else 1.
+  const bool unitWeights = !m_workValid;
+  // The trees' frame until the next decomposition: a little larger than the particles' cube,
+  // so that the particles stay inside it while they move, and with its middle plane on the
+  // first cut, so that no cell below its root straddles that cut (a rank's own cell and the
+  // other's LET cell where one tree has one: 8 % more interactions on a Plummer sphere cut at
+  // a fine plane through its centre; docs/ARCHITECTURE.md).
+  if (m_settings.frameOnFirstCut) {
+    OrbSettings first = m_settings.orb;
+    first.levels = 1;
+    first.grid = {};
+    const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(unitWeights);
+    m_frame = frameAroundFirstCut(root, dist::decompose(m_ranks, root, *orb, sum, first).cuts,
+                                  kFrameMargin);
+  } else {
+    m_frame = frameAroundFirstCut(root, OrbCuts{}, kFrameMargin);
+  }
+  OrbSettings orbSettings = m_settings.orb;
+  orbSettings.grid = m_frame;
+  const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(unitWeights);
   const OrbResult result = dist::decompose(m_ranks, root, *orb, sum, orbSettings);
   m_domains = result.domains;
+  m_cuts = result.cuts;
   m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
   ++m_report.decompositions;
   m_workAfterDecomposition = 0;  // measured at the next check
@@ -199,6 +211,15 @@ void RankShare::decompose() {
   orb->leavers(m_rank, leaving, to);
   exchange(leaving, to);
   m_workValid = false;
+}
+
+void RankShare::migrate() {
+  if (!m_settings.migrate || m_cuts.levels() == 0) return;
+  StageTimer t(m_dist, Stage::Domains);
+  std::vector<std::uint32_t> leaving;
+  std::vector<int> to;
+  m_parts->strays(m_cuts, m_rank, leaving, to);
+  exchange(leaving, to);
 }
 
 void RankShare::exchange(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to) {
@@ -225,6 +246,8 @@ void RankShare::exchange(const std::vector<std::uint32_t>& leaving, const std::v
                          jobComm()),
            "MPI_Alltoallv");
   m_report.particlesSent += out.size();
+  // Nothing left or came: the particles, their order and their measured work stay as they are.
+  if (out.empty() && in.empty()) return;
   m_parts->exchange(leaving, unpackAll(in));
 }
 
@@ -243,7 +266,12 @@ const KeyFrame* RankShare::treeFrame() {
   const bool inside = m_frame.side > 0.0f && all.lo.x >= m_frame.origin.x &&
                       all.lo.y >= m_frame.origin.y && all.lo.z >= m_frame.origin.z &&
                       all.hi.x < top.x && all.hi.y < top.y && all.hi.z < top.z;
-  if (!inside) m_frame = keyFrameFor(all);  // the same on every rank: the bounds are reduced
+  // A new frame around every particle, on the first cut still (the same on every rank: the
+  // bounds are reduced).
+  if (!inside) {
+    m_frame =
+        frameAroundFirstCut(all, m_settings.frameOnFirstCut ? m_cuts : OrbCuts{}, kFrameMargin);
+  }
   return &m_frame;
 }
 
@@ -288,6 +316,7 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     m_local->computeForces(clock, p, targets, oldAccValid);
     return;
   }
+  migrate();
   m_parts->build(clock, p, targets, oldAccValid, treeFrame());
   LetRound round(static_cast<std::size_t>(m_ranks));
   {

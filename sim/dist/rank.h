@@ -51,6 +51,9 @@ class RankShare {
   /// ORB over every rank's particles (weights: measured work when an evaluation of every
   /// particle has measured it, else 1), then the particle exchange. More than one rank only.
   void decompose();
+  /// Sends the particles that moved out of this rank's domain since the decomposition to the
+  /// ranks whose domains they are in now (DistSettings::migrate). More than one rank only.
+  void migrate();
   /// Sends the local particles `leaving` (ascending) to the ranks `to`; keeps what arrives.
   void exchange(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to);
   bool rebalanceDue();
@@ -84,6 +87,7 @@ class RankShare {
   /// finer than a cut's plane is cut by a domain face (K > 1; kept while it holds everyone).
   KeyFrame m_frame{{0, 0, 0}, 0.0f};
   std::vector<Box> m_domains;  ///< every rank's, from the last decomposition
+  OrbCuts m_cuts;              ///< the last decomposition's cuts (they place any point)
   /// An evaluation of every particle has measured the work since the last decomposition.
   bool m_workValid = false;
   /// Every rank's work in the first evaluation measured after the last decomposition (0: not
