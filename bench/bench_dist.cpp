@@ -40,19 +40,21 @@ struct Options {
   /// every time (it does not refit), so K = 1's baseline alone does too, and no group size is
   /// tuned on measured times (the ranks' tables stay comparable).
   int rebuildInterval = 1;
-  /// How GPUs' LETs travel: auto (NCCL where it can) or host (pinned memory and MPI).
-  dist::LetTransport lets = dist::LetTransport::Auto;
-  /// DistSettings::imbalance (bhviz --rebalance): 0 decomposes at every full step.
-  double rebalance = dist::kDefaultRebalance;
   /// The MAC (the tables in docs/BENCHMARKS.md are Bonsai's; the app's default is another).
   MacKind mac = MacKind::Bonsai;
-  /// DistSettings::mergeLets (CPU ranks): the imported LETs merged into each rank's tree.
-  bool mergeLets = true;
-  /// DistSettings::migrate: strays sent on before each evaluation.
-  bool migrate = true;
-  /// DistSettings::frameOnFirstCut: the trees' frame centred on the first cut.
-  bool frameOnFirstCut = true;
+  /// The distributed backend's own settings (--lets, --rebalance, --merge-lets, --migrate,
+  /// --frame).
+  dist::DistSettings dist;
 };
+
+/// An option `name` that takes one of two words into `value` (true: `yes`).
+void addChoice(CLI::App& app, const std::string& name, bool& value, const std::string& yes,
+               const std::string& no, const std::string& help) {
+  app.add_option_function<std::string>(
+         name, [&value, yes](const std::string& v) { value = v == yes; },
+         help + " (default " + (value ? yes : no) + ")")
+      ->check(CLI::IsMember({yes, no}));
+}
 
 std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
 #if BHVIZ_HAVE_CUDA
@@ -95,13 +97,7 @@ int lead(const Options& o, int ranks) {
   p.mac = o.mac;
   p.rebuildInterval = o.rebuildInterval;
   const Particles initial = makeScenario(o.scenario, o.n, 1);
-  dist::DistSettings settings;
-  settings.lets = o.lets;
-  settings.imbalance = o.rebalance;
-  settings.mergeLets = o.mergeLets;
-  settings.migrate = o.migrate;
-  settings.frameOnFirstCut = o.frameOnFirstCut;
-  Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n, settings), initial, p);
+  Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n, o.dist), initial, p);
   for (int s = 0; s < o.warmup; ++s) sim.substep();
 
   const auto K = static_cast<std::size_t>(ranks);
@@ -137,7 +133,7 @@ int lead(const Options& o, int ranks) {
       ranks == 1 ? "none"
       : nccl     ? "GPU to GPU (NCCL)"
                  : "through the host",
-      o.migrate ? "sent on" : "kept", o.frameOnFirstCut ? "on the first cut" : "plain");
+      o.dist.migrate ? "sent on" : "kept", o.dist.frameOnFirstCut ? "on the first cut" : "plain");
   std::printf("%4s %10s", "rank", "particles");
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
@@ -254,25 +250,18 @@ int main(int argc, char** argv) {
   app.add_option("--mac", mac, "bonsai (default), bh, multipole or acceleration")
       ->check(CLI::IsMember({"bonsai", "bh", "multipole", "acceleration"}));
   app.add_option("--csv", o.csv, "also write the table as CSV");
-  std::string mergeLets = "on";
-  app.add_option("--merge-lets", mergeLets,
-                 "CPU ranks: the imported LETs merged into the rank's tree (on, default) or "
-                 "walked apart (off)")
-      ->check(CLI::IsMember({"on", "off"}));
-  std::string migrate = "on";
-  app.add_option("--migrate", migrate,
-                 "particles that left their rank's domain sent on before each evaluation (on, "
-                 "default) or kept until the next decomposition (off)")
-      ->check(CLI::IsMember({"on", "off"}));
-  std::string frame = "on-cut";
-  app.add_option("--frame", frame,
-                 "the trees' key frame: on-cut (its middle plane on the first ORB cut, default) "
-                 "or plain (the particles' cube)")
-      ->check(CLI::IsMember({"on-cut", "plain"}));
-  std::string lets = "auto";
-  app.add_option("--lets", lets, "how GPUs' LETs travel: auto (NCCL where it can) or host")
-      ->check(CLI::IsMember({"auto", "host"}));
-  app.add_option("--rebalance", o.rebalance,
+  addChoice(app, "--merge-lets", o.dist.mergeLets, "on", "off",
+            "CPU ranks: the imported LETs merged into the rank's tree (on) or walked apart (off)");
+  addChoice(app, "--migrate", o.dist.migrate, "on", "off",
+            "particles that left their rank's domain sent on before each evaluation (on) or kept "
+            "until the next decomposition (off)");
+  addChoice(app, "--frame", o.dist.frameOnFirstCut, "on-cut", "plain",
+            "the trees' key frame: its middle plane on the first ORB cut (on-cut) or the "
+            "particles' cube (plain)");
+  bool host = false;
+  addChoice(app, "--lets", host, "host", "auto",
+            "how GPUs' LETs travel: NCCL where it can (auto) or through the host (host)");
+  app.add_option("--rebalance", o.dist.imbalance,
                  "decompose at a full step only when the work's imbalance or growth passes R "
                  "(default 1.02; 0: at every full step)")
       ->check(CLI::Validator(
@@ -290,11 +279,8 @@ int main(int argc, char** argv) {
     const std::optional<int> interval = parseRebuildInterval(rebuild);
     if (!interval) throw std::invalid_argument("--rebuild " + rebuild + ": auto, every or K");
     o.rebuildInterval = *interval;
-    o.lets = lets == "host" ? dist::LetTransport::Host : dist::LetTransport::Auto;
+    o.dist.lets = host ? dist::LetTransport::Host : dist::LetTransport::Auto;
     o.mac = *parseMacKind(mac);
-    o.mergeLets = mergeLets == "on";
-    o.migrate = migrate == "on";
-    o.frameOnFirstCut = frame == "on-cut";
     status = lead(o, job->size());
   } catch (const CLI::ParseError& e) {
     status = app.exit(e);

@@ -73,13 +73,6 @@ Variant walkOneTree(const char* name, Particles& p, const KeyFrame& frame, const
   return v;
 }
 
-float distanceToBox(const Vec3& x, const Box& b) {
-  const float dx = std::max({b.lo.x - x.x, 0.0f, x.x - b.hi.x});
-  const float dy = std::max({b.lo.y - x.y, 0.0f, x.y - b.hi.y});
-  const float dz = std::max({b.lo.z - x.z, 0.0f, x.z - b.hi.z});
-  return std::sqrt(dx * dx + dy * dy + dz * dz);
-}
-
 void printBox(const char* what, int r, const Box& b) {
   std::printf("  %s %d: [%.4g %.4g] x [%.4g %.4g] x [%.4g %.4g]\n", what, r, b.lo.x, b.hi.x, b.lo.y,
               b.hi.y, b.lo.z, b.hi.z);
@@ -124,7 +117,7 @@ int main(int argc, char** argv) {
                  "in now, default) or kept (on their rank)")
       ->check(CLI::IsMember({"sent", "kept"}));
   app.add_flag("--center-frame", centerFrame,
-               "the frame centred on the first cut (dist::frameAroundFirstCut)");
+               "the frame centred on the first cut (OrbSettings::gridOnFirstCut)");
   app.add_flag("--explain", explain, "the largest excess's interaction lists, level by level");
   CLI11_PARSE(app, argc, argv);
 
@@ -148,36 +141,24 @@ int main(int argc, char** argv) {
   Box bounds;
   for (const Vec4& q : one.posMass) grow(bounds, xyz(q));
   // A distributed run's frame: the particles' cube grown by the margin (sim/dist/rank.cpp),
-  // kept between decompositions; one process builds in the particles' own cube.
+  // kept between decompositions, or with --center-frame the one the decomposition makes around
+  // its first cut; one process builds in the particles' own cube.
   const KeyFrame tight = keyFrameFor(bounds);
-  KeyFrame frame = tight;
-  frame.origin = frame.origin - (margin * 0.5f * frame.side) * Vec3{1, 1, 1};
-  frame.side *= 1.0f + margin;
+  KeyFrame frame = dist::frameAroundCut(bounds, OrbCut{}, margin);
 
-  // The cut, as a run makes it: weights the work of one tree in the run's frame.
+  // The cut, as a run makes it: weights the work of one tree in the plain frame.
   Tree tOne;
   Variant vOne = walkOneTree("one", one, frame, p, s, tOne);
   std::vector<std::uint64_t> weight(n);
   for (std::size_t i = 0; i < n; ++i) {
     weight[i] = unitWeights ? 1 : orbWeight(static_cast<std::uint32_t>(vOne.work[one.id[i]]), 0);
   }
-  if (centerFrame) {
-    HostOrbParticles first(one.posMass, weight);
-    const dist::OrbResult free =
-        dist::decompose(ranks, bounds, first, [](std::vector<std::uint64_t>&) {});
-    frame = dist::frameAroundFirstCut(bounds, free.cuts, margin);
-    std::printf("  the free first cut: axis %d at %.6g (imbalance %.4f); frame side %.4g\n",
-                free.cuts.cut[0].axis, free.cuts.cut[0].position, free.imbalance(), frame.side);
-    const std::vector<double> byId = vOne.work;  // the weights, by id, of the first frame
-    vOne = walkOneTree("one", one, frame, p, s, tOne);
-    for (std::size_t i = 0; i < n; ++i) {
-      weight[i] = unitWeights ? 1 : orbWeight(static_cast<std::uint32_t>(byId[one.id[i]]), 0);
-    }
-  }
   HostOrbParticles orb(one.posMass, weight);
   dist::OrbSettings settings;
   if (snap > 0.0) {
     settings.grid = frame;
+    settings.gridOnFirstCut = centerFrame;
+    settings.gridMargin = margin;
     settings.snapTolerance = snap;
   }
   const dist::OrbResult cut = dist::decompose(
@@ -187,6 +168,11 @@ int main(int argc, char** argv) {
   for (int r = 0; r < ranks; ++r) printBox("domain", r, cut.domains[r]);
   std::vector<int> domainOf(n);
   for (std::size_t i = 0; i < n; ++i) domainOf[one.id[i]] = orb.domain()[i];
+  if (settings.gridOnFirstCut) {
+    frame = cut.frame;
+    std::printf("  the frame around the first cut: side %.4g\n", frame.side);
+    vOne = walkOneTree("one", one, frame, p, s, tOne);
+  }
 
   // The particles drift on, the domains and the frame kept; the strays sent on or not.
   if (driftTime > 0.0f) {
@@ -309,8 +295,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < n; ++i) {
     for (int q = 0; q < ranks; ++q) {
       if (q == rankOf(i)) continue;
-      distance[one.id[i]] =
-          std::min(distance[one.id[i]], distanceToBox(xyz(one.posMass[i]), cut.domains[q]));
+      distance[one.id[i]] = std::min(
+          distance[one.id[i]], std::sqrt(distSqPointBox(xyz(one.posMass[i]), cut.domains[q])));
     }
   }
   constexpr int kBins = 16;

@@ -30,6 +30,13 @@ struct OrbCut {
   std::uint32_t keyPlane = 0;  ///< the plane's quantised coordinate [1]
 };
 
+/// Makes `c` a cut on plane `plane` (a quantised coordinate) of frame `f`, sided by the keys.
+inline void sideByKeys(OrbCut& c, const KeyFrame& f, std::uint32_t plane) {
+  c.keyOrigin = c.axis == 0 ? f.origin.x : c.axis == 1 ? f.origin.y : f.origin.z;
+  c.keyScale = keyScale(f);
+  c.keyPlane = plane;
+}
+
 /// Whether `x` lies on the high side of `c` (c.axis ≥ 0).
 BHVIZ_HD inline bool orbHigh(const OrbCut& c, Vec3 x) {
   const float v = c.axis == 0 ? x.x : c.axis == 1 ? x.y : x.z;

@@ -203,7 +203,8 @@ TEST(LetMerge, OneTreeOfTheOwnAndTheImportedIsAsAccurateWithFewerInteractions) {
   }
 }
 
-// Two ranks' trees in a key frame whose middle plane is the ORB's cut (frameAroundFirstCut):
+// Two ranks' trees in a key frame whose middle plane is the ORB's cut (OrbSettings::
+// gridOnFirstCut, dist::frameAroundCut):
 // no cell below the root straddles the domain face, so one rank's groups walk its own tree and
 // the other's LET with exactly the interactions the same groups take from one tree of every
 // particle in that frame. In a frame that leaves the cut on a fine plane
@@ -224,15 +225,19 @@ TEST(LetSplit, TwoTreesInAFrameOnTheCutWalkAsOneTree) {
   const dist::SumOverRanks none = [](std::vector<std::uint64_t>&) {};
   const std::vector<std::uint64_t> w(n, 1);
 
-  // Interactions of rank 0's particles: in one tree of every particle (its groups restricted
-  // to them), and split (its own tree, then rank 1's LET for its region).
-  auto interactions = [&](const KeyFrame& frame, double& one, double& split) {
-    dist::OrbSettings snapped;
-    snapped.grid = frame;
+  // Interactions of rank 0's particles after a decomposition with `settings`, in the frame its
+  // cuts snapped to: in one tree of every particle (its groups restricted to them), and split
+  // (its own tree, then rank 1's LET for its region).
+  struct Split {
+    dist::OrbResult orb;
+    double one = 0, split = 0;
+  };
+  auto interactions = [&](const dist::OrbSettings& settings) {
+    Split out;
     Particles all = all0;
-    const Tree tree = cpu::buildSortedTree(all, p.curve, p.nLeaf, mac, nullptr, &frame);
     dist::HostOrbParticles orb(all.posMass, w);
-    dist::decompose(2, bounds, orb, none, snapped);
+    out.orb = dist::decompose(2, bounds, orb, none, settings);
+    const KeyFrame& frame = out.orb.frame;
     std::vector<std::uint8_t> mine(n, 0);
     Particles part[2];
     for (std::size_t i = 0; i < n; ++i) {
@@ -241,11 +246,16 @@ TEST(LetSplit, TwoTreesInAFrameOnTheCutWalkAsOneTree) {
       part[d].resize(part[d].size() + 1);
       copyParticle(all, i, part[d], part[d].size() - 1);
     }
+    // Sorting `all` after the domains are read: the mask follows the particles' ids.
+    std::vector<std::uint8_t> mineById(n);
+    for (std::size_t i = 0; i < n; ++i) mineById[all.id[i]] = mine[i];
+    const Tree tree = cpu::buildSortedTree(all, p.curve, p.nLeaf, mac, nullptr, &frame);
+    for (std::size_t i = 0; i < n; ++i) mine[i] = mineById[all.id[i]];
     std::vector<Vec4> acc(n);
     const Groups g = cpu::buildGroups(tree, all.posMass, all.accPot, mine, p.nGroup);
     const InteractionCounts c1 = cpu::walkSources(tree, all.posMass, g, all.posMass, mine, s,
                                                   cpu::WalkMode::Write, acc, nullptr);
-    one = double(c1.cell + c1.particle);
+    out.one = double(c1.cell + c1.particle);
 
     const Tree t0 = cpu::buildSortedTree(part[0], p.curve, p.nLeaf, mac, nullptr, &frame);
     const Tree t1 = cpu::buildSortedTree(part[1], p.curve, p.nLeaf, mac, nullptr, &frame);
@@ -259,30 +269,31 @@ TEST(LetSplit, TwoTreesInAFrameOnTheCutWalkAsOneTree) {
                                             cpu::WalkMode::Write, acc0, nullptr);
     const InteractionCounts imported = cpu::walkSources(
         let.tree, let.posMass, g0, part[0].posMass, active, s, cpu::WalkMode::Add, acc0, nullptr);
-    split = double(c2.cell + c2.particle + imported.cell + imported.particle);
+    out.split = double(c2.cell + c2.particle + imported.cell + imported.particle);
+    return out;
   };
 
-  dist::HostOrbParticles free(all0.posMass, w);
-  dist::OrbSettings firstLevel;
-  firstLevel.levels = 1;
-  const OrbCuts cuts = dist::decompose(2, bounds, free, none, firstLevel).cuts;
-  ASSERT_EQ(cuts.levels(), 1);
-  const KeyFrame onCut = dist::frameAroundFirstCut(bounds, cuts, 0.05f);
-  const OrbCut& c = cuts.cut[0];
+  dist::OrbSettings onCutSettings;
+  onCutSettings.gridOnFirstCut = true;
+  const Split onCut = interactions(onCutSettings);
+  const KeyFrame& f = onCut.orb.frame;
+  ASSERT_EQ(onCut.orb.cuts.levels(), 1);
+  const OrbCut& c = onCut.orb.cuts.cut[0];
   // The cut is the frame's middle plane, and the frame holds every particle.
-  const float origin = c.axis == 0 ? onCut.origin.x : c.axis == 1 ? onCut.origin.y : onCut.origin.z;
-  EXPECT_NEAR(origin + 0.5f * onCut.side, c.position, 1e-6f * onCut.side);
-  EXPECT_TRUE(bounds.lo.x > onCut.origin.x && bounds.hi.x < onCut.origin.x + onCut.side);
-  EXPECT_TRUE(bounds.lo.y > onCut.origin.y && bounds.hi.y < onCut.origin.y + onCut.side);
-  EXPECT_TRUE(bounds.lo.z > onCut.origin.z && bounds.hi.z < onCut.origin.z + onCut.side);
+  const float origin = c.axis == 0 ? f.origin.x : c.axis == 1 ? f.origin.y : f.origin.z;
+  EXPECT_NEAR(origin + 0.5f * f.side, c.position, 1e-6f * f.side);
+  EXPECT_EQ(c.keyPlane, 1u << (kKeyBitsPerAxis - 1));
+  EXPECT_TRUE(bounds.lo.x > f.origin.x && bounds.hi.x < f.origin.x + f.side);
+  EXPECT_TRUE(bounds.lo.y > f.origin.y && bounds.hi.y < f.origin.y + f.side);
+  EXPECT_TRUE(bounds.lo.z > f.origin.z && bounds.hi.z < f.origin.z + f.side);
 
-  double oneOnCut = 0, splitOnCut = 0, onePlain = 0, splitPlain = 0;
-  interactions(onCut, oneOnCut, splitOnCut);
-  interactions(dist::frameAroundFirstCut(bounds, OrbCuts{}, 0.05f), onePlain, splitPlain);
-  std::printf("split / one tree: %.4f on the cut, %.4f in the plain frame\n", splitOnCut / oneOnCut,
-              splitPlain / onePlain);
-  EXPECT_NEAR(splitOnCut / oneOnCut, 1.0, 1e-3);
-  EXPECT_GT(splitPlain / onePlain, 1.02);
+  dist::OrbSettings plainSettings;
+  plainSettings.grid = dist::frameAroundCut(bounds, OrbCut{}, 0.05f);
+  const Split plain = interactions(plainSettings);
+  std::printf("split / one tree: %.4f on the cut, %.4f in the plain frame\n",
+              onCut.split / onCut.one, plain.split / plain.one);
+  EXPECT_NEAR(onCut.split / onCut.one, 1.0, 1e-3);
+  EXPECT_GT(plain.split / plain.one, 1.02);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryMac, LetPerMac,

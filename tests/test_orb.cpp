@@ -210,12 +210,50 @@ TEST(Orb, CutsOnTheFramesPlanesSideByTheKeys) {
     between +=
         (q.x < r.cuts.cut[0].position) != (quantizeAxis(q.x, frame.origin.x, scale) < middle);
   }
-  std::printf("cut at %.9g, plane at %.9g: %d particles between\n", r.cuts.cut[0].position, c,
-              between);
+  std::printf("cut at %.9g (the plane meant at %.9g): %d particles between\n",
+              r.cuts.cut[0].position, c, between);
   ASSERT_GT(between, 0) << "the cut's position sides every particle as the keys do: untested";
   for (std::size_t i = 0; i < p.size(); ++i) {
     const bool high = quantizeAxis(p[i].x, frame.origin.x, scale) >= middle;
     ASSERT_EQ(orb.domain()[i], high ? 1 : 0) << "particle " << i << " at x = " << p[i].x;
+  }
+}
+
+// The decomposition's frame around its first cut (OrbSettings::gridOnFirstCut) has that cut for
+// its middle plane; when the particles leave it, a new frame around the same cut and the cuts
+// sided in it (cutsInFrame) keep the first cut on the new frame's middle plane, sided by the
+// new keys, and the later cuts (no planes of the new frame) by their positions.
+TEST(Orb, ANewFrameKeepsTheFirstCutOnItsMiddlePlane) {
+  const Particles s = makePlummer(20000, 9);
+  const std::vector<std::uint64_t> w = randomWeights(s.size(), 15);
+  const Box root = boundsOf(s.posMass);
+  HostOrbParticles orb(s.posMass, w);
+  OrbSettings onCut;
+  onCut.gridOnFirstCut = true;
+  const OrbResult r = decompose(4, root, orb, kOneProcess, onCut);
+  ASSERT_EQ(r.cuts.levels(), 2);
+  const std::uint32_t middle = 1u << (kKeyBitsPerAxis - 1);
+  const OrbCut& first = r.cuts.cut[0];
+  EXPECT_EQ(first.keyPlane, middle);
+  EXPECT_EQ(first.keyScale, keyScale(r.frame));
+
+  Box wider = root;
+  wider.hi = wider.hi + Vec3{3.0f, 3.0f, 3.0f};
+  const KeyFrame f = frameAroundCut(wider, first, 0.05f);
+  const OrbCuts moved = cutsInFrame(r.cuts, f, true);
+  EXPECT_EQ(moved.cut[0].keyPlane, middle);
+  EXPECT_EQ(moved.cut[0].keyScale, keyScale(f));
+  for (int k = 1; k < 8; ++k) EXPECT_EQ(moved.cut[k].keyScale, 0.0f) << "cut " << k;
+  // Points within a few ulps of the new frame's coordinates around the plane: their first
+  // level's side is their key's side in the new frame.
+  const int a = first.axis;
+  for (int k = -300; k <= 300; ++k) {
+    Vec3 x{0.0f, 0.0f, 0.0f};
+    const float v = first.position + 1e-7f * static_cast<float>(k);
+    (a == 0 ? x.x : a == 1 ? x.y : x.z) = v;
+    const float origin = a == 0 ? f.origin.x : a == 1 ? f.origin.y : f.origin.z;
+    const bool high = quantizeAxis(v, origin, keyScale(f)) >= middle;
+    ASSERT_EQ(orbHigh(moved.cut[0], x), high) << "at " << v;
   }
 }
 

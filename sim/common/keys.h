@@ -138,8 +138,13 @@ BHVIZ_HD inline std::uint32_t quantizeAxis(float v, float origin, float scale) {
   return static_cast<std::uint32_t>(q);
 }
 
+/// Quantised coordinates per unit length in frame `f` [1/length]: quantizeAxis's `scale`.
+BHVIZ_HD inline float keyScale(const KeyFrame& f) {
+  return static_cast<float>(1u << kKeyBitsPerAxis) / f.side;
+}
+
 BHVIZ_HD inline KeyCoords quantize(Vec3 p, const KeyFrame& f) {
-  const float scale = static_cast<float>(1u << kKeyBitsPerAxis) / f.side;
+  const float scale = keyScale(f);
   return {quantizeAxis(p.x, f.origin.x, scale), quantizeAxis(p.y, f.origin.y, scale),
           quantizeAxis(p.z, f.origin.z, scale)};
 }

@@ -432,11 +432,11 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
 
   void strays(const OrbCuts& cuts, int rank, std::vector<std::uint32_t>& index,
               std::vector<int>& domain) const override {
-    findStrays(m_p.posMass.data(), m_p.n, cuts, rank, m_exchange, m_ws, m_stream, index, domain);
+    findStrays(m_p.posMass.data(), m_p.n, cuts, rank, m_exchange, m_stream, index, domain);
   }
 
   Particles gather(const std::vector<std::uint32_t>& indices) const override {
-    return gatherParticles(m_p, indices, m_moving, m_stream);
+    return gatherParticles(m_p, indices, m_exchange, m_stream);
   }
 
   void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override {
@@ -444,7 +444,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
     // it: a few strays moving on must not cost the rest their order); arrivals have none.
     removeAndAppend(m_p, leaving, arriving, m_ws, m_exchange, m_stream,
                     {m_workAligned ? &m_work : nullptr, m_lastWorkValid ? &m_lastWork : nullptr});
-    m_tree.levelBegin.clear();  // the tree and the work were of the particles before
+    m_tree.levelBegin.clear();  // the tree was of the particles before
     m_tree.cells = 0;
     m_groupCount = 0;
     m_treeShape = {};
@@ -508,8 +508,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   bool m_walkPending = false;          // beginWalkLocal launched, endWalkLocal not yet
   mutable TreeShape m_treeShape;       // what m_tree was rebuilt with (none after upload)
   ImportedLet m_imported;              // an imported LET on the device
-  mutable DeviceParticles m_moving;    // the particles gather() copies to the host
-  mutable ExchangeScratch m_exchange;  // strays() and exchange()
+  mutable ExchangeScratch m_exchange;  // strays(), gather() and exchange()
   mutable SampleScratch m_sample;      // downloadSample's (the camera's, a large run's view)
   mutable LetScratch m_letScratch;     // essentialTree()'s device memory
   mutable Tree m_hostTree;             // a small build's tree on the host, for the LETs

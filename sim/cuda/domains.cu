@@ -88,6 +88,40 @@ __global__ void domainsOfKernel(std::uint32_t m, const std::uint32_t* __restrict
   if (k < m) out[k] = domain[index[k]];
 }
 
+}  // namespace
+
+void selectLeavers(const int* domainOf, std::size_t n, int rank, LeaverScratch& s, Stream stream,
+                   std::vector<std::uint32_t>& index, std::vector<int>& domain) {
+  index.clear();
+  domain.clear();
+  if (n == 0) return;
+  const thrust::counting_iterator<std::uint32_t> all(0);
+  const Leaves leaves{domainOf, rank};
+  s.index.reserve(n);
+  s.count.reserve(1);
+  std::size_t bytes = 0;
+  const int count = static_cast<int>(n);
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, s.index.data(), s.count.data(), count,
+                                         leaves, stream));
+  s.temp.reserve(std::max<std::size_t>(bytes, 1));
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(s.temp.data(), bytes, all, s.index.data(), s.count.data(),
+                                         count, leaves, stream));
+  int m = 0;
+  copyToHost(&m, s.count.data(), sizeof m);
+  if (m == 0) return;
+  const auto mu = static_cast<std::uint32_t>(m);
+  s.domain.reserve(mu);
+  domainsOfKernel<<<blocksFor(mu), kBlock, 0, stream>>>(mu, s.index.data(), domainOf,
+                                                        s.domain.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  index.resize(mu);
+  domain.resize(mu);
+  copyToHost(index.data(), s.index.data(), mu * sizeof(std::uint32_t));
+  copyToHost(domain.data(), s.domain.data(), mu * sizeof(int));
+}
+
+namespace {
+
 class DeviceOrbParticles final : public OrbParticles {
  public:
   DeviceOrbParticles(const Vec4* posMass, const std::uint32_t* work, const std::uint8_t* bin,
@@ -149,33 +183,8 @@ class DeviceOrbParticles final : public OrbParticles {
 
   void leavers(int rank, std::vector<std::uint32_t>& index,
                std::vector<int>& domain) const override {
-    index.clear();
-    domain.clear();
-    if (m_n == 0) return;
     // Selected on the device: only the leavers' indices and domains come to the host.
-    const thrust::counting_iterator<std::uint32_t> all(0);
-    const Leaves leaves{m_domain.data(), rank};
-    m_selected.reserve(m_n);
-    m_count.reserve(1);
-    std::size_t bytes = 0;
-    const int n = static_cast<int>(m_n);
-    BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, m_selected.data(), m_count.data(),
-                                           n, leaves, m_stream));
-    m_temp.reserve(std::max<std::size_t>(bytes, 1));
-    BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(m_temp.data(), bytes, all, m_selected.data(),
-                                           m_count.data(), n, leaves, m_stream));
-    int count = 0;
-    copyToHost(&count, m_count.data(), sizeof count);
-    if (count == 0) return;
-    const auto m = static_cast<std::uint32_t>(count);
-    m_leaverDomain.reserve(m);
-    domainsOfKernel<<<blocksFor(m), kBlock, 0, m_stream>>>(m, m_selected.data(), m_domain.data(),
-                                                           m_leaverDomain.data());
-    BHVIZ_CUDA_CHECK_LAUNCH();
-    index.resize(m);
-    domain.resize(m);
-    copyToHost(index.data(), m_selected.data(), m * sizeof(std::uint32_t));
-    copyToHost(domain.data(), m_leaverDomain.data(), m * sizeof(int));
+    selectLeavers(m_domain.data(), m_n, rank, m_leavers, m_stream, index, domain);
   }
 
   std::vector<int> domains() const override {
@@ -199,9 +208,7 @@ class DeviceOrbParticles final : public OrbParticles {
   mutable DeviceBuffer<OrbCut> m_cuts;
   mutable DeviceBuffer<unsigned long long> m_below;
   mutable DeviceBuffer<OrbGrid> m_grids;
-  mutable DeviceBuffer<std::uint32_t> m_selected;  // leavers(): their indices
-  mutable DeviceBuffer<int> m_count, m_leaverDomain;
-  mutable DeviceBuffer<unsigned char> m_temp;
+  mutable LeaverScratch m_leavers;
   mutable DeviceBuffer<unsigned long long> m_hist;
 };
 
@@ -266,19 +273,19 @@ std::unique_ptr<OrbParticles> makeDeviceOrbParticles(const Vec4* posMass, const 
 }
 
 Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint32_t>& indices,
-                          DeviceParticles& scratch, Stream stream) {
+                          ExchangeScratch& scratch, Stream stream) {
   Particles out;
   if (indices.empty()) return out;
-  DeviceBuffer<std::uint32_t> index;
-  uploadIndices(indices, p.n, index);
+  uploadIndices(indices, p.n, scratch.index);
   const std::size_t m = indices.size();
-  scratch.resize(m);
+  DeviceParticles& q = scratch.moving;
+  q.resize(m);
   gatherKernel<<<blocksFor(m), kBlock, 0, stream>>>(
-      static_cast<std::uint32_t>(m), index.data(), p.posMass.data(), p.vel.data(), p.accPot.data(),
-      p.id.data(), p.tag.data(), p.bin.data(), scratch.posMass.data(), scratch.vel.data(),
-      scratch.accPot.data(), scratch.id.data(), scratch.tag.data(), scratch.bin.data());
+      static_cast<std::uint32_t>(m), scratch.index.data(), p.posMass.data(), p.vel.data(),
+      p.accPot.data(), p.id.data(), p.tag.data(), p.bin.data(), q.posMass.data(), q.vel.data(),
+      q.accPot.data(), q.id.data(), q.tag.data(), q.bin.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
-  downloadParticles(scratch, out);
+  downloadParticles(q, out);
   return out;
 }
 
@@ -362,8 +369,8 @@ __global__ void domainOfKernel(std::uint32_t n, const Vec4* __restrict__ posMass
 }  // namespace
 
 void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int rank,
-                ExchangeScratch& scratch, BuildWorkspace& ws, Stream stream,
-                std::vector<std::uint32_t>& index, std::vector<int>& domain) {
+                ExchangeScratch& scratch, Stream stream, std::vector<std::uint32_t>& index,
+                std::vector<int>& domain) {
   index.clear();
   domain.clear();
   if (n == 0 || cuts.levels() == 0) return;
@@ -374,30 +381,7 @@ void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int ran
                                                       scratch.cuts.data(), cuts.levels(),
                                                       cuts.ranks, scratch.domain.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
-  const thrust::counting_iterator<std::uint32_t> all(0);
-  const Leaves strays{scratch.domain.data(), rank};
-  scratch.index.reserve(n);
-  scratch.count.reserve(1);
-  std::size_t bytes = 0;
-  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, scratch.index.data(),
-                                         scratch.count.data(), static_cast<int>(n), strays,
-                                         stream));
-  ws.temp.reserve(bytes);
-  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(ws.temp.data(), bytes, all, scratch.index.data(),
-                                         scratch.count.data(), static_cast<int>(n), strays,
-                                         stream));
-  int count = 0;
-  copyToHost(&count, scratch.count.data(), sizeof count);
-  if (count == 0) return;
-  const auto m = static_cast<std::uint32_t>(count);
-  scratch.strayDomain.reserve(m);
-  domainsOfKernel<<<blocksFor(m), kBlock, 0, stream>>>(
-      m, scratch.index.data(), scratch.domain.data(), scratch.strayDomain.data());
-  BHVIZ_CUDA_CHECK_LAUNCH();
-  index.resize(m);
-  domain.resize(m);
-  copyToHost(index.data(), scratch.index.data(), m * sizeof(std::uint32_t));
-  copyToHost(domain.data(), scratch.strayDomain.data(), m * sizeof(int));
+  selectLeavers(scratch.domain.data(), n, rank, scratch.leavers, stream, index, domain);
 }
 
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
@@ -411,7 +395,7 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
   out.resize(std::max<std::size_t>(next, 1));
   if (n > 0) {
     DeviceBuffer<std::uint8_t>& keep = scratch.keep;
-    DeviceBuffer<int>& selected = scratch.count;
+    DeviceBuffer<int>& selected = scratch.selected;
     keep.reserve(n);
     selected.reserve(1);
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(keep.data(), 1, n, stream));
@@ -443,7 +427,8 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
     if (a == nullptr) continue;
     scratch.carry.reserve(std::max<std::size_t>(next, 1));
     if (n > 0)
-      compact(a->data(), scratch.keep.data(), scratch.carry.data(), n, ws, scratch.count, stream);
+      compact(a->data(), scratch.keep.data(), scratch.carry.data(), n, ws, scratch.selected,
+              stream);
     if (next > kept) {
       BHVIZ_CUDA_CHECK(cudaMemsetAsync(scratch.carry.data() + kept, 0,
                                        (next - kept) * sizeof(std::uint32_t), stream));

@@ -25,10 +25,6 @@ std::unique_ptr<OrbParticles> makeDeviceOrbParticles(const Vec4* posMass, const 
 std::uint64_t sumWork(const std::uint32_t* work, std::size_t n, DeviceBuffer<unsigned char>& temp,
                       DeviceBuffer<unsigned long long>& total, Stream stream);
 
-/// Copies of the particles at `indices` (blocking); `scratch` holds them on the device first.
-Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint32_t>& indices,
-                          DeviceParticles& scratch, Stream stream);
-
 /// Device scratch of sampleById, kept by its caller between calls (grown, never shrunk).
 struct SampleScratch {
   DeviceBuffer<std::uint32_t> index;
@@ -43,22 +39,41 @@ struct SampleScratch {
 void sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& scratch,
                 Stream stream, Particles& out);
 
-/// Device scratch of findStrays and removeAndAppend, kept by their caller between calls (a
-/// rank calls both before every evaluation).
+/// Device scratch of selectLeavers, kept by its caller between calls.
+struct LeaverScratch {
+  DeviceBuffer<std::uint32_t> index;  ///< the leavers' indices
+  DeviceBuffer<int> count, domain;    ///< how many; their domains
+  DeviceBuffer<unsigned char> temp;   ///< CUB storage
+};
+
+/// The particles whose domain (`domainOf`, n entries) is not `rank`, ascending, and their
+/// domains, selected on the device (blocking): only they come to the host.
+void selectLeavers(const int* domainOf, std::size_t n, int rank, LeaverScratch& scratch,
+                   Stream stream, std::vector<std::uint32_t>& index, std::vector<int>& domain);
+
+/// Device scratch of a rank's particle exchange (findStrays, gatherParticles, removeAndAppend),
+/// kept by its caller between calls: a rank calls them before every evaluation, and a fresh
+/// allocation's free waits for the whole device.
 struct ExchangeScratch {
-  DeviceBuffer<OrbCut> cuts;
-  DeviceBuffer<int> domain;           ///< per particle
-  DeviceBuffer<std::uint32_t> index;  ///< the strays' indices; removeAndAppend: the leaving
-  DeviceBuffer<int> count, strayDomain;
+  DeviceBuffer<OrbCut> cuts;          ///< findStrays: the cuts
+  DeviceBuffer<int> domain;           ///< findStrays: each particle's domain
+  LeaverScratch leavers;              ///< findStrays: the selection
+  DeviceBuffer<std::uint32_t> index;  ///< gatherParticles, removeAndAppend: the given indices
+  DeviceParticles moving;             ///< gatherParticles: the copies on their way to the host
   DeviceBuffer<std::uint8_t> keep;    ///< removeAndAppend: per particle, 1 = stays
+  DeviceBuffer<int> selected;         ///< removeAndAppend: the compactions' count
   DeviceBuffer<std::uint32_t> carry;  ///< removeAndAppend: a carried array, compacted
 };
+
+/// Copies of the particles at `indices` (blocking), gathered on the device first.
+Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint32_t>& indices,
+                          ExchangeScratch& scratch, Stream stream);
 
 /// ForceParts::strays on the device: the particles outside domain `rank` of `cuts`, ascending,
 /// and the domains they lie in (blocking); only they come to the host.
 void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int rank,
-                ExchangeScratch& scratch, BuildWorkspace& ws, Stream stream,
-                std::vector<std::uint32_t>& index, std::vector<int>& domain);
+                ExchangeScratch& scratch, Stream stream, std::vector<std::uint32_t>& index,
+                std::vector<int>& domain);
 
 /// Removes the particles at `leaving` (distinct indices) keeping the others' order, and appends
 /// `arriving` (blocking). `ws` lends its scratch particles and CUB storage. Each of `carried`

@@ -58,7 +58,7 @@ struct DistSettings {
   /// stay). false: they stay until the next decomposition (bench_dist --migrate off), and their
   /// rank's tree reaches across the domain face.
   bool migrate = true;
-  /// The trees' key frame has its middle plane on the ORB's first cut (frameAroundFirstCut), so
+  /// The trees' key frame has its middle plane on the ORB's first cut (frameAroundCut), so
   /// that no cell below the root straddles it; false: the particles' cube, grown by a margin
   /// (bench_dist --frame plain).
   bool frameOnFirstCut = true;

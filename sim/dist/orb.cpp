@@ -9,7 +9,6 @@ namespace bhviz::sim::dist {
 namespace {
 
 float& component(Vec3& v, int axis) { return axis == 0 ? v.x : axis == 1 ? v.y : v.z; }
-float component(const Vec3& v, int axis) { return axis == 0 ? v.x : axis == 1 ? v.y : v.z; }
 
 int longestAxis(const Box& b) {
   const Vec3 e = b.hi - b.lo;
@@ -101,21 +100,30 @@ int pick(Search& s, const std::uint64_t* hist) {
 
 }  // namespace
 
-KeyFrame frameAroundFirstCut(const Box& bounds, const OrbCuts& cuts, float margin) {
-  KeyFrame f = keyFrameFor(bounds);
-  const OrbCut first = cuts.levels() > 0 ? cuts.cut[0] : OrbCut{};
-  if (first.axis >= 0) {
-    const double c = first.position;
-    const double half = std::max(c - component(bounds.lo, first.axis),
-                                 double(component(bounds.hi, first.axis)) - c);
-    f.side = static_cast<float>(std::max(double(f.side), 2.0002 * half));  // keyFrameFor's 1.0001
+KeyFrame frameAroundCut(const Box& bounds, const OrbCut& cut, float margin) {
+  // The bounds made symmetric about the cut along its axis, their cube grown by the margin,
+  // and its origin along the axis set so that the middle plane is the cut itself.
+  Box b = bounds;
+  if (cut.axis >= 0) {
+    const float c = cut.position;
+    const float half = std::max(c - component(b.lo, cut.axis), component(b.hi, cut.axis) - c);
+    component(b.lo, cut.axis) = c - half;
+    component(b.hi, cut.axis) = c + half;
   }
+  KeyFrame f = keyFrameFor(b);
+  f.origin = f.origin - (0.5f * margin * f.side) * Vec3{1, 1, 1};
   f.side *= 1.0f + margin;
-  // Centred on the bounds' centre, and along the first cut's axis on the cut.
-  const Vec3 centre = 0.5f * (bounds.lo + bounds.hi);
-  f.origin = centre - 0.5f * f.side * Vec3{1, 1, 1};
-  if (first.axis >= 0) component(f.origin, first.axis) = first.position - 0.5f * f.side;
+  if (cut.axis >= 0) component(f.origin, cut.axis) = cut.position - 0.5f * f.side;
   return f;
+}
+
+OrbCuts cutsInFrame(const OrbCuts& cuts, const KeyFrame& f, bool firstCutOnMiddlePlane) {
+  OrbCuts out = cuts;
+  for (OrbCut& c : out.cut) c.keyScale = 0.0f;
+  if (firstCutOnMiddlePlane && out.levels() > 0 && out.cut[0].axis >= 0) {
+    sideByKeys(out.cut[0], f, 1u << (kKeyBitsPerAxis - 1));
+  }
+  return out;
 }
 
 double OrbResult::imbalance() const {
@@ -138,6 +146,8 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
   r.cuts.ranks = ranks;
   span[0] = ranks;
   const auto K = static_cast<std::size_t>(ranks);
+  // The planes the cuts snap to (side 0: none); with gridOnFirstCut, none until the first cut.
+  KeyFrame grid = settings.gridOnFirstCut ? KeyFrame{{0, 0, 0}, 0.0f} : settings.grid;
   std::vector<std::uint64_t> total(K, 0);
   {
     // Every domain's weight: the root's, as "below +inf".
@@ -158,15 +168,15 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
       s.hi = component(r.domains[d].hi, s.axis);
       s.total = total[d];
       s.target = lowShare(s.total, s.ranks / 2, s.ranks);
-      const bool grid = settings.grid.side > 0.0f;
-      const double fraction = grid ? settings.snapTolerance : settings.tolerance;
+      const bool snap = grid.side > 0.0f;
+      const double fraction = snap ? settings.snapTolerance : settings.tolerance;
       s.limit = static_cast<std::uint64_t>(fraction * static_cast<double>(s.total));
       s.best = s.lo;  // a domain with no extent: everything goes high
       s.done = !(s.hi > s.lo);
-      if (grid) {
+      if (snap) {
         // Round 1: the octree planes of levels 1..12 of the frame over the domain.
-        const double o = component(settings.grid.origin, s.axis);
-        const double h = settings.grid.side / double(1 << kRoundBits);
+        const double o = component(grid.origin, s.axis);
+        const double h = grid.side / double(1 << kRoundBits);
         s.depth = kRoundBits;
         s.first = static_cast<long long>(std::floor((s.lo - o) / h));
         const int m = static_cast<int>(std::ceil((s.hi - o) / h)) - static_cast<int>(s.first);
@@ -176,7 +186,7 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
       }
       level.push_back(s);
     }
-    if (level.empty() || (settings.levels > 0 && r.levels == settings.levels)) break;
+    if (level.empty()) break;
     ++r.levels;
     // Rounds: one pass and one reduction each; the second refines the first's crossing
     // interval (octree levels 13..21, or 2^-24 of the extent without a frame).
@@ -210,15 +220,23 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
     // Apply the best cut of each domain, and weigh the halves with it.
     std::vector<OrbCut> cuts(K);
     std::vector<std::uint64_t> below(K, 0);
-    for (const Search& b : level) {
+    for (Search& b : level) {
       OrbCut& c = cuts[b.name];
-      c = {b.axis, b.best, b.name + b.ranks / 2};
       if (b.bestPlane >= 0 && b.bestPlane <= (1ll << kMaxLevel)) {
-        // On a plane of the frame: sided as the keys side it (OrbCut::keyScale).
-        c.keyOrigin = component(settings.grid.origin, b.axis);
-        c.keyScale = static_cast<float>(1u << kKeyBitsPerAxis) / settings.grid.side;
-        c.keyPlane = static_cast<std::uint32_t>(b.bestPlane);
+        // On a plane of the frame: at the plane (the candidates' float sums lie a few ulps off
+        // it), and sided as the keys side it (OrbCut::keyScale).
+        const double unit = grid.side / double(1 << kMaxLevel);
+        b.best = static_cast<float>(component(grid.origin, b.axis) + double(b.bestPlane) * unit);
+        c = {b.axis, b.best, b.name + b.ranks / 2};
+        sideByKeys(c, grid, static_cast<std::uint32_t>(b.bestPlane));
+      } else {
+        c = {b.axis, b.best, b.name + b.ranks / 2};
       }
+    }
+    if (settings.gridOnFirstCut && r.levels == 1 && cuts[0].axis >= 0) {
+      // The frame around the first cut, whose middle plane it is; the later levels snap to it.
+      grid = frameAroundCut(root, cuts[0], settings.gridMargin);
+      sideByKeys(cuts[0], grid, 1u << (kKeyBitsPerAxis - 1));
     }
     particles.weighBelow(cuts, below);
     sum(below);
@@ -238,6 +256,7 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
     }
   }
   r.weight = total;
+  r.frame = grid;
   return r;
 }
 

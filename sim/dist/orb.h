@@ -42,7 +42,11 @@ struct OrbSettings {
   /// through by a domain face.
   KeyFrame grid{{0, 0, 0}, 0.0f};
   double snapTolerance = 0.01;  ///< [1] of the domain's weight
-  int levels = 0;               ///< stop after this many levels (0: every level)
+  /// Instead of `grid`: the first level cuts without planes, then the grid is the frame around
+  /// that cut (frameAroundCut with this margin), and the later levels snap to its planes; the
+  /// first cut is the frame's middle plane (OrbResult::frame).
+  bool gridOnFirstCut = false;
+  float gridMargin = 0.05f;  ///< [1] of the frame's side
 };
 
 struct OrbResult {
@@ -51,16 +55,21 @@ struct OrbResult {
   int levels = 0;                     ///< ORB levels [1]
   int iterations = 0;                 ///< search rounds (reductions) over every level [1]
   OrbCuts cuts;                       ///< the cuts, which place any point in one domain
+  KeyFrame frame{{0, 0, 0}, 0.0f};    ///< the grid the cuts snapped to (side 0: none)
   /// max / mean of weight: the imbalance the cuts leave (1 for a perfect split) [1]
   double imbalance() const;
 };
 
 /// A key frame holding `bounds` grown by `margin` (of its side) whose middle plane along the
-/// first cut's axis is that cut: a decomposition snapped to its octree planes (OrbSettings::grid)
-/// then cuts there first, and no cell of the frame's octree below the root straddles the first
-/// cut (with two ranks, none straddles a domain face at all). Its side is up to twice the
-/// bounds' largest extent (a cut near an end); without a cut, keyFrameFor(bounds) grown.
-KeyFrame frameAroundFirstCut(const Box& bounds, const OrbCuts& cuts, float margin);
+/// cut's axis is `cut`: no cell of the frame's octree below the root straddles the cut (with
+/// two ranks, none straddles a domain face at all). Its side is up to twice the bounds' largest
+/// extent (a cut near an end); without a cut (axis < 0), keyFrameFor(bounds) grown.
+KeyFrame frameAroundCut(const Box& bounds, const OrbCut& cut, float margin);
+
+/// `cuts` for trees in another frame `f` (the particles left the one they were cut in): the
+/// first cut sided by f's keys where it is f's middle plane (frameAroundCut made f around it),
+/// every other cut by its position (it is no plane of f).
+OrbCuts cutsInFrame(const OrbCuts& cuts, const KeyFrame& f, bool firstCutOnMiddlePlane);
 
 /// Decomposes `root` (the bounding box of every rank's particles) into `ranks` domains.
 OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const SumOverRanks& sum,

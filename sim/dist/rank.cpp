@@ -180,27 +180,19 @@ void RankShare::decompose() {
                            MPI_SUM, jobComm()),
              "MPI_Allreduce");
   };
-  // Weights: the measured work where an evaluation of every particle measured it, else 1.
-  const bool unitWeights = !m_workValid;
   // The trees' frame until the next decomposition: a little larger than the particles' cube,
   // so that the particles stay inside it while they move, and with its middle plane on the
   // first cut, so that no cell below its root straddles that cut (a rank's own cell and the
   // other's LET cell where one tree has one: 8 % more interactions on a Plummer sphere cut at
-  // a fine plane through its centre; docs/ARCHITECTURE.md).
-  if (m_settings.frameOnFirstCut) {
-    OrbSettings first = m_settings.orb;
-    first.levels = 1;
-    first.grid = {};
-    const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(unitWeights);
-    m_frame = frameAroundFirstCut(root, dist::decompose(m_ranks, root, *orb, sum, first).cuts,
-                                  kFrameMargin);
-  } else {
-    m_frame = frameAroundFirstCut(root, OrbCuts{}, kFrameMargin);
-  }
+  // a fine plane through its centre; docs/ARCHITECTURE.md). The later cuts snap to its planes.
   OrbSettings orbSettings = m_settings.orb;
-  orbSettings.grid = m_frame;
-  const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(unitWeights);
+  orbSettings.gridOnFirstCut = m_settings.frameOnFirstCut;
+  orbSettings.gridMargin = kFrameMargin;
+  if (!m_settings.frameOnFirstCut) orbSettings.grid = frameAroundCut(root, OrbCut{}, kFrameMargin);
+  // Weights: the measured work where an evaluation of every particle measured it, else 1.
+  const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(!m_workValid);
   const OrbResult result = dist::decompose(m_ranks, root, *orb, sum, orbSettings);
+  m_frame = result.frame;
   m_domains = result.domains;
   m_cuts = result.cuts;
   m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
@@ -267,10 +259,11 @@ const KeyFrame* RankShare::treeFrame() {
                       all.lo.y >= m_frame.origin.y && all.lo.z >= m_frame.origin.z &&
                       all.hi.x < top.x && all.hi.y < top.y && all.hi.z < top.z;
   // A new frame around every particle, on the first cut still (the same on every rank: the
-  // bounds are reduced).
+  // bounds are reduced), and the cuts sided in it.
   if (!inside) {
-    m_frame =
-        frameAroundFirstCut(all, m_settings.frameOnFirstCut ? m_cuts : OrbCuts{}, kFrameMargin);
+    const bool onCut = m_settings.frameOnFirstCut && m_cuts.levels() > 0;
+    m_frame = frameAroundCut(all, onCut ? m_cuts.cut[0] : OrbCut{}, kFrameMargin);
+    m_cuts = cutsInFrame(m_cuts, m_frame, onCut);
   }
   return &m_frame;
 }
@@ -316,8 +309,10 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     m_local->computeForces(clock, p, targets, oldAccValid);
     return;
   }
+  // The frame first (a new one re-sides the cuts), then the strays by those cuts.
+  const KeyFrame* frame = treeFrame();
   migrate();
-  m_parts->build(clock, p, targets, oldAccValid, treeFrame());
+  m_parts->build(clock, p, targets, oldAccValid, frame);
   LetRound round(static_cast<std::size_t>(m_ranks));
   {
     StageTimer t(m_dist, Stage::Let);

@@ -51,18 +51,9 @@ std::unique_ptr<Backend> makeOne(std::size_t n) {
 /// BHVIZ_TEST_DIST_LETS=host sends GPUs' LETs through the host even where NCCL could move
 /// them; BHVIZ_TEST_DIST_NCCL=1 requires NCCL (each rank on a GPU of its own), so that a run
 /// meant to test it cannot pass on the host path.
-/// `rebalance`: DistSettings::imbalance (0: a decomposition at every full step).
-/// `mergeLets`, `migrate`: DistSettings's.
-/// `frameOnFirstCut`: DistSettings's.
-std::unique_ptr<Backend> distributed(std::size_t n, double rebalance = dist::kDefaultRebalance,
-                                     bool mergeLets = true, bool migrate = true,
-                                     bool frameOnFirstCut = true) {
+/// `settings`: the run's own (the environment may change how the LETs travel).
+std::unique_ptr<Backend> distributed(std::size_t n, dist::DistSettings settings = {}) {
   const char* lets = std::getenv("BHVIZ_TEST_DIST_LETS");
-  dist::DistSettings settings;
-  settings.imbalance = rebalance;
-  settings.mergeLets = mergeLets;
-  settings.migrate = migrate;
-  settings.frameOnFirstCut = frameOnFirstCut;
   if (lets != nullptr && std::string(lets) == "host") settings.lets = dist::LetTransport::Host;
   auto b = dist::makeDistributedBackend(makeOne(n), n, settings);
   const char* nccl = std::getenv("BHVIZ_TEST_DIST_NCCL");
@@ -80,6 +71,13 @@ void setExactAccelerations(Particles& p, float softening) {
   for (std::size_t i = 0; i < p.size(); ++i) {
     p.accPot[i] = {float(exact[i][0]), float(exact[i][1]), float(exact[i][2]), float(exact[i][3])};
   }
+}
+
+/// DistSettings with the decomposition's threshold `imbalance` (0: at every full step).
+dist::DistSettings rebalancing(double imbalance) {
+  dist::DistSettings s;
+  s.imbalance = imbalance;
+  return s;
 }
 
 bool sameIds(const Particles& p, std::size_t n) {
@@ -166,7 +164,9 @@ TEST(Dist, MutualNearFieldGivesThePlainForces) {
   const Clock clock{0.0, 0, 0, plain.dtMax};
   const Particles state = makePlummer(n, 81);
   auto forces = [&](const SimParams& p) {
-    auto b = distributed(n, dist::kDefaultRebalance, false);
+    dist::DistSettings apart;  // the plain walk too, as the mutual one walks them
+    apart.mergeLets = false;
+    auto b = distributed(n, apart);
     b->upload(state);
     b->computeForces(clock, p, ForceTargets::All, false);
     Particles out;
@@ -204,7 +204,10 @@ TEST(Dist, MergedLetsWalkFewerInteractionsAsAccurately) {
   auto run = [&](bool merge) {
     // The plain frame: on the first cut's frame nothing straddles the cut of two ranks, and
     // there would be nothing to merge.
-    auto b = distributed(n, dist::kDefaultRebalance, merge, true, false);
+    dist::DistSettings settings;
+    settings.mergeLets = merge;
+    settings.frameOnFirstCut = false;
+    auto b = distributed(n, settings);
     b->upload(state);
     b->computeForces(clock, p, ForceTargets::All, false);
     Particles out;
@@ -233,7 +236,7 @@ TEST(Dist, ParticlesConservedOverAMerger) {
   SimParams p;
   p.rebuildInterval = 1;
   p.softening = 0.05f;
-  Simulation sim(distributed(n, 0.0), initial, p);
+  Simulation sim(distributed(n, rebalancing(0.0)), initial, p);
   for (int block = 0; block < 4; ++block) {
     sim.advance(60);
     const Particles now = sortedById(sim.particles());  // throws unless the ids are 0..N-1
@@ -267,7 +270,9 @@ TEST(Dist, StraysGoToTheRankWhoseDomainHoldsThem) {
   p.rebuildInterval = 1;
   p.softening = 0.05f;
   auto strays = [&](bool migrate) {
-    Simulation sim(distributed(n, 100.0, true, migrate), initial, p);
+    dist::DistSettings settings = rebalancing(100.0);  // no decomposition after the start's
+    settings.migrate = migrate;
+    Simulation sim(distributed(n, settings), initial, p);
     std::size_t outside = 0;
     for (int block = 0; block < 4; ++block) {
       sim.advance(10);
@@ -331,7 +336,7 @@ TEST(Dist, TheFrameOnTheFirstCutSplitsNoCell) {
     dist::DistSettings settings;
     settings.frameOnFirstCut = onCut;
     settings.mergeLets = false;  // the trees apart, as a GPU walks them
-    return perParticle(dist::makeDistributedBackend(makeOne(n), n, settings));
+    return perParticle(distributed(n, settings));
   };
   const double onCut = withFrame(true), plain = withFrame(false);
   std::printf("K = %d: interactions per particle %.1f on the cut, %.1f plain, one process %.1f\n",
@@ -385,7 +390,7 @@ TEST(Dist, MeasuredWorkBalanced) {
   SimParams p;
   p.rebuildInterval = 1;
   p.softening = 0.02f;
-  Simulation sim(distributed(n, 0.0), makeMerger(n, 3), p);
+  Simulation sim(distributed(n, rebalancing(0.0)), makeMerger(n, 3), p);
   sim.advance(3);
   const std::vector<RankReport> reports = sim.backend().rankReports();
   double max = 0.0, sum = 0.0;
