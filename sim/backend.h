@@ -180,8 +180,10 @@ class ForceParts {
                       std::vector<int>& domain) const = 0;
   /// Copies of the particles at `indices` (current order).
   virtual Particles gather(const std::vector<std::uint32_t>& indices) const = 0;
-  /// Removes the particles at `leaving` (current order, ascending, distinct), keeping the
-  /// others' order, and appends `arriving`. The tree and the work of the last build are gone.
+  /// Removes the particles at `leaving` (current order, ascending, distinct) and adds
+  /// `arriving`, where planExchange (sim/particles.h) places them: the staying particles keep
+  /// their slots but those beyond the new end, which fill the holes. The tree and the work of
+  /// the last build are gone.
   virtual void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) = 0;
 };
 

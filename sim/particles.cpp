@@ -1,5 +1,6 @@
 #include "sim/particles.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,39 @@ void Particles::resize(std::size_t n) {
   id.resize(n);
   tag.resize(n);
   bin.resize(n);
+}
+
+ExchangePlan planExchange(std::size_t n, const std::vector<std::uint32_t>& leaving,
+                          std::size_t arriving) {
+  for (std::size_t k = 0; k < leaving.size(); ++k) {
+    if (leaving[k] >= n) {
+      throw std::out_of_range("particle index " + std::to_string(leaving[k]) + " of " +
+                              std::to_string(n));
+    }
+    if (k > 0 && leaving[k] <= leaving[k - 1]) {
+      throw std::invalid_argument("exchange: the leaving indices are not ascending and distinct");
+    }
+  }
+  ExchangePlan plan;
+  plan.size = n - leaving.size() + arriving;
+  const std::size_t size = plan.size;
+  // The free slots below the new end, ascending: the holes there, then (growing) the new end.
+  const auto below = static_cast<std::size_t>(
+      std::lower_bound(leaving.begin(), leaving.end(), size) - leaving.begin());
+  std::vector<std::uint32_t> free(leaving.begin(), leaving.begin() + static_cast<long>(below));
+  for (std::size_t i = n; i < size; ++i) free.push_back(static_cast<std::uint32_t>(i));
+  // The staying particles at or beyond the new end move down into the first free slots.
+  std::size_t slot = 0, hole = below;
+  for (std::size_t i = size; i < n; ++i) {
+    if (hole < leaving.size() && leaving[hole] == i) {
+      ++hole;
+      continue;
+    }
+    plan.from.push_back(static_cast<std::uint32_t>(i));
+    plan.to.push_back(free[slot++]);
+  }
+  plan.arrivalAt.assign(free.begin() + static_cast<long>(slot), free.end());
+  return plan;
 }
 
 namespace {

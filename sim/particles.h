@@ -49,6 +49,23 @@ inline void copyParticle(const Particles& from, std::size_t i, Particles& to, st
   to.bin[k] = from.bin[i];
 }
 
+/// Where a rank's particles go when those at `leaving` leave and others arrive (a particle
+/// exchange, sim/dist/): every particle that stays keeps its slot unless it lies beyond the new
+/// end, whence it moves down into a hole; the arrivals fill the holes left, then the end. The
+/// work is the movers', not the n particles' (a few hundred strays of 16 M each step).
+struct ExchangePlan {
+  std::size_t size = 0;                  ///< particles after the exchange
+  std::vector<std::uint32_t> from, to;   ///< staying particle from[k] moves to slot to[k]
+  std::vector<std::uint32_t> arrivalAt;  ///< the slot of each arrival, in their order
+};
+
+/// The plan for n particles of which `leaving` (ascending, distinct, each < n) leave and
+/// `arriving` come. Throws std::invalid_argument when `leaving` is not ascending and distinct,
+/// std::out_of_range for an index ≥ n. Every from[k] ≥ size > to[k], so the moves may run in any
+/// order, in parallel, before the arrivals are written.
+ExchangePlan planExchange(std::size_t n, const std::vector<std::uint32_t>& leaving,
+                          std::size_t arriving);
+
 /// The particles of `p` whose id is a multiple of `stride` (≥ 1), in p's order: a stable sample
 /// (the same particles every time, whatever their order or where they are held).
 Particles everyNthId(const Particles& p, std::uint32_t stride);

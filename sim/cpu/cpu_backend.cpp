@@ -194,17 +194,12 @@ Particles CpuBackend::gather(const std::vector<std::uint32_t>& indices) const {
 
 void CpuBackend::exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) {
   Particles& s = m_particles;
-  std::size_t kept = 0, next = 0;  // next: the next leaving index
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (next < leaving.size() && leaving[next] == i) {
-      ++next;
-      continue;
-    }
-    copyParticle(s, i, s, kept++);
-  }
-  if (next != leaving.size()) throw std::invalid_argument("exchange: leaving not ascending");
-  s.resize(kept + arriving.size());
-  for (std::size_t j = 0; j < arriving.size(); ++j) copyParticle(arriving, j, s, kept + j);
+  // The GPU's plan (every particle that stays keeps its slot below the new end), so that both
+  // backends hold the same particles in the same order after an exchange.
+  const ExchangePlan plan = planExchange(s.size(), leaving, arriving.size());
+  for (std::size_t k = 0; k < plan.from.size(); ++k) copyParticle(s, plan.from[k], s, plan.to[k]);
+  s.resize(plan.size);
+  for (std::size_t j = 0; j < arriving.size(); ++j) copyParticle(arriving, j, s, plan.arrivalAt[j]);
   m_active.assign(s.size(), 1);
   m_tree = {};
   m_groups = {};

@@ -58,11 +58,9 @@ struct ExchangeScratch {
   DeviceBuffer<OrbCut> cuts;          ///< findStrays: the cuts
   DeviceBuffer<int> domain;           ///< findStrays: each particle's domain
   LeaverScratch leavers;              ///< findStrays: the selection
-  DeviceBuffer<std::uint32_t> index;  ///< gatherParticles, removeAndAppend: the given indices
-  DeviceParticles moving;             ///< gatherParticles: the copies on their way to the host
-  DeviceBuffer<std::uint8_t> keep;    ///< removeAndAppend: per particle, 1 = stays
-  DeviceBuffer<int> selected;         ///< removeAndAppend: the compactions' count
-  DeviceBuffer<std::uint32_t> carry;  ///< removeAndAppend: a carried array, compacted
+  DeviceBuffer<std::uint32_t> index;  ///< gatherParticles, removeAndAppend: the indices
+  DeviceParticles moving;             ///< gatherParticles: the leavers; removeAndAppend: arrivals
+  DeviceBuffer<std::uint32_t> carry;  ///< removeAndAppend: a carried array while it grows
 };
 
 /// Copies of the particles at `indices` (blocking), gathered on the device first.
@@ -75,10 +73,11 @@ void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int ran
                 ExchangeScratch& scratch, Stream stream, std::vector<std::uint32_t>& index,
                 std::vector<int>& domain);
 
-/// Removes the particles at `leaving` (distinct indices) keeping the others' order, and appends
-/// `arriving` (blocking). `ws` lends its scratch particles and CUB storage. Each of `carried`
-/// (per-particle counts, n entries in the particles' order; null ones skipped) goes along: the
-/// staying particles keep their entries, the arrivals get 0.
+/// Removes the particles at `leaving` (ascending, distinct indices) and adds `arriving` as
+/// planExchange places them: only the particles that move are touched (blocking). `ws` lends
+/// its scratch particles when the arrays must grow. Each of `carried` (per-particle counts, n
+/// entries in the particles' order; null ones skipped; at most two) goes along: the staying
+/// particles keep their entries, the arrivals get 0.
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
                      const Particles& arriving, BuildWorkspace& ws, ExchangeScratch& scratch,
                      Stream stream,

@@ -3,8 +3,10 @@
 // counts of their children and leaf particles scanned into offsets, and the level's records,
 // the next level's cells and the opened leaves' particles written. The order is the CPU's: the
 // cells of a level in their parents' order, children together. The tree bounds the LET, so each
-// level is written where it goes in buffers of the tree's size, and the LET comes to the host once;
-// a level costs two scans and one 8-byte read.
+// level is written where it goes in buffers of the tree's size. A level costs one scan (children
+// and leaf particles packed in one 64-bit count) over the tree's cells of that level, which bound
+// it, so that the host queues every level without reading their sizes: it waits once per cut
+// (one wait per level had cost ~1 ms of a 16 M-particle rank's step on an H200).
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -34,21 +36,43 @@ struct CutArgs {
   const Vec4* posMass;
 };
 
-__global__ void classifyKernel(std::uint32_t cells, const std::uint32_t* __restrict__ frontier,
-                               CutArgs t, MacSetup mac, Box region, float accMin,
-                               std::uint32_t* __restrict__ children,
-                               std::uint32_t* __restrict__ particles) {
+/// A cell's children to take (high 32 bits) and leaf particles to send (low 32 bits) in one
+/// count, so that one scan gives both offsets: a level's particles stay below 2^32 (they are
+/// the rank's), so the low half never carries into the high one.
+__host__ __device__ inline std::uint64_t packCounts(std::uint32_t children,
+                                                    std::uint32_t particles) {
+  return (static_cast<std::uint64_t>(children) << 32) | particles;
+}
+__host__ __device__ inline std::uint32_t childrenOf(std::uint64_t packed) {
+  return static_cast<std::uint32_t>(packed >> 32);
+}
+__host__ __device__ inline std::uint32_t particlesOf(std::uint64_t packed) {
+  return static_cast<std::uint32_t>(packed & 0xffffffffu);
+}
+
+using LevelState = LetLevelState;
+
+__global__ void startCutKernel(std::uint32_t* frontier, LevelState* state) {
+  frontier[0] = 0;  // the root
+  state[0] = {1, 0, 0};
+}
+
+/// Classifies the level's cells (the grid reaches `bound`, the tree's cells at this level,
+/// which bound them).
+__global__ void classifyKernel(std::uint32_t bound, const LevelState* __restrict__ state,
+                               const std::uint32_t* __restrict__ frontier, CutArgs t, MacSetup mac,
+                               Box region, float accMin, std::uint64_t* __restrict__ counts) {
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= cells) return;
+  if (k >= bound || k >= state->cells) return;
   const std::uint32_t c = frontier[k];
   const float d2 = distSqPointBox(xyz(t.comMass[c]), region);
   const bool open =
       mustOpen(mac.code, t.opening[c] * kLetGuard, d2, accMin, overlaps(t.box[c], region));
   const unsigned n = t.childCount[c];
-  children[k] = open && n > 0 ? n : 0u;
-  particles[k] = open && n == 0 ? t.count[c] : 0u;
+  counts[k] = packCounts(open && n > 0 ? n : 0u, open && n == 0 ? t.count[c] : 0u);
 }
 
+/// The LET's arrays (a level's records go from its base on) and the next level's frontier.
 struct LevelOut {
   std::uint32_t *first, *count, *child;
   std::uint8_t *childCount, *level;
@@ -56,55 +80,45 @@ struct LevelOut {
   Quadrupole* quad;
   Box* box;
   float *bmax, *opening;
-  Vec4* posMass;        // the level's leaf particles
+  Vec4* posMass;        // the leaf particles
   std::uint32_t* next;  // the next level's cells
 };
 
-__global__ void emitKernel(std::uint32_t cells, const std::uint32_t* __restrict__ frontier,
-                           CutArgs t, const std::uint32_t* __restrict__ children,
-                           const std::uint32_t* __restrict__ childOffset,
-                           const std::uint32_t* __restrict__ particles,
-                           const std::uint32_t* __restrict__ particleOffset, std::uint32_t nextBase,
-                           std::uint32_t particleBase, LevelOut o) {
+__global__ void emitKernel(std::uint32_t bound, const LevelState* __restrict__ state,
+                           const std::uint32_t* __restrict__ frontier, CutArgs t,
+                           const std::uint64_t* __restrict__ counts,
+                           const std::uint64_t* __restrict__ offsets, LevelOut o) {
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= cells) return;
+  const LevelState s = *state;
+  if (k >= bound || k >= s.cells) return;
   const std::uint32_t c = frontier[k];
-  const std::uint32_t nc = children[k], np = particles[k];
-  o.first[k] = np > 0 ? particleBase + particleOffset[k] : 0u;
-  o.count[k] = np;
-  o.child[k] = nc > 0 ? nextBase + childOffset[k] : 0u;
-  o.childCount[k] = static_cast<std::uint8_t>(nc);
-  o.level[k] = t.level[c];
-  o.comMass[k] = t.comMass[c];
-  o.quad[k] = t.quad[c];
-  o.box[k] = t.box[c];
-  o.bmax[k] = t.bmax[c];
-  o.opening[k] = t.opening[c];
-  for (std::uint32_t j = 0; j < nc; ++j) o.next[childOffset[k] + j] = t.child[c] + j;
+  const std::uint32_t nextBase = s.base + s.cells, particleBase = s.particleBase;
+  const std::uint32_t nc = childrenOf(counts[k]), np = particlesOf(counts[k]);
+  const std::uint32_t childOffset = childrenOf(offsets[k]),
+                      particleOffset = particlesOf(offsets[k]);
+  const std::uint32_t at = s.base + k;
+  o.first[at] = np > 0 ? particleBase + particleOffset : 0u;
+  o.count[at] = np;
+  o.child[at] = nc > 0 ? nextBase + childOffset : 0u;
+  o.childCount[at] = static_cast<std::uint8_t>(nc);
+  o.level[at] = t.level[c];
+  o.comMass[at] = t.comMass[c];
+  o.quad[at] = t.quad[c];
+  o.box[at] = t.box[c];
+  o.bmax[at] = t.bmax[c];
+  o.opening[at] = t.opening[c];
+  for (std::uint32_t j = 0; j < nc; ++j) o.next[childOffset + j] = t.child[c] + j;
   for (std::uint32_t j = 0; j < np; ++j)
-    o.posMass[particleOffset[k] + j] = t.posMass[t.first[c] + j];
+    o.posMass[particleBase + particleOffset + j] = t.posMass[t.first[c] + j];
 }
 
-__global__ void totalKernel(const std::uint32_t* offset, const std::uint32_t* count,
-                            std::uint32_t* out) {
-  out[0] = *offset;
-  out[1] = *count;
-}
-
-/// Exclusive sum of n counts into `offsets`; returns the total (blocking).
-std::uint32_t scan(const std::uint32_t* counts, std::uint32_t* offsets, std::uint32_t n,
-                   DeviceBuffer<unsigned char>& temp, DeviceBuffer<std::uint32_t>& total,
-                   Stream stream) {
-  std::size_t bytes = 0;
-  BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, n, stream));
-  temp.reserve(std::max<std::size_t>(bytes, 1));
-  BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, counts, offsets, n, stream));
-  total.reserve(2);  // the last offset and the last count, read in one copy
-  totalKernel<<<1, 1, 0, stream>>>(offsets + (n - 1), counts + (n - 1), total.data());
-  BHVIZ_CUDA_CHECK_LAUNCH();
-  std::uint32_t last[2] = {0, 0};
-  copyToHost(last, total.data(), sizeof last);
-  return last[0] + last[1];
+/// The next level's state from the level's scan (its entries past the level's cells, which
+/// the scan reached, are not read: an exclusive sum's first entries do not depend on them).
+__global__ void advanceKernel(const std::uint64_t* __restrict__ offsets,
+                              const std::uint64_t* __restrict__ counts, LevelState* state) {
+  const LevelState s = state[0];
+  const std::uint64_t sum = s.cells > 0 ? offsets[s.cells - 1] + counts[s.cells - 1] : 0;
+  state[1] = {childrenOf(sum), s.base + s.cells, s.particleBase + particlesOf(sum)};
 }
 
 }  // namespace
@@ -129,8 +143,8 @@ ScratchCut cutToScratch(const DeviceTree& tree, const DeviceParticles& p, const 
   // are written where they go and the whole LET leaves the scratch once at the end.
   const std::size_t maxCells = tree.cells, maxParticles = std::max<std::size_t>(p.n, 1);
   LetScratch& w = scratch;
-  auto& [frontier, children, childOffset, particles, particleOffset, temp, total, first, count,
-         child, childCount, level, comMass, posMass, quad, box, bmax, opening] = w;
+  auto& [frontier, counts, offsets, temp, state, first, count, child, childCount, level, comMass,
+         posMass, quad, box, bmax, opening] = w;
   for (auto* b : {&first, &count, &child}) b->reserve(maxCells);
   childCount.reserve(maxCells);
   level.reserve(maxCells);
@@ -140,48 +154,62 @@ ScratchCut cutToScratch(const DeviceTree& tree, const DeviceParticles& p, const 
   bmax.reserve(maxCells);
   opening.reserve(maxCells);
   posMass.reserve(maxParticles);
-  for (auto* b :
-       {&frontier[0], &frontier[1], &children, &childOffset, &particles, &particleOffset}) {
-    b->reserve(maxCells);
+  for (auto* b : {&frontier[0], &frontier[1]}) b->reserve(maxCells);
+  counts.reserve(maxCells);
+  offsets.reserve(maxCells);
+  // Each level's grid and scan reach over the tree's cells of that level, which bound the
+  // frontier: every level is queued without the host learning its size, and the sizes come
+  // back once at the end (one wait per cut, not one per level: ~20 at 16 M particles).
+  std::vector<std::uint32_t> bounds;
+  for (int L = 0; L < tree.depth(); ++L) {
+    const auto l = static_cast<std::size_t>(L);
+    bounds.push_back(tree.levelBegin[l + 1] - tree.levelBegin[l]);
   }
-  const std::uint32_t root = 0;
-  copyToDevice(frontier[0].data(), &root, sizeof root);
-  std::uint32_t cells = 1, base = 0, leafParticles = 0;
-  int current = 0;
-  while (cells > 0) {
-    classifyKernel<<<blocksFor(cells), kBlock, 0, stream>>>(cells, frontier[current].data(), t, mac,
-                                                            region.box, region.accMin,
-                                                            children.data(), particles.data());
+  if (bounds.empty()) throw std::logic_error("a LET cut of a tree without its level table");
+  const int levels = static_cast<int>(bounds.size());
+  const std::uint32_t widest = *std::max_element(bounds.begin(), bounds.end());
+  std::size_t scanBytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, counts.data(), offsets.data(),
+                                                 widest, stream));
+  temp.reserve(std::max<std::size_t>(scanBytes, 1));
+  state.reserve(static_cast<std::size_t>(levels) + 1);
+  startCutKernel<<<1, 1, 0, stream>>>(frontier[0].data(), state.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  const LevelOut o{first.data(), count.data(),   child.data(),   childCount.data(),
+                   level.data(), comMass.data(), quad.data(),    box.data(),
+                   bmax.data(),  opening.data(), posMass.data(), nullptr};
+  for (int L = 0; L < levels; ++L) {
+    const std::uint32_t bound = bounds[static_cast<std::size_t>(L)];
+    const std::uint32_t* cells = frontier[L % 2].data();
+    const LevelState* s = state.data() + L;
+    classifyKernel<<<blocksFor(bound), kBlock, 0, stream>>>(bound, s, cells, t, mac, region.box,
+                                                            region.accMin, counts.data());
     BHVIZ_CUDA_CHECK_LAUNCH();
-    const std::uint32_t next =
-        scan(children.data(), childOffset.data(), cells, temp, total, stream);
-    const std::uint32_t levelParticles =
-        scan(particles.data(), particleOffset.data(), cells, temp, total, stream);
-    const LevelOut o{first.data() + base,
-                     count.data() + base,
-                     child.data() + base,
-                     childCount.data() + base,
-                     level.data() + base,
-                     comMass.data() + base,
-                     quad.data() + base,
-                     box.data() + base,
-                     bmax.data() + base,
-                     opening.data() + base,
-                     posMass.data() + leafParticles,
-                     frontier[1 - current].data()};
-    emitKernel<<<blocksFor(cells), kBlock, 0, stream>>>(
-        cells, frontier[current].data(), t, children.data(), childOffset.data(), particles.data(),
-        particleOffset.data(), base + cells, leafParticles, o);
+    std::size_t bytes = scanBytes;
+    BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, counts.data(),
+                                                   offsets.data(), bound, stream));
+    LevelOut out = o;
+    out.next = frontier[(L + 1) % 2].data();
+    emitKernel<<<blocksFor(bound), kBlock, 0, stream>>>(bound, s, cells, t, counts.data(),
+                                                        offsets.data(), out);
     BHVIZ_CUDA_CHECK_LAUNCH();
-    cut.levelBegin.push_back(base);
-    base += cells;
-    leafParticles += levelParticles;
-    cells = next;
-    current = 1 - current;
+    advanceKernel<<<1, 1, 0, stream>>>(offsets.data(), counts.data(), state.data() + L);
+    BHVIZ_CUDA_CHECK_LAUNCH();
   }
-  cut.levelBegin.push_back(base);
-  cut.cells = base;
-  cut.particles = leafParticles;
+  std::vector<LevelState> sizes(static_cast<std::size_t>(levels) + 1);
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(sizes.data(), state.data(), sizes.size() * sizeof(LevelState),
+                                   cudaMemcpyDeviceToHost, stream));
+  synchronize(stream);
+  // The levels with cells (the frontier, once empty, stays so), and the end.
+  for (const LevelState& s : sizes) {
+    if (s.cells == 0) break;
+    cut.levelBegin.push_back(s.base);
+  }
+  if (cut.levelBegin.size() == sizes.size()) throw std::logic_error("a LET cut past the leaves");
+  const LevelState& end = sizes[cut.levelBegin.size()];
+  cut.levelBegin.push_back(end.base);
+  cut.cells = end.base;
+  cut.particles = end.particleBase;
   return cut;
 }
 

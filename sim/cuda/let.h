@@ -8,11 +8,19 @@
 
 namespace bhviz::sim::cuda {
 
+/// Where a level of a device cut stands: its cells (the frontier), the LET index of its first
+/// cell and of its first leaf particle. Written on the device level after level; the host reads
+/// the table once, when the cut is queued whole.
+struct LetLevelState {
+  std::uint32_t cells, base, particleBase;
+};
+
 /// The device memory of a cut, kept between cuts (sized by the tree: it bounds every LET).
 struct LetScratch {
-  DeviceBuffer<std::uint32_t> frontier[2], children, childOffset, particles, particleOffset;
+  DeviceBuffer<std::uint32_t> frontier[2];
+  DeviceBuffer<std::uint64_t> counts, offsets;  ///< a level's children and particles, packed
   DeviceBuffer<unsigned char> temp;
-  DeviceBuffer<std::uint32_t> total;
+  DeviceBuffer<LetLevelState> state;  ///< per level, and one past the last
   DeviceBuffer<std::uint32_t> first, count, child;
   DeviceBuffer<std::uint8_t> childCount, level;
   DeviceBuffer<Vec4> comMass, posMass;

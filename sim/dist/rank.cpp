@@ -69,6 +69,8 @@ std::vector<PackedParticle> packAll(const Particles& p) {
 
 /// How much larger than the particles' cube the trees' frame is made at a decomposition [1].
 constexpr float kFrameMargin = 0.05f;
+/// Decompositions by measured work after the start's by counts (RankShare::m_settling).
+constexpr int kSettlingCuts = 2;
 
 /// Where a rank's groups are, as it travels.
 struct RegionMessage {
@@ -191,6 +193,7 @@ void RankShare::decompose() {
   if (!m_settings.frameOnFirstCut) orbSettings.grid = frameAroundCut(root, OrbCut{}, kFrameMargin);
   // Weights: the measured work where an evaluation of every particle measured it, else 1.
   const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(!m_workValid);
+  m_settling = m_workValid ? std::max(m_settling - 1, 0) : kSettlingCuts;
   const OrbResult result = dist::decompose(m_ranks, root, *orb, sum, orbSettings);
   m_frame = result.frame;
   m_domains = result.domains;
@@ -287,7 +290,10 @@ bool RankShare::rebalanceDue() {
 }
 
 int RankShare::openKicks(const Clock& clock, const SimParams& p) {
-  if (m_ranks > 1 && clock.synchronized() && m_workValid && rebalanceDue()) decompose();
+  // The same on every rank: rebalanceDue's reductions run on all or none.
+  if (m_ranks > 1 && clock.synchronized() && m_workValid && (m_settling > 0 || rebalanceDue())) {
+    decompose();
+  }
   int deepest = m_local->openKicks(clock, p);
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &deepest, 1, MPI_INT, MPI_MAX, jobComm()), "MPI_Allreduce");
   return deepest;
