@@ -289,16 +289,6 @@ std::size_t minCapacity(const DeviceParticles& p) {
                    p.tag.capacity(), p.bin.capacity()});
 }
 
-/// The first n particles of `from` into `to` (which holds at least n), every array.
-void copyParticles(const DeviceParticles& from, std::size_t n, DeviceParticles& to, Stream stream) {
-  copyOnDevice(to.posMass.data(), from.posMass.data(), n * sizeof(Vec4), stream);
-  copyOnDevice(to.vel.data(), from.vel.data(), n * sizeof(Vec4), stream);
-  copyOnDevice(to.accPot.data(), from.accPot.data(), n * sizeof(Vec4), stream);
-  copyOnDevice(to.id.data(), from.id.data(), n * sizeof(std::uint32_t), stream);
-  copyOnDevice(to.tag.data(), from.tag.data(), n, stream);
-  copyOnDevice(to.bin.data(), from.bin.data(), n, stream);
-}
-
 /// Grows `a` to hold `size` entries keeping its first n, through `spare`.
 void growKeeping(DeviceBuffer<std::uint32_t>& a, std::size_t n, std::size_t size,
                  DeviceBuffer<std::uint32_t>& spare, Stream stream) {
@@ -456,7 +446,7 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
     // Grown keeping the n particles (DeviceBuffer's growth discards): rare, growth is geometric.
     DeviceParticles& grown = ws.scratch;
     grown.resize(size);
-    copyParticles(p, n, grown, stream);
+    copyParticles(p, grown, stream);  // its n of them
     p.swap(grown);
   }
   // One upload of the indices: from, to, then the arrivals' slots.

@@ -66,8 +66,9 @@ class RankShare {
 
   // computeForces' essential trees, in three parts around the local walk.
   struct LetRound;  // rank.cpp
-  /// Cuts a LET for every other rank with targets (their regions gathered first).
-  void cutLets(LetRound& round);
+  /// Cuts a LET for every other rank with targets (every rank's region, `mine` among them,
+  /// gathered first).
+  void cutLets(LetRound& round, const TargetRegion& mine);
   /// Exchanges the sizes, then starts moving the LETs (NCCL, or MPI from the host).
   void startLetExchange(LetRound& round);
   /// A rank on a GPU, once they arrived (the host path waited already): walks the local groups
