@@ -102,7 +102,7 @@ int lead(const Options& o, int ranks) {
 
   const auto K = static_cast<std::size_t>(ranks);
   std::vector<std::vector<std::array<double, static_cast<int>(Stage::Count)>>> stages(K);
-  std::vector<std::vector<double>> letBytes(K), work(K);
+  std::vector<std::vector<double>> letBytes(K), work(K), sent(K);
   std::vector<double> wall, imbalance;
   std::vector<RankReport> before = sim.backend().rankReports();
   const std::uint64_t decompositionsBefore = before.empty() ? 0 : before[0].decompositions;
@@ -115,6 +115,7 @@ int lead(const Options& o, int ranks) {
     for (std::size_t r = 0; r < K; ++r) {
       stages[r].push_back(now[r].last.ms);
       letBytes[r].push_back(double(now[r].letBytesSent - before[r].letBytesSent));
+      sent[r].push_back(double(now[r].particlesSent - before[r].particlesSent));
       const double w = double(now[r].work - before[r].work);
       work[r].push_back(w);
       maxWork = std::max(maxWork, w);
@@ -138,15 +139,15 @@ int lead(const Options& o, int ranks) {
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
   }
-  std::printf(" %10s %12s %8s %12s %10s\n", "total ms", "LET MB/step", "work %", "int/particle",
-              "walk int/s");
+  std::printf(" %10s %12s %8s %12s %10s %10s\n", "total ms", "LET MB/step", "work %",
+              "int/particle", "walk int/s", "sent/step");
   std::ofstream csv;
   if (!o.csv.empty()) {
     csv.open(o.csv);
     csv << "ranks,rank,particles";
     for (auto name : kStageNames) csv << ',' << name << "_ms";
     csv << ",total_ms,let_bytes_per_step,work_share,step_wall_ms,step_wall_mean_ms,imbalance"
-           ",interactions_per_particle,walk_interactions_per_s\n";
+           ",interactions_per_particle,walk_interactions_per_s,particles_sent_per_step\n";
   }
   // The mean as well: a decomposition every few steps (--rebalance) is a slow step the median
   // leaves out.
@@ -173,14 +174,15 @@ int lead(const Options& o, int ranks) {
         last[r].particles > 0 ? median(work[r]) / double(last[r].particles) : 0.0;
     const double walkMs = med[static_cast<std::size_t>(Stage::Walk)];
     const double rate = walkMs > 0 ? median(work[r]) / (walkMs * 1e-3) : 0.0;
-    std::printf(" %10.3f %12.3f %8.2f %12.1f %10.3g\n", total, median(letBytes[r]) / 1e6, share,
-                perParticle, rate);
+    // The particles the exchanges sent on (strays, and at a decomposition the leavers).
+    std::printf(" %10.3f %12.3f %8.2f %12.1f %10.3g %10.0f\n", total, median(letBytes[r]) / 1e6,
+                share, perParticle, rate, median(sent[r]));
     if (csv) {
       csv << ranks << ',' << r << ',' << last[r].particles;
       for (double m : med) csv << ',' << m;
       csv << ',' << total << ',' << median(letBytes[r]) << ',' << share / 100.0 << ','
           << median(wall) << ',' << meanWall << ',' << median(imbalance) << ',' << perParticle
-          << ',' << rate << '\n';
+          << ',' << rate << ',' << median(sent[r]) << '\n';
     }
   }
   std::printf(
