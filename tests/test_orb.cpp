@@ -314,7 +314,9 @@ TEST(Exchange, PlanMovesOnlyTheParticlesBeyondTheNewEnd) {
         continue;
       }
       expected.push_back(static_cast<long>(i));
-      if (i < plan.size) EXPECT_EQ(slot[i], static_cast<long>(i)) << "a staying particle moved";
+      if (i < plan.size) {
+        EXPECT_EQ(slot[i], static_cast<long>(i)) << "a staying particle moved";
+      }
     }
     for (std::size_t j = 0; j < arriving; ++j) expected.push_back(static_cast<long>(n + j));
     std::vector<long> held = slot;
@@ -324,4 +326,30 @@ TEST(Exchange, PlanMovesOnlyTheParticlesBeyondTheNewEnd) {
   EXPECT_THROW(planExchange(5, {1, 1}, 0), std::invalid_argument);
   EXPECT_THROW(planExchange(5, {3, 2}, 0), std::invalid_argument);
   EXPECT_THROW(planExchange(5, {5}, 0), std::out_of_range);
+}
+
+// When to decompose again (RankShare's ledger): past the threshold, once the time the imbalance
+// and growth cost since the last decomposition reaches what it cost.
+TEST(Rebalance, ADecompositionOnceTheLossHasPaidForIt) {
+  RebalanceLedger ledger;
+  // 100 ms steps at 2 % imbalance lose ~1.96 ms each: a 10 ms decomposition pays after six.
+  int steps = 0;
+  while (!ledger.due(100.0, 1.02, 1.0, 1.01, 10.0)) ++steps;
+  EXPECT_EQ(steps, 5);
+  EXPECT_NEAR(ledger.lostMs, 6 * 100.0 * (1.0 - 1.0 / 1.02), 1e-9);
+  // Below the threshold nothing is due, however much is lost.
+  ledger.clear();
+  for (int s = 0; s < 1000; ++s) EXPECT_FALSE(ledger.due(100.0, 1.005, 1.0, 1.01, 10.0));
+  EXPECT_GT(ledger.lostMs, 10.0);
+  // Growth counts as imbalance does (4.76 ms a step at 5 %), and both together compound.
+  ledger.clear();
+  EXPECT_FALSE(ledger.due(100.0, 1.0, 1.05, 1.02, 10.0));
+  EXPECT_FALSE(ledger.due(100.0, 1.0, 1.05, 1.02, 10.0));
+  EXPECT_TRUE(ledger.due(100.0, 1.0, 1.05, 1.02, 10.0));
+  ledger.clear();
+  EXPECT_FALSE(ledger.due(100.0, 1.02, 1.05, 1.02, 10.0));  // 6.63 ms a step
+  EXPECT_TRUE(ledger.due(100.0, 1.02, 1.05, 1.02, 10.0));
+  // A decomposition that costs nothing is due as soon as the threshold is passed.
+  ledger.clear();
+  EXPECT_TRUE(ledger.due(100.0, 1.03, 1.0, 1.02, 0.0));
 }

@@ -144,8 +144,9 @@ void defineOptions(CLI::App& app, RawArgs& r) {
       ->type_name("T");
   app.add_option("--rebalance", r.rebalance,
                  "Under mpirun: cut the domains again at a full step only when the measured work's "
-                 "imbalance (max / mean over ranks), or its growth since the last cut, passes R, "
-                 "in [1, 100] (default 1.02); 0: at every full step. The start's cut by counts is "
+                 "imbalance (max / mean over ranks), or its growth since the last cut, passes R "
+                 "(in [1, 100], default 1.02) and the time that cost has paid for the last cut; 0: "
+                 "at every full step. The start's cut by counts is "
                  "followed by cuts by the measured work at the first two full steps")
       ->type_name("R");
   app.add_option("--stats", r.stats, "Write run statistics as JSON")->type_name("FILE.json");

@@ -39,11 +39,13 @@ inline constexpr double kDefaultRebalance = 1.02;
 /// evaluation of every particle has measured the work): when the work's imbalance (max / mean
 /// over ranks) passes `imbalance`, or every rank's work together has grown by that factor since
 /// the first measurement after the last decomposition (particles wandering out of their domains
-/// grow the LETs); 0: at every full step. Whatever it is, the start's cut (by counts: nothing
-/// is measured yet) is followed by cuts by the measured work at the first two full steps. The
-/// default, 1.02: on two H100s a cut costs 5–62 ms, 8–17 % of a step, and with it a merger went 20
-/// steps without one, a Plummer sphere cut three (16 M) and five (64 M) times (docs/BENCHMARKS.md,
-/// "Two GPUs, the LETs on the device").
+/// grow the LETs), and the time that cost since the last decomposition has reached what that
+/// one cost (RebalanceLedger); 0: at every full step. Whatever it is, the start's cut (by
+/// counts: nothing is measured yet) is followed by cuts by the measured work at the first two
+/// full steps. The default, 1.02: on two H100s a cut costs 5–62 ms, 8–17 % of a step, and with
+/// it a merger went 20 steps without one, a Plummer sphere cut three (16 M) and five (64 M)
+/// times (docs/BENCHMARKS.md, "Two GPUs, the LETs on the device"); on four H200s, before the
+/// ledger, the threshold alone cut every ~5 steps.
 struct DistSettings {
   double imbalance = kDefaultRebalance;
   OrbSettings orb;

@@ -260,4 +260,12 @@ OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const S
   return r;
 }
 
+bool RebalanceLedger::due(double elapsedMs, double imbalance, double growth, double threshold,
+                          double cutMs) {
+  const double factor = std::max(imbalance, 1.0) * std::max(growth, 1.0);
+  lostMs += std::max(elapsedMs, 0.0) * (1.0 - 1.0 / factor);
+  const bool passed = imbalance > threshold || growth > threshold;
+  return passed && lostMs >= cutMs;
+}
+
 }  // namespace bhviz::sim::dist

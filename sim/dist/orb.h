@@ -75,4 +75,20 @@ OrbCuts cutsInFrame(const OrbCuts& cuts, const KeyFrame& f, bool firstCutOnMiddl
 OrbResult decompose(int ranks, const Box& root, OrbParticles& particles, const SumOverRanks& sum,
                     const OrbSettings& settings = {});
 
+/// When a new decomposition pays: the time the work's imbalance and growth have cost since the
+/// last one, against what that one cost (a rental that buys once it has paid the price: never
+/// more than twice the best schedule's loss). Fed the same reduced numbers on every rank, it
+/// decides the same everywhere.
+struct RebalanceLedger {
+  double lostMs = 0.0;  ///< estimated time lost since the last decomposition [ms]
+
+  /// Books `elapsedMs` of stepping at `imbalance` (max / mean work) and `growth` (the work
+  /// over the work after the last decomposition), which a decomposition would bring to 1: the
+  /// ranks could have done the same in elapsedMs / (imbalance · growth). Returns whether to
+  /// decompose: either passed `threshold` and the time lost reached `cutMs`, the last
+  /// decomposition's cost.
+  bool due(double elapsedMs, double imbalance, double growth, double threshold, double cutMs);
+  void clear() { lostMs = 0.0; }
+};
+
 }  // namespace bhviz::sim::dist

@@ -176,6 +176,7 @@ void RankShare::downloadSample(Particles* all, std::uint32_t stride) {
 
 void RankShare::decompose() {
   StageTimer t(m_dist, Stage::Domains);
+  const auto start = std::chrono::steady_clock::now();
   const Box root = globalBounds(m_parts->bounds());
   const SumOverRanks sum = [](std::vector<std::uint64_t>& v) {
     checkMpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT64_T,
@@ -206,6 +207,9 @@ void RankShare::decompose() {
   orb->leavers(m_rank, leaving, to);
   exchange(leaving, to);
   m_workValid = false;
+  m_lastCheck = std::chrono::steady_clock::now();
+  m_cutMs = std::chrono::duration<double, std::milli>(m_lastCheck - start).count();
+  m_ledger.clear();
 }
 
 void RankShare::migrate() {
@@ -277,16 +281,22 @@ bool RankShare::rebalanceDue() {
   std::uint64_t max = work, sum = work;
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_UINT64_T, MPI_MAX, jobComm()), "MPI_Allreduce");
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, jobComm()), "MPI_Allreduce");
+  // The time since the last check and the last decomposition's cost, the slowest rank's: the
+  // ledger sees the same numbers on every rank.
+  const auto now = std::chrono::steady_clock::now();
+  double ms[2] = {std::chrono::duration<double, std::milli>(now - m_lastCheck).count(), m_cutMs};
+  m_lastCheck = now;
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, ms, 2, MPI_DOUBLE, MPI_MAX, jobComm()), "MPI_Allreduce");
   if (sum == 0) return false;
-  const double limit = m_settings.imbalance;
-  const bool unbalanced = static_cast<double>(max) * m_ranks / static_cast<double>(sum) > limit;
+  const double imbalance = static_cast<double>(max) * m_ranks / static_cast<double>(sum);
   // Particles that wander out of their domains spread every rank's groups over the others'
   // domains: the LETs, and with them every rank's work, grow alike, which the imbalance does
   // not see (a Plummer sphere's LETs grew from 28 to 104 MB in 20 steps at 16 M).
   if (m_workAfterDecomposition == 0) m_workAfterDecomposition = sum;
-  const bool grown =
-      static_cast<double>(sum) > limit * static_cast<double>(m_workAfterDecomposition);
-  return unbalanced || grown;
+  const double growth = static_cast<double>(sum) / static_cast<double>(m_workAfterDecomposition);
+  // Past the threshold, a decomposition once the time lost since the last has paid for it (on
+  // four H200s the threshold alone cut every ~5 steps, ~14 ms each against 32 ms steps).
+  return m_ledger.due(ms[0], imbalance, growth, m_settings.imbalance, ms[1]);
 }
 
 int RankShare::openKicks(const Clock& clock, const SimParams& p) {

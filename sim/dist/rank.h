@@ -3,6 +3,7 @@
 // collective (each rank calls it, in the same order); the leader's arguments and results are
 // the whole simulation's, the followers' are empty.
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -99,6 +100,10 @@ class RankShare {
   /// Every rank's work in the first evaluation measured after the last decomposition (0: not
   /// measured yet): work grown past it by the threshold decomposes again.
   std::uint64_t m_workAfterDecomposition = 0;
+  /// What the imbalance and growth cost since the last decomposition, against its cost.
+  RebalanceLedger m_ledger;
+  double m_cutMs = 0.0;  ///< this rank's wall time of the last decomposition [ms]
+  std::chrono::steady_clock::time_point m_lastCheck;  ///< the last decomposition or check
   StepProfile m_dist;   ///< the distributed stages (domains, let) since resetProfile
   RankReport m_report;  ///< this rank's, totals up to the last resetProfile
   std::vector<std::byte> m_letOut, m_letIn;  ///< computeForces' LET buffers, sent and received
