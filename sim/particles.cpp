@@ -33,7 +33,8 @@ ExchangePlan planExchange(std::size_t n, const std::vector<std::uint32_t>& leavi
   // The free slots below the new end, ascending: the holes there, then (growing) the new end.
   const auto below = static_cast<std::size_t>(
       std::lower_bound(leaving.begin(), leaving.end(), size) - leaving.begin());
-  std::vector<std::uint32_t> free(leaving.begin(), leaving.begin() + static_cast<long>(below));
+  std::vector<std::uint32_t> free(leaving.begin(),
+                                  leaving.begin() + static_cast<std::ptrdiff_t>(below));
   for (std::size_t i = n; i < size; ++i) free.push_back(static_cast<std::uint32_t>(i));
   // The staying particles at or beyond the new end move down into the first free slots.
   std::size_t slot = 0, hole = below;
@@ -45,7 +46,7 @@ ExchangePlan planExchange(std::size_t n, const std::vector<std::uint32_t>& leavi
     plan.from.push_back(static_cast<std::uint32_t>(i));
     plan.to.push_back(free[slot++]);
   }
-  plan.arrivalAt.assign(free.begin() + static_cast<long>(slot), free.end());
+  plan.arrivalAt.assign(free.begin() + static_cast<std::ptrdiff_t>(slot), free.end());
   return plan;
 }
 

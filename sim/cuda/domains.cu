@@ -294,6 +294,7 @@ void growKeeping(DeviceBuffer<std::uint32_t>& a, std::size_t n, std::size_t size
                  DeviceBuffer<std::uint32_t>& spare, Stream stream) {
   spare.reserve(std::max(size, a.capacity() + a.capacity() / 2));
   copyOnDevice(spare.data(), a.data(), n * sizeof(std::uint32_t), stream);
+  synchronize(stream);  // the old buffer, now `spare`, may be freed by its next growth
   a.swap(spare);
 }
 
@@ -447,6 +448,7 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
     DeviceParticles& grown = ws.scratch;
     grown.resize(size);
     copyParticles(p, grown, stream);  // its n of them
+    synchronize(stream);              // the old arrays, now ws.scratch, are grown (freed) below
     p.swap(grown);
   }
   // One upload of the indices: from, to, then the arrivals' slots.

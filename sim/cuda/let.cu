@@ -50,20 +50,22 @@ __host__ __device__ inline std::uint32_t particlesOf(std::uint64_t packed) {
   return static_cast<std::uint32_t>(packed & 0xffffffffu);
 }
 
-using LevelState = LetLevelState;
-
-__global__ void startCutKernel(std::uint32_t* frontier, LevelState* state) {
+__global__ void startCutKernel(std::uint32_t* frontier, LetLevelState* state) {
   frontier[0] = 0;  // the root
   state[0] = {1, 0, 0};
 }
 
-/// Classifies the level's cells (the grid reaches `bound`, the tree's cells at this level,
-/// which bound them).
-__global__ void classifyKernel(std::uint32_t bound, const LevelState* __restrict__ state,
+/// Classifies the level's cells; the grid reaches `bound` (the tree's cells at this level,
+/// which bound them), and the counts past the cells are zeroed for the scan over `bound`.
+__global__ void classifyKernel(std::uint32_t bound, const LetLevelState* __restrict__ state,
                                const std::uint32_t* __restrict__ frontier, CutArgs t, MacSetup mac,
                                Box region, float accMin, std::uint64_t* __restrict__ counts) {
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= bound || k >= state->cells) return;
+  if (k >= bound) return;
+  if (k >= state->cells) {
+    counts[k] = 0;
+    return;
+  }
   const std::uint32_t c = frontier[k];
   const float d2 = distSqPointBox(xyz(t.comMass[c]), region);
   const bool open =
@@ -84,12 +86,12 @@ struct LevelOut {
   std::uint32_t* next;  // the next level's cells
 };
 
-__global__ void emitKernel(std::uint32_t bound, const LevelState* __restrict__ state,
+__global__ void emitKernel(std::uint32_t bound, const LetLevelState* __restrict__ state,
                            const std::uint32_t* __restrict__ frontier, CutArgs t,
                            const std::uint64_t* __restrict__ counts,
                            const std::uint64_t* __restrict__ offsets, LevelOut o) {
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  const LevelState s = *state;
+  const LetLevelState s = *state;
   if (k >= bound || k >= s.cells) return;
   const std::uint32_t c = frontier[k];
   const std::uint32_t nextBase = s.base + s.cells, particleBase = s.particleBase;
@@ -112,11 +114,10 @@ __global__ void emitKernel(std::uint32_t bound, const LevelState* __restrict__ s
     o.posMass[particleBase + particleOffset + j] = t.posMass[t.first[c] + j];
 }
 
-/// The next level's state from the level's scan (its entries past the level's cells, which
-/// the scan reached, are not read: an exclusive sum's first entries do not depend on them).
+/// The next level's state from the level's scan (its last cell's offset and count).
 __global__ void advanceKernel(const std::uint64_t* __restrict__ offsets,
-                              const std::uint64_t* __restrict__ counts, LevelState* state) {
-  const LevelState s = state[0];
+                              const std::uint64_t* __restrict__ counts, LetLevelState* state) {
+  const LetLevelState s = state[0];
   const std::uint64_t sum = s.cells > 0 ? offsets[s.cells - 1] + counts[s.cells - 1] : 0;
   state[1] = {childrenOf(sum), s.base + s.cells, s.particleBase + particlesOf(sum)};
 }
@@ -181,7 +182,7 @@ ScratchCut cutToScratch(const DeviceTree& tree, const DeviceParticles& p, const 
   for (int L = 0; L < levels; ++L) {
     const std::uint32_t bound = bounds[static_cast<std::size_t>(L)];
     const std::uint32_t* cells = frontier[L % 2].data();
-    const LevelState* s = state.data() + L;
+    const LetLevelState* s = state.data() + L;
     classifyKernel<<<blocksFor(bound), kBlock, 0, stream>>>(bound, s, cells, t, mac, region.box,
                                                             region.accMin, counts.data());
     BHVIZ_CUDA_CHECK_LAUNCH();
@@ -196,17 +197,17 @@ ScratchCut cutToScratch(const DeviceTree& tree, const DeviceParticles& p, const 
     advanceKernel<<<1, 1, 0, stream>>>(offsets.data(), counts.data(), state.data() + L);
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
-  std::vector<LevelState> sizes(static_cast<std::size_t>(levels) + 1);
-  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(sizes.data(), state.data(), sizes.size() * sizeof(LevelState),
+  std::vector<LetLevelState> sizes(static_cast<std::size_t>(levels) + 1);
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(sizes.data(), state.data(), sizes.size() * sizeof(LetLevelState),
                                    cudaMemcpyDeviceToHost, stream));
   synchronize(stream);
   // The levels with cells (the frontier, once empty, stays so), and the end.
-  for (const LevelState& s : sizes) {
+  for (const LetLevelState& s : sizes) {
     if (s.cells == 0) break;
     cut.levelBegin.push_back(s.base);
   }
   if (cut.levelBegin.size() == sizes.size()) throw std::logic_error("a LET cut past the leaves");
-  const LevelState& end = sizes[cut.levelBegin.size()];
+  const LetLevelState& end = sizes[cut.levelBegin.size()];
   cut.levelBegin.push_back(end.base);
   cut.cells = end.base;
   cut.particles = end.particleBase;

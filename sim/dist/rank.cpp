@@ -330,8 +330,9 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
   migrate();
   m_parts->build(clock, p, targets, oldAccValid, frame);
   LetRound round(static_cast<std::size_t>(m_ranks));
-  // Outside the LET stage: on a GPU the region's reduction waits for the build's last kernels,
-  // which time themselves (inside, they were counted twice: ~1.2 ms of a 16 M rank's 1.9).
+  // Outside the LET stage: on a GPU the region is a reduction on the device, whose read waits
+  // for the build's last kernels, and those time themselves (inside the stage, they were
+  // counted twice: ~1.2 ms of a 16 M rank's 1.9).
   const TargetRegion mine = m_parts->targetRegion();
   {
     StageTimer t(m_dist, Stage::Let);

@@ -95,7 +95,8 @@ class RankShare {
   /// Decompositions by measured work still due at the next full steps, whatever the threshold:
   /// the start's cut counts particles, and a particle's work depends on the domains it was
   /// measured in, so the cuts by work settle over two (a 20 k merger on three ranks: 1.086
-  /// after the first, 1.011 after the second).
+  /// after the first, 1.011 after the second). Any decomposition without measured work (today
+  /// the start's) arms them again; they bypass the threshold and the ledger.
   int m_settling = 0;
   /// Every rank's work in the first evaluation measured after the last decomposition (0: not
   /// measured yet): work grown past it by the threshold decomposes again.
