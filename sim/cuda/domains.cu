@@ -213,25 +213,17 @@ class DeviceOrbParticles final : public OrbParticles {
   mutable DeviceBuffer<unsigned long long> m_hist;
 };
 
-__global__ void gatherKernel(std::uint32_t m, const std::uint32_t* __restrict__ index,
-                             const Vec4* __restrict__ posMass, const Vec4* __restrict__ vel,
-                             const Vec4* __restrict__ accPot, const std::uint32_t* __restrict__ id,
-                             const std::uint8_t* __restrict__ tag,
-                             const std::uint8_t* __restrict__ bin, Vec4* outPosMass, Vec4* outVel,
-                             Vec4* outAccPot, std::uint32_t* outId, std::uint8_t* outTag,
-                             std::uint8_t* outBin) {
-  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= m) return;
-  const std::uint32_t i = index[k];
-  outPosMass[k] = posMass[i];
-  outVel[k] = vel[i];
-  outAccPot[k] = accPot[i];
-  outId[k] = id[i];
-  outTag[k] = tag[i];
-  outBin[k] = bin[i];
-}
+/// A DeviceParticles' arrays as the exchange's kernels read them ...
+struct ParticleView {
+  const Vec4* posMass;
+  const Vec4* vel;
+  const Vec4* accPot;
+  const std::uint32_t* id;
+  const std::uint8_t* tag;
+  const std::uint8_t* bin;
+};
 
-/// Raw pointers to a DeviceParticles' arrays, for the exchange's kernels.
+/// ... and write them.
 struct ParticleSpans {
   Vec4* posMass;
   Vec4* vel;
@@ -239,10 +231,33 @@ struct ParticleSpans {
   std::uint32_t* id;
   std::uint8_t* tag;
   std::uint8_t* bin;
+  __host__ __device__ operator ParticleView() const { return {posMass, vel, accPot, id, tag, bin}; }
 };
+
+ParticleView viewOf(const DeviceParticles& p) {
+  return {p.posMass.data(), p.vel.data(), p.accPot.data(), p.id.data(), p.tag.data(), p.bin.data()};
+}
 
 ParticleSpans spansOf(DeviceParticles& p) {
   return {p.posMass.data(), p.vel.data(), p.accPot.data(), p.id.data(), p.tag.data(), p.bin.data()};
+}
+
+/// Particle i of `from` into slot j of `to`, every array (sim/particles.h's copyParticle).
+__device__ void copyParticle(const ParticleView& from, std::uint32_t i, const ParticleSpans& to,
+                             std::uint32_t j) {
+  to.posMass[j] = from.posMass[i];
+  to.vel[j] = from.vel[i];
+  to.accPot[j] = from.accPot[i];
+  to.id[j] = from.id[i];
+  to.tag[j] = from.tag[i];
+  to.bin[j] = from.bin[i];
+}
+
+/// Copies particle index[k] of `from` into slot k of `to`.
+__global__ void gatherKernel(std::uint32_t m, const std::uint32_t* __restrict__ index,
+                             ParticleView from, ParticleSpans to) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < m) copyParticle(from, index[k], to, k);
 }
 
 /// Per-particle counts that travel with the particles (the measured work): a moved particle
@@ -260,27 +275,17 @@ __global__ void moveKernel(std::uint32_t m, const std::uint32_t* __restrict__ fr
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= m) return;
   const std::uint32_t i = from[k], j = to[k];
-  p.posMass[j] = p.posMass[i];
-  p.vel[j] = p.vel[i];
-  p.accPot[j] = p.accPot[i];
-  p.id[j] = p.id[i];
-  p.tag[j] = p.tag[i];
-  p.bin[j] = p.bin[i];
+  copyParticle(p, i, p, j);
   for (int a = 0; a < carried.count; ++a) carried.array[a][j] = carried.array[a][i];
 }
 
 /// Writes arrival k (staged on the device) into slot at[k].
 __global__ void placeKernel(std::uint32_t m, const std::uint32_t* __restrict__ at,
-                            ParticleSpans arriving, ParticleSpans p, CarriedCounts carried) {
+                            ParticleView arriving, ParticleSpans p, CarriedCounts carried) {
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= m) return;
   const std::uint32_t j = at[k];
-  p.posMass[j] = arriving.posMass[k];
-  p.vel[j] = arriving.vel[k];
-  p.accPot[j] = arriving.accPot[k];
-  p.id[j] = arriving.id[k];
-  p.tag[j] = arriving.tag[k];
-  p.bin[j] = arriving.bin[k];
+  copyParticle(arriving, k, p, j);
   for (int a = 0; a < carried.count; ++a) carried.array[a][j] = 0;
 }
 
@@ -325,10 +330,8 @@ Particles gatherParticles(const DeviceParticles& p, const std::vector<std::uint3
   const std::size_t m = indices.size();
   DeviceParticles& q = scratch.moving;
   q.resize(m);
-  gatherKernel<<<blocksFor(m), kBlock, 0, stream>>>(
-      static_cast<std::uint32_t>(m), scratch.index.data(), p.posMass.data(), p.vel.data(),
-      p.accPot.data(), p.id.data(), p.tag.data(), p.bin.data(), q.posMass.data(), q.vel.data(),
-      q.accPot.data(), q.id.data(), q.tag.data(), q.bin.data());
+  gatherKernel<<<blocksFor(m), kBlock, 0, stream>>>(static_cast<std::uint32_t>(m),
+                                                    scratch.index.data(), viewOf(p), spansOf(q));
   BHVIZ_CUDA_CHECK_LAUNCH();
   downloadParticles(q, out);
   return out;
@@ -394,10 +397,7 @@ void sampleById(const DeviceParticles& p, std::uint32_t stride, SampleScratch& s
   const auto m = static_cast<std::uint32_t>(count);
   DeviceParticles& q = scratch.particles;
   q.resize(m);
-  gatherKernel<<<blocksFor(m), kBlock, 0, stream>>>(
-      m, scratch.index.data(), p.posMass.data(), p.vel.data(), p.accPot.data(), p.id.data(),
-      p.tag.data(), p.bin.data(), q.posMass.data(), q.vel.data(), q.accPot.data(), q.id.data(),
-      q.tag.data(), q.bin.data());
+  gatherKernel<<<blocksFor(m), kBlock, 0, stream>>>(m, scratch.index.data(), viewOf(p), spansOf(q));
   BHVIZ_CUDA_CHECK_LAUNCH();
   downloadParticles(q, out);
 }
@@ -474,7 +474,7 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
     uploadParticles(arriving, staged);
     placeKernel<<<blocksFor(arrivals), kBlock, 0, stream>>>(static_cast<std::uint32_t>(arrivals),
                                                             scratch.index.data() + 2 * moves,
-                                                            spansOf(staged), to, counts);
+                                                            viewOf(staged), to, counts);
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
   p.n = size;
