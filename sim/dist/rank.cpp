@@ -251,11 +251,10 @@ void RankShare::exchange(const std::vector<std::uint32_t>& leaving, const std::v
 }
 
 Box RankShare::globalBounds(const Box& local) const {
-  float lo[3] = {local.lo.x, local.lo.y, local.lo.z};
-  float hi[3] = {local.hi.x, local.hi.y, local.hi.z};
-  checkMpi(MPI_Allreduce(MPI_IN_PLACE, lo, 3, MPI_FLOAT, MPI_MIN, jobComm()), "MPI_Allreduce");
-  checkMpi(MPI_Allreduce(MPI_IN_PLACE, hi, 3, MPI_FLOAT, MPI_MAX, jobComm()), "MPI_Allreduce");
-  return Box{{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
+  // One reduction a step: the lows negated, so that their minimum is a maximum.
+  float v[6] = {-local.lo.x, -local.lo.y, -local.lo.z, local.hi.x, local.hi.y, local.hi.z};
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_FLOAT, MPI_MAX, jobComm()), "MPI_Allreduce");
+  return Box{{-v[0], -v[1], -v[2]}, {v[3], v[4], v[5]}};
 }
 
 const KeyFrame* RankShare::treeFrame() {
@@ -278,17 +277,18 @@ const KeyFrame* RankShare::treeFrame() {
 bool RankShare::rebalanceDue() {
   if (m_settings.imbalance <= 0.0) return true;
   const std::uint64_t work = m_parts->workSum();
-  std::uint64_t max = work, sum = work;
-  checkMpi(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_UINT64_T, MPI_MAX, jobComm()), "MPI_Allreduce");
+  std::uint64_t sum = work;
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_UINT64_T, MPI_SUM, jobComm()), "MPI_Allreduce");
-  // The time since the last check and the last decomposition's cost, the slowest rank's: the
-  // ledger sees the same numbers on every rank.
+  // In one reduction, the slowest rank's: the most work (exact as a double below 2^53), the
+  // time since the last check and the last decomposition's cost. The ledger sees the same
+  // numbers on every rank.
   const auto now = std::chrono::steady_clock::now();
-  double ms[2] = {std::chrono::duration<double, std::milli>(now - m_lastCheck).count(), m_cutMs};
+  double most[3] = {static_cast<double>(work),
+                    std::chrono::duration<double, std::milli>(now - m_lastCheck).count(), m_cutMs};
   m_lastCheck = now;
-  checkMpi(MPI_Allreduce(MPI_IN_PLACE, ms, 2, MPI_DOUBLE, MPI_MAX, jobComm()), "MPI_Allreduce");
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, most, 3, MPI_DOUBLE, MPI_MAX, jobComm()), "MPI_Allreduce");
   if (sum == 0) return false;
-  const double imbalance = static_cast<double>(max) * m_ranks / static_cast<double>(sum);
+  const double imbalance = most[0] * m_ranks / static_cast<double>(sum);
   // Particles that wander out of their domains spread every rank's groups over the others'
   // domains: the LETs, and with them every rank's work, grow alike, which the imbalance does
   // not see (a Plummer sphere's LETs grew from 28 to 104 MB in 20 steps at 16 M).
@@ -296,7 +296,7 @@ bool RankShare::rebalanceDue() {
   const double growth = static_cast<double>(sum) / static_cast<double>(m_workAfterDecomposition);
   // Past the threshold, a decomposition once the time lost since the last has paid for it (on
   // four H200s the threshold alone cut every ~5 steps, ~14 ms each against 32 ms steps).
-  return m_ledger.due(ms[0], imbalance, growth, m_settings.imbalance, ms[1]);
+  return m_ledger.due(most[1], imbalance, growth, m_settings.imbalance, most[2]);
 }
 
 int RankShare::openKicks(const Clock& clock, const SimParams& p) {
