@@ -73,6 +73,15 @@ void setExactAccelerations(Particles& p, float softening) {
   }
 }
 
+/// A run's parameters with the tree rebuilt at every evaluation (a tuned interval follows
+/// measured times, which differ between runs) and softening `softening`.
+SimParams rebuiltEachEvaluation(float softening) {
+  SimParams p;
+  p.rebuildInterval = 1;
+  p.softening = softening;
+  return p;
+}
+
 /// DistSettings with the decomposition's threshold `imbalance` (0: at every full step).
 dist::DistSettings rebalancing(double imbalance) {
   dist::DistSettings s;
@@ -233,9 +242,7 @@ TEST(Dist, MergedLetsWalkFewerInteractionsAsAccurately) {
 TEST(Dist, ParticlesConservedOverAMerger) {
   const std::size_t n = 3000;
   const Particles initial = makeMerger(n, 5);
-  SimParams p;
-  p.rebuildInterval = 1;
-  p.softening = 0.05f;
+  const SimParams p = rebuiltEachEvaluation(0.05f);
   Simulation sim(distributed(n, rebalancing(0.0)), initial, p);
   for (int block = 0; block < 4; ++block) {
     sim.advance(60);
@@ -266,9 +273,7 @@ TEST(Dist, ParticlesConservedOverAMerger) {
 TEST(Dist, StraysGoToTheRankWhoseDomainHoldsThem) {
   const std::size_t n = 6000;
   const Particles initial = makeMerger(n, 17);
-  SimParams p;
-  p.rebuildInterval = 1;
-  p.softening = 0.05f;
+  const SimParams p = rebuiltEachEvaluation(0.05f);
   auto strays = [&](bool migrate) {
     // No decomposition after the start's by counts and the two settling ones by work.
     dist::DistSettings settings = rebalancing(100.0);
@@ -322,10 +327,8 @@ TEST(Dist, StraysGoToTheRankWhoseDomainHoldsThem) {
 TEST(Dist, TheFrameOnTheFirstCutSplitsNoCell) {
   const std::size_t n = 60000;
   const Particles initial = makePlummer(n, 23);
-  SimParams p;
+  SimParams p = rebuiltEachEvaluation(0.02f);
   p.mac = MacKind::Bonsai;
-  p.rebuildInterval = 1;
-  p.softening = 0.02f;
   auto perParticle = [&](std::unique_ptr<Backend> b) {
     Simulation sim(std::move(b), initial, p);
     sim.substep();
@@ -392,9 +395,7 @@ TEST(Dist, BlockStepsEnergyDriftLikeOneProcess) {
 TEST(Dist, MeasuredWorkBalanced) {
   for (const double threshold : {0.0, 100.0}) {
     const std::size_t n = 20000;
-    SimParams p;
-    p.rebuildInterval = 1;
-    p.softening = 0.02f;
+    const SimParams p = rebuiltEachEvaluation(0.02f);
     Simulation sim(distributed(n, rebalancing(threshold)), makeMerger(n, 3), p);
     sim.advance(3);
     const std::vector<RankReport> reports = sim.backend().rankReports();
