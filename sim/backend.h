@@ -117,6 +117,32 @@ class DeviceLets {
   virtual std::string deviceId() const = 0;
 };
 
+/// The particle exchange of a backend whose particles live in device memory: the particles that
+/// leave are packed there (PackedParticle), move device to device (NCCL) or through pinned host
+/// memory (MPI), and are placed where they arrive; the host learns only how many. Pointers named
+/// "device" are device memory of the backend's GPU; stream() orders the work on them.
+class DeviceExchange {
+ public:
+  virtual ~DeviceExchange() = default;
+  /// ForceParts::strays and gather at once: packs the particles that lie outside domain `rank`
+  /// of `cuts` into the send buffer, grouped by the domain they lie in (ascending, each group in
+  /// the particles' order). Returns how many go to each rank (blocking).
+  virtual std::vector<int> packLeavers(const OrbCuts& cuts, int rank) = 0;
+  /// The send buffer: the particles packLeavers packed.
+  virtual const PackedParticle* sentDevice() const = 0;
+  /// The same copied to pinned host memory (waits for the packing); valid until the next pack.
+  virtual const PackedParticle* sentHost() = 0;
+  /// A receive buffer for `count` particles in device memory, or in pinned host memory; the one
+  /// asked for last is what placeArrivals reads.
+  virtual PackedParticle* receiveDevice(std::size_t count) = 0;
+  virtual PackedParticle* receiveHost(std::size_t count) = 0;
+  /// ForceParts::exchange of the packed particles for the received ones, on stream() after
+  /// whatever was queued there to fill the receive buffer (blocking).
+  virtual void placeArrivals() = 0;
+  /// The backend's cudaStream_t.
+  virtual void* stream() const = 0;
+};
+
 /// A force evaluation in parts, what the distributed backend (sim/dist/) needs of each rank's
 /// local backend: the local tree is built first, the essential trees other ranks need are cut
 /// from it, and the trees other ranks sent are walked by the local groups after the local tree.
@@ -185,6 +211,9 @@ class ForceParts {
   /// their slots but those beyond the new end, which fill the holes. The tree and the work of
   /// the last build are gone.
   virtual void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) = 0;
+  /// strays, gather and exchange without the host (DeviceExchange); null where the particles
+  /// live on the host.
+  virtual DeviceExchange* deviceExchange() { return nullptr; }
 };
 
 /// What a backend's tree was built with, so that a refit can tell whether it still fits.

@@ -16,6 +16,19 @@ void Particles::resize(std::size_t n) {
   bin.resize(n);
 }
 
+std::vector<PackedParticle> packAll(const Particles& p) {
+  std::vector<PackedParticle> packed(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) packed[i] = pack(p, i);
+  return packed;
+}
+
+Particles unpackAll(const std::vector<PackedParticle>& packed) {
+  Particles p;
+  p.resize(packed.size());
+  for (std::size_t i = 0; i < packed.size(); ++i) unpack(packed[i], p, i);
+  return p;
+}
+
 ExchangePlan planExchange(std::size_t n, const std::vector<std::uint32_t>& leaving,
                           std::size_t arriving) {
   for (std::size_t k = 0; k < leaving.size(); ++k) {

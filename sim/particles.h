@@ -49,6 +49,31 @@ inline void copyParticle(const Particles& from, std::size_t i, Particles& to, st
   to.bin[k] = from.bin[i];
 }
 
+/// One particle in one piece, every array's entry: how a particle exchange (sim/dist/) moves
+/// it between ranks, through MPI or device to device, and what a GPU packs its leavers into.
+struct PackedParticle {
+  Vec4 posMass, vel, accPot;
+  std::uint32_t id = 0;
+  std::uint8_t tag = 0, bin = 0;
+};
+
+inline PackedParticle pack(const Particles& p, std::size_t i) {
+  return {p.posMass[i], p.vel[i], p.accPot[i], p.id[i], p.tag[i], p.bin[i]};
+}
+
+inline void unpack(const PackedParticle& q, Particles& p, std::size_t i) {
+  p.posMass[i] = q.posMass;
+  p.vel[i] = q.vel;
+  p.accPot[i] = q.accPot;
+  p.id[i] = q.id;
+  p.tag[i] = q.tag;
+  p.bin[i] = q.bin;
+}
+
+/// Every particle of `p` packed, in its order; and back.
+std::vector<PackedParticle> packAll(const Particles& p);
+Particles unpackAll(const std::vector<PackedParticle>& packed);
+
 /// Where a rank's particles go when those at `leaving` leave and others arrive (a particle
 /// exchange, sim/dist/): every particle that stays keeps its slot unless it lies beyond the new
 /// end, whence it moves down into a hole; the arrivals fill the holes left, then the end. The

@@ -15,6 +15,7 @@
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/device_exchange.h"
 #include "sim/cuda/device_lets.h"
 #include "sim/cuda/domains.h"
 #include "sim/cuda/draw.h"
@@ -51,7 +52,11 @@ constexpr std::size_t kDeviceLetCells = std::size_t(1) << 18;
 /// An N that one window frame steps at an interactive rate on a current GPU (~10 ms on an H200).
 constexpr std::size_t kInteractiveParticles = 1'000'000;
 
-class CudaBackend final : public Backend, public DeviceAccess, private ForceParts, private LetEnds {
+class CudaBackend final : public Backend,
+                          public DeviceAccess,
+                          private ForceParts,
+                          private LetEnds,
+                          private ExchangeEnds {
  public:
   BackendTraits traits() const override {
     // No mutual near field on the device (docs/BENCHMARKS.md, "The mutual near field").
@@ -440,10 +445,30 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   }
 
   void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override {
-    // The measured work stays with the particles that stay (the next walk's schedule reads
-    // it: a few strays moving on must not cost the rest their order); arrivals have none.
-    removeAndAppend(m_p, leaving, arriving, m_ws, m_exchange, m_stream,
-                    {m_workAligned ? &m_work : nullptr, m_lastWorkValid ? &m_lastWork : nullptr});
+    removeAndAppend(m_p, leaving, arriving, m_ws, m_exchange, m_stream, carriedCounts());
+    particlesExchanged();
+  }
+
+  DeviceExchange* deviceExchange() override { return &m_movers; }
+
+  // ExchangeEnds: the leavers packed and the arrivals placed in device memory.
+  std::vector<int> packInto(const OrbCuts& cuts, int rank, DeviceBuffer<PackedParticle>& out,
+                            std::vector<std::uint32_t>& leaving) override {
+    return packLeavers(m_p, cuts, rank, m_exchange, out, leaving, m_stream);
+  }
+  void place(const std::vector<std::uint32_t>& leaving, const PackedParticle* arriving,
+             std::size_t count) override {
+    removeAndPlace(m_p, leaving, arriving, count, m_ws, m_exchange, m_stream, carriedCounts());
+    particlesExchanged();
+  }
+
+  /// The measured work stays with the particles that stay (the next walk's schedule reads it: a
+  /// few strays moving on must not cost the rest their order); arrivals have none.
+  CarriedArrays carriedCounts() {
+    return {m_workAligned ? &m_work : nullptr, m_lastWorkValid ? &m_lastWork : nullptr};
+  }
+  /// After an exchange: no tree, groups or work of these particles yet.
+  void particlesExchanged() {
     m_tree.levelBegin.clear();  // the tree was of the particles before
     m_tree.cells = 0;
     m_groupCount = 0;
@@ -518,6 +543,7 @@ class CudaBackend final : public Backend, public DeviceAccess, private ForcePart
   mutable DeviceBytes m_letCut;                          // essentialTree()'s device cut
   mutable DeviceBuffer<unsigned long long> m_workTotal;  // workSum()'s
   GpuLets m_lets{*this, m_stream};                       // the LETs as device bytes
+  GpuExchange m_movers{*this, m_stream};                 // the particle exchange, on the device
 };
 
 }  // namespace

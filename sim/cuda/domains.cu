@@ -10,6 +10,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <stdexcept>
@@ -91,24 +92,42 @@ __global__ void domainsOfKernel(std::uint32_t m, const std::uint32_t* __restrict
 
 }  // namespace
 
+namespace {
+
+/// The indices of the particles whose domain is not `rank` into s.index, ascending, and their
+/// number at `selected` (device memory): queued, no wait.
+void selectOnDevice(const int* domainOf, std::size_t n, int rank, LeaverScratch& s, int* selected,
+                    Stream stream) {
+  const thrust::counting_iterator<std::uint32_t> all(0);
+  const Leaves leaves{domainOf, rank};
+  s.index.reserve(n);
+  std::size_t bytes = 0;
+  const int count = static_cast<int>(n);
+  BHVIZ_CUDA_CHECK(
+      cub::DeviceSelect::If(nullptr, bytes, all, s.index.data(), selected, count, leaves, stream));
+  s.temp.reserve(std::max<std::size_t>(bytes, 1));
+  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(s.temp.data(), bytes, all, s.index.data(), selected, count,
+                                         leaves, stream));
+}
+
+/// Device to host on `stream`, waiting for it.
+void downloadOn(void* host, const void* device, std::size_t bytes, Stream stream) {
+  if (bytes == 0) return;
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
+  synchronize(stream);
+}
+
+}  // namespace
+
 void selectLeavers(const int* domainOf, std::size_t n, int rank, LeaverScratch& s, Stream stream,
                    std::vector<std::uint32_t>& index, std::vector<int>& domain) {
   index.clear();
   domain.clear();
   if (n == 0) return;
-  const thrust::counting_iterator<std::uint32_t> all(0);
-  const Leaves leaves{domainOf, rank};
-  s.index.reserve(n);
   s.count.reserve(1);
-  std::size_t bytes = 0;
-  const int count = static_cast<int>(n);
-  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, s.index.data(), s.count.data(), count,
-                                         leaves, stream));
-  s.temp.reserve(std::max<std::size_t>(bytes, 1));
-  BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(s.temp.data(), bytes, all, s.index.data(), s.count.data(),
-                                         count, leaves, stream));
+  selectOnDevice(domainOf, n, rank, s, s.count.data(), stream);
   int m = 0;
-  copyToHost(&m, s.count.data(), sizeof m);
+  downloadOn(&m, s.count.data(), sizeof m, stream);
   if (m == 0) return;
   const auto mu = static_cast<std::uint32_t>(m);
   s.domain.reserve(mu);
@@ -117,8 +136,8 @@ void selectLeavers(const int* domainOf, std::size_t n, int rank, LeaverScratch& 
   BHVIZ_CUDA_CHECK_LAUNCH();
   index.resize(mu);
   domain.resize(mu);
-  copyToHost(index.data(), s.index.data(), mu * sizeof(std::uint32_t));
-  copyToHost(domain.data(), s.domain.data(), mu * sizeof(int));
+  downloadOn(index.data(), s.index.data(), mu * sizeof(std::uint32_t), stream);
+  downloadOn(domain.data(), s.domain.data(), mu * sizeof(int), stream);
 }
 
 namespace {
@@ -262,9 +281,8 @@ __global__ void gatherKernel(std::uint32_t m, const std::uint32_t* __restrict__ 
 
 /// Per-particle counts that travel with the particles (the measured work): a moved particle
 /// takes its own, an arrival gets 0.
-constexpr int kMaxCarried = 2;
 struct CarriedCounts {
-  std::uint32_t* array[kMaxCarried] = {};
+  std::uint32_t* array[std::tuple_size_v<CarriedArrays>] = {};
   int count = 0;
 };
 
@@ -279,14 +297,47 @@ __global__ void moveKernel(std::uint32_t m, const std::uint32_t* __restrict__ fr
   for (int a = 0; a < carried.count; ++a) carried.array[a][j] = carried.array[a][i];
 }
 
-/// Writes arrival k (staged on the device) into slot at[k].
+/// Writes arrival k (packed, in device memory) into slot at[k].
 __global__ void placeKernel(std::uint32_t m, const std::uint32_t* __restrict__ at,
-                            ParticleView arriving, ParticleSpans p, CarriedCounts carried) {
+                            const PackedParticle* __restrict__ arriving, ParticleSpans p,
+                            CarriedCounts carried) {
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= m) return;
   const std::uint32_t j = at[k];
-  copyParticle(arriving, k, p, j);
+  const PackedParticle& q = arriving[k];
+  p.posMass[j] = q.posMass;
+  p.vel[j] = q.vel;
+  p.accPot[j] = q.accPot;
+  p.id[j] = q.id;
+  p.tag[j] = q.tag;
+  p.bin[j] = q.bin;
   for (int a = 0; a < carried.count; ++a) carried.array[a][j] = 0;
+}
+
+/// Packs particle order[k] into out[k].
+__global__ void packKernel(std::uint32_t m, const std::uint32_t* __restrict__ order, ParticleView p,
+                           PackedParticle* __restrict__ out) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= m) return;
+  const std::uint32_t i = order[k];
+  out[k] = PackedParticle{p.posMass[i], p.vel[i], p.accPot[i], p.id[i], p.tag[i], p.bin[i]};
+}
+
+/// counts[d] += the selected particles (index[0..*selected)) of domain d. A warp's lanes of
+/// one domain add once: a decomposition may send millions, most to one rank.
+__global__ void countByDomainKernel(const int* __restrict__ selected,
+                                    const std::uint32_t* __restrict__ index,
+                                    const int* __restrict__ domainOf, int* __restrict__ counts) {
+  const int m = *selected;
+  // Whole blocks take the same turns, so that every lane of a warp meets the match.
+  for (int base = blockIdx.x * blockDim.x; base < m; base += gridDim.x * blockDim.x) {
+    const int k = base + static_cast<int>(threadIdx.x);
+    const int d = k < m ? domainOf[index[k]] : -1;
+    const unsigned peers = __match_any_sync(0xffffffffu, d);
+    if (d >= 0 && static_cast<int>(threadIdx.x % 32) == __ffs(peers) - 1) {
+      atomicAdd(&counts[d], __popc(peers));
+    }
+  }
 }
 
 std::size_t minCapacity(const DeviceParticles& p) {
@@ -411,6 +462,26 @@ __global__ void domainOfKernel(std::uint32_t n, const Vec4* __restrict__ posMass
   if (i < n) domain[i] = orbDomainOf(cut, levels, ranks, xyz(posMass[i]));
 }
 
+/// Each particle's domain under `cuts` into s.domain: queued, no wait.
+void classify(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, ExchangeScratch& s,
+              Stream stream) {
+  s.cuts.reserve(cuts.cut.size());
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(s.cuts.data(), cuts.cut.data(), cuts.cut.size() * sizeof(OrbCut),
+                                   cudaMemcpyHostToDevice, stream));
+  s.domain.reserve(n);
+  domainOfKernel<<<blocksFor(n), kBlock, 0, stream>>>(static_cast<std::uint32_t>(n), posMass,
+                                                      s.cuts.data(), cuts.levels(), cuts.ranks,
+                                                      s.domain.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+/// Bits that hold every value below `ranks`.
+int bitsBelow(int ranks) {
+  int bits = 1;
+  while ((1 << bits) < ranks) ++bits;
+  return bits;
+}
+
 }  // namespace
 
 void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int rank,
@@ -419,27 +490,82 @@ void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int ran
   index.clear();
   domain.clear();
   if (n == 0 || cuts.levels() == 0) return;
-  scratch.cuts.reserve(cuts.cut.size());
-  copyToDevice(scratch.cuts.data(), cuts.cut.data(), cuts.cut.size() * sizeof(OrbCut));
-  scratch.domain.reserve(n);
-  domainOfKernel<<<blocksFor(n), kBlock, 0, stream>>>(static_cast<std::uint32_t>(n), posMass,
-                                                      scratch.cuts.data(), cuts.levels(),
-                                                      cuts.ranks, scratch.domain.data());
-  BHVIZ_CUDA_CHECK_LAUNCH();
+  classify(posMass, n, cuts, scratch, stream);
   selectLeavers(scratch.domain.data(), n, rank, scratch.leavers, stream, index, domain);
+}
+
+std::vector<int> packLeavers(const DeviceParticles& p, const OrbCuts& cuts, int rank,
+                             ExchangeScratch& s, DeviceBuffer<PackedParticle>& out,
+                             std::vector<std::uint32_t>& leaving, Stream stream) {
+  const auto ranks = static_cast<std::size_t>(cuts.ranks);
+  std::vector<int> counts(ranks + 1, 0);
+  leaving.clear();
+  if (p.n == 0 || cuts.levels() == 0) {
+    counts.pop_back();
+    return counts;
+  }
+  classify(p.posMass.data(), p.n, cuts, s, stream);
+  // How many go to each domain, and after them how many in all: one download.
+  LeaverScratch& l = s.leavers;
+  l.count.reserve(ranks + 1);
+  BHVIZ_CUDA_CHECK(cudaMemsetAsync(l.count.data(), 0, (ranks + 1) * sizeof(int), stream));
+  selectOnDevice(s.domain.data(), p.n, rank, l, l.count.data() + ranks, stream);
+  countByDomainKernel<<<std::min(blocksFor(p.n), 256u), kBlock, 0, stream>>>(
+      l.count.data() + ranks, l.index.data(), s.domain.data(), l.count.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  downloadOn(counts.data(), l.count.data(), counts.size() * sizeof(int), stream);
+  const auto m = static_cast<std::uint32_t>(counts.back());
+  counts.pop_back();
+  if (m == 0) return counts;
+  // Grouped by domain where they go to several: a stable sort of the indices by domain.
+  const std::uint32_t* order = l.index.data();
+  if (std::count_if(counts.begin(), counts.end(), [](int c) { return c > 0; }) > 1) {
+    l.domain.reserve(m);
+    domainsOfKernel<<<blocksFor(m), kBlock, 0, stream>>>(m, l.index.data(), s.domain.data(),
+                                                         l.domain.data());
+    BHVIZ_CUDA_CHECK_LAUNCH();
+    s.sortedDomain.reserve(m);
+    s.sortedIndex.reserve(m);
+    const int bits = bitsBelow(cuts.ranks);
+    std::size_t bytes = 0;
+    BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        nullptr, bytes, l.domain.data(), s.sortedDomain.data(), l.index.data(),
+        s.sortedIndex.data(), static_cast<int>(m), 0, bits, stream));
+    l.temp.reserve(std::max<std::size_t>(bytes, 1));
+    BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        l.temp.data(), bytes, l.domain.data(), s.sortedDomain.data(), l.index.data(),
+        s.sortedIndex.data(), static_cast<int>(m), 0, bits, stream));
+    order = s.sortedIndex.data();
+  }
+  out.reserve(m);
+  packKernel<<<blocksFor(m), kBlock, 0, stream>>>(m, order, viewOf(p), out.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  leaving.resize(m);
+  downloadOn(leaving.data(), l.index.data(), m * sizeof(std::uint32_t), stream);
+  return counts;
 }
 
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
                      const Particles& arriving, BuildWorkspace& ws, ExchangeScratch& scratch,
-                     Stream stream, std::initializer_list<DeviceBuffer<std::uint32_t>*> carried) {
+                     Stream stream, CarriedArrays carried) {
+  const std::vector<PackedParticle> packed = packAll(arriving);
+  scratch.arriving.reserve(std::max<std::size_t>(packed.size(), 1));
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(scratch.arriving.data(), packed.data(),
+                                   packed.size() * sizeof(PackedParticle), cudaMemcpyHostToDevice,
+                                   stream));
+  removeAndPlace(p, leaving, scratch.arriving.data(), packed.size(), ws, scratch, stream, carried);
+  synchronize(stream);  // `packed`, pageable, is read by the copy
+}
+
+void removeAndPlace(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
+                    const PackedParticle* arriving, std::size_t count, BuildWorkspace& ws,
+                    ExchangeScratch& scratch, Stream stream, CarriedArrays carried) {
   const std::size_t n = p.n;
-  const ExchangePlan plan = planExchange(n, leaving, arriving.size());
+  const ExchangePlan plan = planExchange(n, leaving, count);
   const std::size_t size = plan.size;
   CarriedCounts counts;
   for (DeviceBuffer<std::uint32_t>* a : carried) {
     if (a == nullptr) continue;
-    if (counts.count == kMaxCarried)
-      throw std::invalid_argument("removeAndAppend: too many carried");
     if (a->capacity() < size) growKeeping(*a, n, size, scratch.carry, stream);
     counts.array[counts.count++] = a->data();
   }
@@ -470,11 +596,9 @@ void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leavi
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
   if (arrivals > 0) {
-    DeviceParticles& staged = scratch.moving;
-    uploadParticles(arriving, staged);
     placeKernel<<<blocksFor(arrivals), kBlock, 0, stream>>>(static_cast<std::uint32_t>(arrivals),
                                                             scratch.index.data() + 2 * moves,
-                                                            viewOf(staged), to, counts);
+                                                            arriving, to, counts);
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
   p.n = size;

@@ -4,13 +4,14 @@
 // gather the particles that leave, and remove them while the arrivals are appended. Plain C++:
 // compiles under g++ and nvcc; the CUDA runtime stays inside domains.cu.
 
+#include <array>
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <vector>
 
 #include "sim/cuda/cuda_stages.h"
 #include "sim/orb.h"
+#include "sim/particles.h"
 
 namespace bhviz::sim::cuda {
 
@@ -55,12 +56,15 @@ void selectLeavers(const int* domainOf, std::size_t n, int rank, LeaverScratch& 
 /// kept by its caller between calls: a rank calls them before every evaluation, and a fresh
 /// allocation's free waits for the whole device.
 struct ExchangeScratch {
-  DeviceBuffer<OrbCut> cuts;          ///< findStrays: the cuts
-  DeviceBuffer<int> domain;           ///< findStrays: each particle's domain
-  LeaverScratch leavers;              ///< findStrays: the selection
-  DeviceBuffer<std::uint32_t> index;  ///< gatherParticles, removeAndAppend: the indices
-  DeviceParticles moving;             ///< gatherParticles: the leavers; removeAndAppend: arrivals
-  DeviceBuffer<std::uint32_t> carry;  ///< removeAndAppend: a carried array while it grows
+  DeviceBuffer<OrbCut> cuts;                ///< findStrays, packLeavers: the cuts
+  DeviceBuffer<int> domain;                 ///< findStrays, packLeavers: each particle's domain
+  LeaverScratch leavers;                    ///< findStrays, packLeavers: the selection
+  DeviceBuffer<int> sortedDomain;           ///< packLeavers: the leavers by domain ...
+  DeviceBuffer<std::uint32_t> sortedIndex;  ///< ... and their indices
+  DeviceBuffer<std::uint32_t> index;        ///< gatherParticles, removeAndPlace: the indices
+  DeviceParticles moving;                   ///< gatherParticles: the leavers
+  DeviceBuffer<PackedParticle> arriving;    ///< removeAndAppend: the arrivals, uploaded
+  DeviceBuffer<std::uint32_t> carry;        ///< removeAndPlace: a carried array while it grows
 };
 
 /// Copies of the particles at `indices` (blocking), gathered on the device first.
@@ -73,14 +77,30 @@ void findStrays(const Vec4* posMass, std::size_t n, const OrbCuts& cuts, int ran
                 ExchangeScratch& scratch, Stream stream, std::vector<std::uint32_t>& index,
                 std::vector<int>& domain);
 
-/// Removes the particles at `leaving` (ascending, distinct indices) and adds `arriving` as
-/// planExchange places them: only the particles that move are touched (blocking). `ws` lends
-/// its scratch particles when the arrays must grow. Each of `carried` (per-particle counts, n
-/// entries in the particles' order; null ones skipped; at most two) goes along: the staying
-/// particles keep their entries, the arrivals get 0.
+/// Per-particle counts that travel with the particles in an exchange (null: none).
+using CarriedArrays = std::array<DeviceBuffer<std::uint32_t>*, 2>;
+
+/// ForceParts::strays and gather on the device at once (DeviceExchange::packLeavers): the
+/// particles outside domain `rank` of `cuts` packed into `out`, grouped by the domains they lie
+/// in (ascending, each group in the particles' order), and their indices, ascending, into
+/// `leaving`. Returns how many lie in each domain (blocking: one download of the counts, one of
+/// the indices).
+std::vector<int> packLeavers(const DeviceParticles& p, const OrbCuts& cuts, int rank,
+                             ExchangeScratch& scratch, DeviceBuffer<PackedParticle>& out,
+                             std::vector<std::uint32_t>& leaving, Stream stream);
+
+/// Removes the particles at `leaving` (ascending, distinct indices) and adds the `count`
+/// packed particles at `arriving` (device memory) as planExchange places them: only the
+/// particles that move are touched (blocking). `ws` lends its scratch particles when the arrays
+/// must grow. Each of `carried` (per-particle counts, n entries in the particles' order; null
+/// ones skipped) goes along: the staying particles keep their entries, the arrivals get 0.
+void removeAndPlace(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
+                    const PackedParticle* arriving, std::size_t count, BuildWorkspace& ws,
+                    ExchangeScratch& scratch, Stream stream, CarriedArrays carried = {});
+
+/// removeAndPlace of particles on the host (blocking).
 void removeAndAppend(DeviceParticles& p, const std::vector<std::uint32_t>& leaving,
                      const Particles& arriving, BuildWorkspace& ws, ExchangeScratch& scratch,
-                     Stream stream,
-                     std::initializer_list<DeviceBuffer<std::uint32_t>*> carried = {});
+                     Stream stream, CarriedArrays carried = {});
 
 }  // namespace bhviz::sim::cuda

@@ -38,19 +38,6 @@ MPI_Datatype bytesType(std::size_t bytes) {
   return it->second;
 }
 
-PackedParticle pack(const Particles& p, std::size_t i) {
-  return {p.posMass[i], p.vel[i], p.accPot[i], p.id[i], p.tag[i], p.bin[i]};
-}
-
-void unpack(const PackedParticle& q, Particles& p, std::size_t i) {
-  p.posMass[i] = q.posMass;
-  p.vel[i] = q.vel;
-  p.accPot[i] = q.accPot;
-  p.id[i] = q.id;
-  p.tag[i] = q.tag;
-  p.bin[i] = q.bin;
-}
-
 std::vector<int> displacements(const std::vector<int>& counts) {
   std::vector<int> d(counts.size(), 0);
   long long at = 0;

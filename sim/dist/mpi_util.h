@@ -13,18 +13,8 @@ namespace bhviz::sim::dist {
 /// Throws std::runtime_error naming the call when an MPI call fails.
 void checkMpi(int code, const char* call);
 
-/// One particle as it travels between ranks.
-struct PackedParticle {
-  Vec4 posMass, vel, accPot;
-  std::uint32_t id = 0;
-  std::uint8_t tag = 0, bin = 0;
-};
-
 /// The MPI datatype of one PackedParticle (committed once).
 MPI_Datatype packedParticleType();
-
-PackedParticle pack(const Particles& p, std::size_t i);
-void unpack(const PackedParticle& q, Particles& p, std::size_t i);
 
 /// A committed MPI datatype of `bytes` contiguous bytes (one per size, made once): counts of
 /// elements, not of bytes, stay within MPI's int for large arrays.

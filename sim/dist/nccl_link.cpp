@@ -144,29 +144,50 @@ std::unique_ptr<NcclLink> NcclLink::open(DeviceLets* lets, int rank, int ranks, 
   return std::unique_ptr<NcclLink>(new NcclLink(std::move(s)));
 }
 
-void NcclLink::start(const std::byte* send, const std::vector<int>& sendBytes,
-                     const std::vector<int>& sendAt, std::byte* recv,
-                     const std::vector<int>& recvBytes, const std::vector<int>& recvAt) {
-  State& s = *m_s;
-  const NcclApi& api = *s.api;
-  s.lets->exchangeAfterCuts();
+namespace {
+
+/// One grouped send/recv per rank pair: counts and places in units of `unit` bytes.
+void sendAndReceive(const NcclApi& api, ncclComm_t comm, int ranks, cudaStream_t stream,
+                    std::size_t unit, const std::byte* send, const std::vector<int>& sendCount,
+                    const std::vector<int>& sendAt, std::byte* recv,
+                    const std::vector<int>& recvCount, const std::vector<int>& recvAt) {
   checkNccl(api, api.groupStart(), "ncclGroupStart");
-  for (int r = 0; r < s.ranks; ++r) {
+  for (int r = 0; r < ranks; ++r) {
     const auto k = static_cast<std::size_t>(r);
-    if (sendBytes[k] > 0) {
+    if (sendCount[k] > 0) {
       checkNccl(api,
-                api.send(send + sendAt[k], static_cast<std::size_t>(sendBytes[k]), ncclChar, r,
-                         s.comm, s.moving),
+                api.send(send + unit * static_cast<std::size_t>(sendAt[k]),
+                         unit * static_cast<std::size_t>(sendCount[k]), ncclChar, r, comm, stream),
                 "ncclSend");
     }
-    if (recvBytes[k] > 0) {
+    if (recvCount[k] > 0) {
       checkNccl(api,
-                api.recv(recv + recvAt[k], static_cast<std::size_t>(recvBytes[k]), ncclChar, r,
-                         s.comm, s.moving),
+                api.recv(recv + unit * static_cast<std::size_t>(recvAt[k]),
+                         unit * static_cast<std::size_t>(recvCount[k]), ncclChar, r, comm, stream),
                 "ncclRecv");
     }
   }
   checkNccl(api, api.groupEnd(), "ncclGroupEnd");
+}
+
+}  // namespace
+
+void NcclLink::start(const std::byte* send, const std::vector<int>& sendBytes,
+                     const std::vector<int>& sendAt, std::byte* recv,
+                     const std::vector<int>& recvBytes, const std::vector<int>& recvAt) {
+  State& s = *m_s;
+  s.lets->exchangeAfterCuts();
+  sendAndReceive(*s.api, s.comm, s.ranks, s.moving, 1, send, sendBytes, sendAt, recv, recvBytes,
+                 recvAt);
+}
+
+void NcclLink::exchangeOn(void* stream, std::size_t unit, const std::byte* send,
+                          const std::vector<int>& sendCount, const std::vector<int>& sendAt,
+                          std::byte* recv, const std::vector<int>& recvCount,
+                          const std::vector<int>& recvAt) {
+  State& s = *m_s;
+  sendAndReceive(*s.api, s.comm, s.ranks, static_cast<cudaStream_t>(stream), unit, send, sendCount,
+                 sendAt, recv, recvCount, recvAt);
 }
 
 void NcclLink::finish() { m_s->lets->walkAfterExchange(); }
@@ -188,6 +209,12 @@ void NcclLink::start(const std::byte*, const std::vector<int>&, const std::vecto
 }
 
 void NcclLink::finish() { throw std::logic_error("NcclLink without NCCL"); }
+
+void NcclLink::exchangeOn(void*, std::size_t, const std::byte*, const std::vector<int>&,
+                          const std::vector<int>&, std::byte*, const std::vector<int>&,
+                          const std::vector<int>&) {
+  throw std::logic_error("NcclLink without NCCL");
+}
 
 #endif
 

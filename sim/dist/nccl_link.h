@@ -33,6 +33,14 @@ class NcclLink {
              const std::vector<int>& recvAt);
   /// Makes the LETs' stream wait for the exchange: work queued on it later reads what arrived.
   void finish();
+  /// Queues on `stream` (a cudaStream_t of this rank's GPU: the work queued there before and
+  /// after orders it) the exchange of counts in units of `unit` bytes: to each rank r
+  /// sendCount[r] units from `send` at unit sendAt[r], from it recvCount[r] into `recv` at unit
+  /// recvAt[r] (device memory). The particles of a particle exchange move so.
+  void exchangeOn(void* stream, std::size_t unit, const std::byte* send,
+                  const std::vector<int>& sendCount, const std::vector<int>& sendAt,
+                  std::byte* recv, const std::vector<int>& recvCount,
+                  const std::vector<int>& recvAt);
 
   struct State;  // nccl_link.cpp
 

@@ -54,19 +54,6 @@ std::vector<T> gatherVectors(const std::vector<T>& mine, int rank, int ranks,
   return all;
 }
 
-Particles unpackAll(const std::vector<PackedParticle>& packed) {
-  Particles p;
-  p.resize(packed.size());
-  for (std::size_t i = 0; i < packed.size(); ++i) unpack(packed[i], p, i);
-  return p;
-}
-
-std::vector<PackedParticle> packAll(const Particles& p) {
-  std::vector<PackedParticle> packed(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) packed[i] = pack(p, i);
-  return packed;
-}
-
 /// How much larger than the particles' cube the trees' frame is made at a decomposition [1].
 constexpr float kFrameMargin = 0.05f;
 /// Decompositions by measured work after the start's by counts (RankShare::m_settling).
@@ -202,10 +189,14 @@ void RankShare::decompose() {
   m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
   ++m_report.decompositions;
   m_workAfterDecomposition = 0;  // measured at the next check
-  std::vector<std::uint32_t> leaving;
-  std::vector<int> to;
-  orb->leavers(m_rank, leaving, to);
-  exchange(leaving, to);
+  if (DeviceExchange* device = m_parts->deviceExchange()) {
+    exchangeOnDevice(*device, m_cuts);  // the cuts place every particle as the ORB did
+  } else {
+    std::vector<std::uint32_t> leaving;
+    std::vector<int> to;
+    orb->leavers(m_rank, leaving, to);
+    exchangeOnHost(leaving, to);
+  }
   m_workValid = false;
   m_lastCheck = std::chrono::steady_clock::now();
   m_cutMs = std::chrono::duration<double, std::milli>(m_lastCheck - start).count();
@@ -215,13 +206,46 @@ void RankShare::decompose() {
 void RankShare::migrate() {
   if (!m_settings.migrate || m_cuts.levels() == 0) return;
   StageTimer t(m_dist, Stage::Domains);
+  if (DeviceExchange* device = m_parts->deviceExchange()) {
+    exchangeOnDevice(*device, m_cuts);
+    return;
+  }
   std::vector<std::uint32_t> leaving;
   std::vector<int> to;
   m_parts->strays(m_cuts, m_rank, leaving, to);
-  exchange(leaving, to);
+  exchangeOnHost(leaving, to);
 }
 
-void RankShare::exchange(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to) {
+void RankShare::exchangeOnDevice(DeviceExchange& device, const OrbCuts& cuts) {
+  // Packed on the device by destination; only the counts come to the host.
+  const std::vector<int> sendCounts = device.packLeavers(cuts, m_rank);
+  std::vector<int> recvCounts(sendCounts.size(), 0);
+  checkMpi(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, jobComm()),
+           "MPI_Alltoall");
+  const std::vector<int> sendAt = displacements(sendCounts);
+  const std::vector<int> recvAt = displacements(recvCounts);
+  const auto sent = static_cast<std::size_t>(sendAt.back() + sendCounts.back());
+  const auto received = static_cast<std::size_t>(recvAt.back() + recvCounts.back());
+  m_report.particlesSent += sent;
+  // Nothing left or came: the particles, their order and their measured work stay as they are.
+  if (sent == 0 && received == 0) return;
+  if (m_nccl != nullptr) {
+    m_nccl->exchangeOn(device.stream(), sizeof(PackedParticle),
+                       reinterpret_cast<const std::byte*>(device.sentDevice()), sendCounts, sendAt,
+                       reinterpret_cast<std::byte*>(device.receiveDevice(received)), recvCounts,
+                       recvAt);
+  } else {
+    const PackedParticle* out = device.sentHost();
+    PackedParticle* in = device.receiveHost(received);
+    checkMpi(MPI_Alltoallv(out, sendCounts.data(), sendAt.data(), packedParticleType(), in,
+                           recvCounts.data(), recvAt.data(), packedParticleType(), jobComm()),
+             "MPI_Alltoallv");
+  }
+  device.placeArrivals();
+}
+
+void RankShare::exchangeOnHost(const std::vector<std::uint32_t>& leaving,
+                               const std::vector<int>& to) {
   // Only the particles that change rank travel: they come to the host, the others stay.
   const auto K = static_cast<std::size_t>(m_ranks);
   std::vector<int> sendCounts(K, 0), recvCounts(K, 0);

@@ -55,8 +55,12 @@ class RankShare {
   /// Sends the particles that moved out of this rank's domain since the decomposition to the
   /// ranks whose domains they are in now (DistSettings::migrate). More than one rank only.
   void migrate();
-  /// Sends the local particles `leaving` (ascending) to the ranks `to`; keeps what arrives.
-  void exchange(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to);
+  /// Sends the local particles `leaving` (ascending) to the ranks `to` through the host; keeps
+  /// what arrives.
+  void exchangeOnHost(const std::vector<std::uint32_t>& leaving, const std::vector<int>& to);
+  /// Sends the particles outside this rank's domain of `cuts` to the ranks whose domains they
+  /// lie in, packed and placed on the device: GPU to GPU (NCCL), or through pinned host memory.
+  void exchangeOnDevice(DeviceExchange& device, const OrbCuts& cuts);
   bool rebalanceDue();
   /// The bounding box of every rank's particles (a reduction).
   Box globalBounds(const Box& local) const;

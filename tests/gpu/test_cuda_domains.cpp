@@ -163,6 +163,89 @@ TEST(CudaDomains, GatherRemoveAndAppendAreTheCpuBackends) {
                std::out_of_range);
 }
 
+// The exchange without the host (DeviceExchange): the leavers of three domains packed on the
+// GPU are the CPU backend's strays, gathered and grouped by destination as the host path sends
+// them; the arrivals placed from a device or a pinned host buffer leave the CPU's particles.
+TEST(CudaDomains, PackedExchangeIsTheHostExchange) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const Fixture f = randomState(30000, 12);
+  auto gpu = cuda::makeCudaBackend(f.p.size());
+  auto cpu = makeCpuBackend();
+  gpu->upload(f.p);
+  cpu->upload(f.p);
+  // Three domains: x < 0.1 is rank 0's; above it, y < -0.2 rank 1's and the rest rank 2's.
+  OrbCuts cuts;
+  cuts.ranks = 3;
+  cuts.cut.resize(6);
+  cuts.cut[0] = OrbCut{0, 0.1f, 1};
+  cuts.cut[3 + 1] = OrbCut{1, -0.2f, 2};
+  DeviceExchange* device = gpu->forceParts()->deviceExchange();
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ(cpu->forceParts()->deviceExchange(), nullptr);
+  const int rank = 1;
+  std::vector<std::uint32_t> leaving;
+  std::vector<int> to;
+  cpu->forceParts()->strays(cuts, rank, leaving, to);
+  const Particles movers = cpu->forceParts()->gather(leaving);
+  // The host path's order: by destination, each in the particles' order.
+  std::vector<std::size_t> order(leaving.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return to[a] < to[b]; });
+  std::vector<int> expectedCounts(3, 0);
+  for (int r : to) ++expectedCounts[static_cast<std::size_t>(r)];
+  ASSERT_GT(expectedCounts[0], 1000);
+  ASSERT_GT(expectedCounts[2], 1000);
+
+  const std::vector<int> counts = device->packLeavers(cuts, rank);
+  EXPECT_EQ(counts, expectedCounts);
+  const PackedParticle* sent = device->sentHost();
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const PackedParticle want = pack(movers, order[k]);
+    ASSERT_EQ(sent[k].id, want.id) << k;
+    ASSERT_EQ(0, std::memcmp(&sent[k].posMass, &want.posMass, sizeof(Vec4))) << k;
+    ASSERT_EQ(0, std::memcmp(&sent[k].vel, &want.vel, sizeof(Vec4))) << k;
+    ASSERT_EQ(0, std::memcmp(&sent[k].accPot, &want.accPot, sizeof(Vec4))) << k;
+    ASSERT_EQ(sent[k].tag, want.tag) << k;
+    ASSERT_EQ(sent[k].bin, want.bin) << k;
+  }
+  // Fewer arrivals than leavers through pinned host memory, then more through device memory
+  // (past the arrays' capacity).
+  std::size_t held = f.p.size();
+  bool throughHost = true;
+  for (const std::size_t arrivals : {std::size_t{777}, std::size_t{40000}}) {
+    SCOPED_TRACE(arrivals);
+    if (!throughHost) {  // the first arrivals lie anywhere: some leave again
+      cpu->forceParts()->strays(cuts, rank, leaving, to);
+      std::vector<int> want(3, 0);
+      for (int r : to) ++want[static_cast<std::size_t>(r)];
+      ASSERT_EQ(device->packLeavers(cuts, rank), want);
+    }
+    const Particles arriving = makePlummer(arrivals, 80 + arrivals);
+    const std::vector<PackedParticle> packed = packAll(arriving);
+    if (throughHost) {
+      std::memcpy(device->receiveHost(arrivals), packed.data(), arrivals * sizeof(PackedParticle));
+    } else {
+      cuda::copyToDevice(device->receiveDevice(arrivals), packed.data(),
+                         arrivals * sizeof(PackedParticle));
+    }
+    device->placeArrivals();
+    cpu->forceParts()->exchange(leaving, arriving);
+    Particles c, g;
+    cpu->download(c);
+    gpu->download(g);
+    held = held - leaving.size() + arrivals;
+    ASSERT_EQ(c.size(), held);
+    EXPECT_EQ(c.id, g.id);
+    EXPECT_EQ(c.tag, g.tag);
+    EXPECT_EQ(c.bin, g.bin);
+    EXPECT_EQ(0, std::memcmp(c.posMass.data(), g.posMass.data(), c.size() * sizeof(Vec4)));
+    EXPECT_EQ(0, std::memcmp(c.vel.data(), g.vel.data(), c.size() * sizeof(Vec4)));
+    EXPECT_EQ(0, std::memcmp(c.accPot.data(), g.accPot.data(), c.size() * sizeof(Vec4)));
+    throughHost = false;
+  }
+}
+
 // The parts of a force evaluation on the GPU against the CPU's: a LET cut by each from its own
 // tree of the same particles for the same region, walked by the other's groups, gives the same
 // forces to fp32 rounding as the CPU's own walk of the CPU's LET.
