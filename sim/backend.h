@@ -192,7 +192,7 @@ class ForceParts {
   virtual DeviceLets* deviceLets() { return nullptr; }
 
   // The decomposition where the particles are: the ORB counts there, and only the particles
-  // that change rank come to the host and go.
+  // that change rank leave (through the host here, or DeviceExchange).
 
   /// The ORB's view of the particles (sim/orb.h), each weighed by orbWeight of its work since
   /// the last build, or 1 each with `unitWeights`.
