@@ -3,14 +3,17 @@
 // counts of their children and leaf particles scanned into offsets, and the level's records,
 // the next level's cells and the opened leaves' particles written. The order is the CPU's: the
 // cells of a level in their parents' order, children together. The tree bounds the LET, so each
-// level is written where it goes in buffers of the tree's size. A level costs one scan (children
-// and leaf particles packed in one 64-bit count) over the tree's cells of that level, which bound
-// it, so that the host queues every level without reading their sizes: it waits once per cut
-// (one wait per level had cost ~1 ms of a 16 M-particle rank's step on an H200).
+// level is written where it goes in buffers of the tree's size. The whole cut is one cooperative
+// launch (grid-wide barriers between a level's steps) and one wait: a launch per step of each
+// level, even queued without a wait, had cost 0.45 ms a cut at 16 M particles on an H200, most
+// of it the launches and scans over the tree's width of each level.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <cub/device/device_scan.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,31 +53,18 @@ __host__ __device__ inline std::uint32_t particlesOf(std::uint64_t packed) {
   return static_cast<std::uint32_t>(packed & 0xffffffffu);
 }
 
-__global__ void startCutKernel(std::uint32_t* frontier, LetLevelState* state) {
-  frontier[0] = 0;  // the root
-  state[0] = {1, 0, 0};
-}
-
-/// Classifies the level's cells; the grid reaches `bound` (the tree's cells at this level,
-/// which bound them), and the counts past the cells are zeroed for the scan over `bound`.
-__global__ void classifyKernel(std::uint32_t bound, const LetLevelState* __restrict__ state,
-                               const std::uint32_t* __restrict__ frontier, CutArgs t, MacSetup mac,
-                               Box region, float accMin, std::uint64_t* __restrict__ counts) {
-  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= bound) return;
-  if (k >= state->cells) {
-    counts[k] = 0;
-    return;
-  }
-  const std::uint32_t c = frontier[k];
+/// Whether cell c of `t` is opened for `region`: its children to take (high half) and its leaf
+/// particles to send (low half), packed.
+__device__ std::uint64_t classifyCell(std::uint32_t c, const CutArgs& t, const MacSetup& mac,
+                                      const Box& region, float accMin) {
   const float d2 = distSqPointBox(xyz(t.comMass[c]), region);
   const bool open =
       mustOpen(mac.code, t.opening[c] * kLetGuard, d2, accMin, overlaps(t.box[c], region));
   const unsigned n = t.childCount[c];
-  counts[k] = packCounts(open && n > 0 ? n : 0u, open && n == 0 ? t.count[c] : 0u);
+  return packCounts(open && n > 0 ? n : 0u, open && n == 0 ? t.count[c] : 0u);
 }
 
-/// The LET's arrays (a level's records go from its base on) and the next level's frontier.
+/// The LET's arrays (a level's records go from its base on).
 struct LevelOut {
   std::uint32_t *first, *count, *child;
   std::uint8_t *childCount, *level;
@@ -82,22 +72,17 @@ struct LevelOut {
   Quadrupole* quad;
   Box* box;
   float *bmax, *opening;
-  Vec4* posMass;        // the leaf particles
-  std::uint32_t* next;  // the next level's cells
+  Vec4* posMass;  // the leaf particles
 };
 
-__global__ void emitKernel(std::uint32_t bound, const LetLevelState* __restrict__ state,
-                           const std::uint32_t* __restrict__ frontier, CutArgs t,
-                           const std::uint64_t* __restrict__ counts,
-                           const std::uint64_t* __restrict__ offsets, LevelOut o) {
-  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  const LetLevelState s = *state;
-  if (k >= bound || k >= s.cells) return;
-  const std::uint32_t c = frontier[k];
+/// Writes the record of frontier entry k (cell c) of level `s`, its children into the next
+/// frontier and its leaf particles: `counts` its packed count, `offset` the level's sum before.
+__device__ void emitCell(std::uint32_t k, std::uint32_t c, const LetLevelState& s,
+                         std::uint64_t counts, std::uint64_t offset, const CutArgs& t,
+                         const LevelOut& o, std::uint32_t* next) {
   const std::uint32_t nextBase = s.base + s.cells, particleBase = s.particleBase;
-  const std::uint32_t nc = childrenOf(counts[k]), np = particlesOf(counts[k]);
-  const std::uint32_t childOffset = childrenOf(offsets[k]),
-                      particleOffset = particlesOf(offsets[k]);
+  const std::uint32_t nc = childrenOf(counts), np = particlesOf(counts);
+  const std::uint32_t childOffset = childrenOf(offset), particleOffset = particlesOf(offset);
   const std::uint32_t at = s.base + k;
   o.first[at] = np > 0 ? particleBase + particleOffset : 0u;
   o.count[at] = np;
@@ -109,22 +94,93 @@ __global__ void emitKernel(std::uint32_t bound, const LetLevelState* __restrict_
   o.box[at] = t.box[c];
   o.bmax[at] = t.bmax[c];
   o.opening[at] = t.opening[c];
-  for (std::uint32_t j = 0; j < nc; ++j) o.next[childOffset + j] = t.child[c] + j;
+  for (std::uint32_t j = 0; j < nc; ++j) next[childOffset + j] = t.child[c] + j;
   for (std::uint32_t j = 0; j < np; ++j)
     o.posMass[particleBase + particleOffset + j] = t.posMass[t.first[c] + j];
 }
 
-/// The next level's state from the level's scan (its last cell's offset and count).
-__global__ void advanceKernel(const std::uint64_t* __restrict__ offsets,
-                              const std::uint64_t* __restrict__ counts, LetLevelState* state) {
-  const LetLevelState s = state[0];
-  const std::uint64_t sum = s.cells > 0 ? offsets[s.cells - 1] + counts[s.cells - 1] : 0;
-  state[1] = {childrenOf(sum), s.base + s.cells, s.particleBase + particlesOf(sum)};
+constexpr int kCutBlock = 256;
+
+/// One cut's arguments: the tree, the region, the scratch it is written into.
+struct CutLaunch {
+  CutArgs tree;
+  MacSetup mac;
+  Box region;
+  float accMin;
+  int levels;                  // the tree's
+  std::uint32_t* frontier[2];  // a level's cells, the next level's
+  std::uint64_t* counts;       // per frontier cell, packed
+  std::uint64_t* blockSums;    // per block, its cells' counts summed
+  LetLevelState* state;        // levels + 1
+  LevelOut out;
+};
+
+/// The whole cut in one cooperative launch, level by level: each block takes a contiguous run
+/// of the level's frontier, classifies it and sums its counts; after a grid-wide barrier each
+/// block adds the sums of the blocks before it and scans its run again, writing the records,
+/// the next frontier and the particles in the CPU's order. Two barriers a level, where a
+/// launch per step had cost ~25 µs a level (0.45 ms a cut at 16 M particles on an H200).
+__global__ void __launch_bounds__(kCutBlock) cutKernel(CutLaunch a) {
+  namespace cg = cooperative_groups;
+  using Scan = cub::BlockScan<std::uint64_t, kCutBlock>;
+  using Reduce = cub::BlockReduce<std::uint64_t, kCutBlock>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename Reduce::TempStorage reduce[2];
+  } temp;
+  const cg::grid_group grid = cg::this_grid();
+  if (grid.thread_rank() == 0) {
+    a.frontier[0][0] = 0;  // the root
+    a.state[0] = {1, 0, 0};
+  }
+  grid.sync();
+  for (int L = 0; L < a.levels; ++L) {
+    const LetLevelState s = a.state[L];
+    if (s.cells == 0) return;  // every block reads the same: all leave
+    const std::uint32_t* cells = a.frontier[L % 2];
+    std::uint32_t* next = a.frontier[(L + 1) % 2];
+    const std::uint32_t run = (s.cells + gridDim.x - 1) / gridDim.x;
+    const std::uint32_t begin = min(s.cells, blockIdx.x * run), end = min(s.cells, begin + run);
+    std::uint64_t mine = 0;
+    for (std::uint32_t k = begin + threadIdx.x; k < end; k += blockDim.x) {
+      const std::uint64_t c = classifyCell(cells[k], a.tree, a.mac, a.region, a.accMin);
+      a.counts[k] = c;
+      mine += c;
+    }
+    const std::uint64_t blockSum = Reduce(temp.reduce[0]).Sum(mine);
+    if (threadIdx.x == 0) a.blockSums[blockIdx.x] = blockSum;
+    grid.sync();
+    // The blocks before this one, and all (the next level's state): a few hundred sums.
+    std::uint64_t before = 0, all = 0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
+      const std::uint64_t v = a.blockSums[b];
+      all += v;
+      if (b < blockIdx.x) before += v;
+    }
+    __syncthreads();  // temp.reduce[0] is read again below
+    before = Reduce(temp.reduce[0]).Sum(before);
+    all = Reduce(temp.reduce[1]).Sum(all);
+    __shared__ std::uint64_t offset;
+    if (threadIdx.x == 0) {
+      offset = before;
+      if (blockIdx.x == 0) {
+        a.state[L + 1] = {childrenOf(all), s.base + s.cells, s.particleBase + particlesOf(all)};
+      }
+    }
+    __syncthreads();
+    for (std::uint32_t tile = begin; tile < end; tile += blockDim.x) {
+      const std::uint32_t k = tile + threadIdx.x;
+      const std::uint64_t c = k < end ? a.counts[k] : 0;
+      std::uint64_t at = 0, tileSum = 0;
+      Scan(temp.scan).ExclusiveSum(c, at, tileSum);
+      if (k < end) emitCell(k, cells[k], s, c, offset + at, a.tree, a.out, next);
+      __syncthreads();  // every thread read `offset` and the scan's storage
+      if (threadIdx.x == 0) offset += tileSum;
+      __syncthreads();
+    }
+    grid.sync();
+  }
 }
-
-}  // namespace
-
-namespace {
 
 /// The sizes of a cut left in the scratch's arrays (level by level, as the LET orders them).
 struct ScratchCut {
@@ -132,74 +188,65 @@ struct ScratchCut {
   std::uint32_t cells = 0, particles = 0;
 };
 
+/// Blocks of the cut's cooperative grid: all resident at once, at most two an SM (each barrier
+/// waits for every block).
+unsigned cutBlocks() {
+  int device = 0, sms = 0, perSm = 0;
+  BHVIZ_CUDA_CHECK(cudaGetDevice(&device));
+  BHVIZ_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  BHVIZ_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, cutKernel, kCutBlock, 0));
+  if (perSm < 1) throw std::runtime_error("the LET cut's kernel cannot run on this device");
+  return static_cast<unsigned>(sms * std::min(perSm, 2));
+}
+
 /// The cut, left in `scratch` (LetScratch's first … posMass).
 ScratchCut cutToScratch(const DeviceTree& tree, const DeviceParticles& p, const MacSetup& mac,
-                        const TargetRegion& region, LetScratch& scratch, Stream stream) {
+                        const TargetRegion& region, LetScratch& w, Stream stream) {
   ScratchCut cut;
   if (!region.any() || tree.cells == 0) return cut;
-  const CutArgs t{tree.first.data(), tree.count.data(),   tree.child.data(), tree.childCount.data(),
-                  tree.level.data(), tree.comMass.data(), tree.quad.data(),  tree.box.data(),
-                  tree.bmax.data(),  tree.opening.data(), p.posMass.data()};
+  if (tree.levelBegin.size() < 2)
+    throw std::logic_error("a LET cut of a tree without its level table");
   // The LET is a part of the tree: the tree's cell and particle counts bound it, so the levels
   // are written where they go and the whole LET leaves the scratch once at the end.
   const std::size_t maxCells = tree.cells, maxParticles = std::max<std::size_t>(p.n, 1);
-  LetScratch& w = scratch;
-  auto& [frontier, counts, offsets, temp, state, first, count, child, childCount, level, comMass,
-         posMass, quad, box, bmax, opening] = w;
-  for (auto* b : {&first, &count, &child}) b->reserve(maxCells);
-  childCount.reserve(maxCells);
-  level.reserve(maxCells);
-  comMass.reserve(maxCells);
-  quad.reserve(maxCells);
-  box.reserve(maxCells);
-  bmax.reserve(maxCells);
-  opening.reserve(maxCells);
-  posMass.reserve(maxParticles);
-  for (auto* b : {&frontier[0], &frontier[1]}) b->reserve(maxCells);
-  counts.reserve(maxCells);
-  offsets.reserve(maxCells);
-  // Each level's grid and scan reach over the tree's cells of that level, which bound the
-  // frontier: every level is queued without the host learning its size, and the sizes come
-  // back once at the end (one wait per cut, not one per level: ~20 at 16 M particles).
-  std::vector<std::uint32_t> bounds;
-  for (int L = 0; L < tree.depth(); ++L) {
-    const auto l = static_cast<std::size_t>(L);
-    bounds.push_back(tree.levelBegin[l + 1] - tree.levelBegin[l]);
-  }
-  if (bounds.empty()) throw std::logic_error("a LET cut of a tree without its level table");
-  const int levels = static_cast<int>(bounds.size());
-  const std::uint32_t widest = *std::max_element(bounds.begin(), bounds.end());
-  std::size_t scanBytes = 0;
-  BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, counts.data(), offsets.data(),
-                                                 widest, stream));
-  temp.reserve(std::max<std::size_t>(scanBytes, 1));
-  state.reserve(static_cast<std::size_t>(levels) + 1);
-  startCutKernel<<<1, 1, 0, stream>>>(frontier[0].data(), state.data());
-  BHVIZ_CUDA_CHECK_LAUNCH();
-  const LevelOut o{first.data(), count.data(),   child.data(),   childCount.data(),
-                   level.data(), comMass.data(), quad.data(),    box.data(),
-                   bmax.data(),  opening.data(), posMass.data(), nullptr};
-  for (int L = 0; L < levels; ++L) {
-    const std::uint32_t bound = bounds[static_cast<std::size_t>(L)];
-    const std::uint32_t* cells = frontier[L % 2].data();
-    const LetLevelState* s = state.data() + L;
-    classifyKernel<<<blocksFor(bound), kBlock, 0, stream>>>(bound, s, cells, t, mac, region.box,
-                                                            region.accMin, counts.data());
-    BHVIZ_CUDA_CHECK_LAUNCH();
-    std::size_t bytes = scanBytes;
-    BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, counts.data(),
-                                                   offsets.data(), bound, stream));
-    LevelOut out = o;
-    out.next = frontier[(L + 1) % 2].data();
-    emitKernel<<<blocksFor(bound), kBlock, 0, stream>>>(bound, s, cells, t, counts.data(),
-                                                        offsets.data(), out);
-    BHVIZ_CUDA_CHECK_LAUNCH();
-    advanceKernel<<<1, 1, 0, stream>>>(offsets.data(), counts.data(), state.data() + L);
-    BHVIZ_CUDA_CHECK_LAUNCH();
-  }
+  for (auto* b : {&w.first, &w.count, &w.child, &w.frontier[0], &w.frontier[1]})
+    b->reserve(maxCells);
+  w.childCount.reserve(maxCells);
+  w.level.reserve(maxCells);
+  w.comMass.reserve(maxCells);
+  w.quad.reserve(maxCells);
+  w.box.reserve(maxCells);
+  w.bmax.reserve(maxCells);
+  w.opening.reserve(maxCells);
+  w.posMass.reserve(maxParticles);
+  w.counts.reserve(maxCells);
+  if (w.blocks == 0) w.blocks = cutBlocks();
+  w.blockSums.reserve(w.blocks);
+  const int levels = tree.depth();
+  w.state.reserve(static_cast<std::size_t>(levels) + 1);
+  CutLaunch a{{tree.first.data(), tree.count.data(), tree.child.data(), tree.childCount.data(),
+               tree.level.data(), tree.comMass.data(), tree.quad.data(), tree.box.data(),
+               tree.bmax.data(), tree.opening.data(), p.posMass.data()},
+              mac,
+              region.box,
+              region.accMin,
+              levels,
+              {w.frontier[0].data(), w.frontier[1].data()},
+              w.counts.data(),
+              w.blockSums.data(),
+              w.state.data(),
+              {w.first.data(), w.count.data(), w.child.data(), w.childCount.data(), w.level.data(),
+               w.comMass.data(), w.quad.data(), w.box.data(), w.bmax.data(), w.opening.data(),
+               w.posMass.data()}};
+  // The states past the last level with cells stay as they were: the host stops at the first
+  // without cells, which the cut writes.
+  void* args[] = {&a};
+  BHVIZ_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(cutKernel),
+                                               dim3(w.blocks), dim3(kCutBlock), args, 0, stream));
   std::vector<LetLevelState> sizes(static_cast<std::size_t>(levels) + 1);
-  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(sizes.data(), state.data(), sizes.size() * sizeof(LetLevelState),
-                                   cudaMemcpyDeviceToHost, stream));
+  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(sizes.data(), w.state.data(),
+                                   sizes.size() * sizeof(LetLevelState), cudaMemcpyDeviceToHost,
+                                   stream));
   synchronize(stream);
   // The levels with cells (the frontier, once empty, stays so), and the end.
   for (const LetLevelState& s : sizes) {
@@ -207,10 +254,10 @@ ScratchCut cutToScratch(const DeviceTree& tree, const DeviceParticles& p, const 
     cut.levelBegin.push_back(s.base);
   }
   if (cut.levelBegin.size() == sizes.size()) throw std::logic_error("a LET cut past the leaves");
-  const LetLevelState& end = sizes[cut.levelBegin.size()];
-  cut.levelBegin.push_back(end.base);
-  cut.cells = end.base;
-  cut.particles = end.particleBase;
+  const LetLevelState& last = sizes[cut.levelBegin.size()];
+  cut.levelBegin.push_back(last.base);
+  cut.cells = last.base;
+  cut.particles = last.particleBase;
   return cut;
 }
 

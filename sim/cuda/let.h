@@ -18,9 +18,10 @@ struct LetLevelState {
 /// The device memory of a cut, kept between cuts (sized by the tree: it bounds every LET).
 struct LetScratch {
   DeviceBuffer<std::uint32_t> frontier[2];
-  DeviceBuffer<std::uint64_t> counts, offsets;  ///< a level's children and particles, packed
-  DeviceBuffer<unsigned char> temp;
-  DeviceBuffer<LetLevelState> state;  ///< per level, and one past the last
+  DeviceBuffer<std::uint64_t> counts;     ///< a level's children and particles, packed
+  DeviceBuffer<std::uint64_t> blockSums;  ///< per block of the cut's grid, its cells' counts
+  unsigned blocks = 0;                    ///< the cut's grid (0: not chosen yet)
+  DeviceBuffer<LetLevelState> state;      ///< per level, and one past the last
   DeviceBuffer<std::uint32_t> first, count, child;
   DeviceBuffer<std::uint8_t> childCount, level;
   DeviceBuffer<Vec4> comMass, posMass;
