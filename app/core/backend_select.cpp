@@ -79,8 +79,9 @@ BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
 BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n, double rebalance) {
   sim::dist::Job* job = sim::dist::currentJob();
   if (job == nullptr) return selectBackend(choice, n);
-  // Each rank holds about n / K particles; rank 0 holds them all while it spreads them.
-  BackendSelection selection = selectBackend(choice, n);
+  // Each rank's backend holds about n / K particles (rank 0 holds them all on the host while it
+  // spreads them, not on its device).
+  BackendSelection selection = selectBackend(choice, sim::dist::rankShare(n, job->size()));
   if (selection.backend->forceParts() == nullptr) {
     throw BackendUnavailable("the " + std::string(selection.backend->name()) +
                              " backend cannot run under mpirun yet; use --backend cpu");

@@ -54,11 +54,6 @@ struct Command {
 
 void broadcast(Command& c) { checkMpi(MPI_Bcast(&c, sizeof c, MPI_BYTE, 0, g_comm), "MPI_Bcast"); }
 
-/// A follower's share of a new distributed backend: about n / K particles each.
-std::size_t shareOf(std::uint64_t n, int ranks) {
-  return static_cast<std::size_t>(n / static_cast<std::uint64_t>(ranks) + n / 4 + 1024);
-}
-
 /// Runs one command on a rank's share; the leader's results go through `out` where it has them.
 void execute(const Command& c, RankShare& s) {
   switch (c.op) {
@@ -309,7 +304,7 @@ int Job::serve(const LocalFactory& make) {
           return c.value;
         case Op::Create:
           shares[c.handle] = std::make_unique<RankShare>(
-              make(static_cast<LocalKind>(c.value), shareOf(c.n, m_size)), c.settings);
+              make(static_cast<LocalKind>(c.value), rankShare(c.n, m_size)), c.settings);
           break;
         case Op::Destroy:
           shares.erase(c.handle);

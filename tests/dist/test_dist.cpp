@@ -103,11 +103,12 @@ bool sameIds(const Particles& p, std::size_t n) {
 class DistForces : public ::testing::TestWithParam<MacKind> {};
 
 // Forces of K ranks (each its tree plus the others' LETs) against direct summation, as accurate
-// as one process's at the same θ and MAC: median and p99 within 1.1× for the geometric MACs
-// (bh, bonsai). The multipole and acceleration MACs give each accepted cell an error budget of
-// its own (Δ_mul, α·|a_old|), whatever its share of the force, and K trees accept more cells
-// than one (a cell that straddles a domain face is two): their p99 was measured 1.16–1.31×
-// one process's (K = 2..4, four seeds pooled), so they are held to 1.35×.
+// as one process's at the same θ and MAC: median and p99 within 1.1×. Not yet for the multipole
+// MAC: it gives each accepted cell an error budget of its own (Δ_mul) whatever its share of the
+// force, and K trees accept more cells than one (a cell that straddles a domain face is two,
+// where the merge of the LETs stops at a leaf): its p99 is 1.10× at K = 2, 1.18× at K = 3 and
+// 1.23× at K = 4 (four seeds pooled, 2026-11-27), so it is held to 1.35×. (The acceleration
+// MAC, once measured 1.16–1.31× too, is now within 1.02× at K = 2..4.)
 TEST_P(DistForces, AsAccurateAsOneProcess) {
   // The errors of four spheres pooled: a p99 of one sphere of a few thousand rests on a few
   // dozen particles, most in the core where |a| → 0, and moves by ±15 % from seed to seed.
@@ -148,8 +149,7 @@ TEST_P(DistForces, AsAccurateAsOneProcess) {
   std::printf("K = %d %s: median %.3g p99 %.3g (one process %.3g %.3g)\n", ranks(),
               std::string(toString(p.mac)).c_str(), split.median, split.p99, single.median,
               single.p99);
-  const bool budgeted = p.mac == MacKind::Multipole || accMac;
-  const double allowed = budgeted ? 1.35 : 1.1;
+  const double allowed = p.mac == MacKind::Multipole ? 1.35 : 1.1;
   EXPECT_LE(split.median, allowed * single.median);
   EXPECT_LE(split.p99, allowed * single.p99);
   // Every target got its force once: the targets add up to N per evaluation.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -138,6 +139,37 @@ TEST(DistCli, NonFiniteStateEndsEveryRank) {
   EXPECT_EQ(countOf(run.err, "non-finite"), 1) << run.err;
   ASSERT_TRUE(fs::exists(stats));
   EXPECT_TRUE(nlohmann::json::parse(readText(stats)).at("aborted").get<bool>());
+}
+
+// --load spreads a snapshot's particles over the ranks: each holds a share of them, and the
+// state saved before any step is the file's, particle for particle.
+TEST(DistCli, LoadSpreadsTheSnapshotOverTheRanks) {
+  TempDir dir;
+  const bhviz::sim::Particles p = bhviz::sim::makePlummer(2000, 5);
+  const fs::path in = dir.path / "in.tipsy", out = dir.path / "out.tipsy";
+  const fs::path stats = dir.path / "s.json";
+  bhviz::sim::io::writeSnapshot(in.string(), p, 0.5);
+  const Process run =
+      runRanks(3, "--headless --backend cpu --threads 1 --steps 0 --quiet --load " + in.string() +
+                      " --save " + out.string() + " --stats " + stats.string());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const bhviz::sim::Particles a = bhviz::sim::io::readSnapshot(in.string());
+  const bhviz::sim::Particles b = bhviz::sim::io::readSnapshot(out.string());
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.tag, b.tag);
+  EXPECT_EQ(0, std::memcmp(a.posMass.data(), b.posMass.data(), a.size() * sizeof(a.posMass[0])));
+  EXPECT_EQ(0, std::memcmp(a.vel.data(), b.vel.data(), a.size() * sizeof(a.vel[0])));
+  const auto j = nlohmann::json::parse(readText(stats));
+  ASSERT_EQ(j.at("ranks").size(), 3u);
+  std::uint64_t held = 0;
+  for (const auto& r : j.at("ranks")) {
+    const auto n = r.at("particles").get<std::uint64_t>();
+    EXPECT_GT(n, 400u);  // a share each (by counts at the start: ~667)
+    EXPECT_LT(n, 1000u);
+    held += n;
+  }
+  EXPECT_EQ(held, 2000u);
 }
 
 namespace {
