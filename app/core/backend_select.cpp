@@ -48,11 +48,12 @@ std::unique_ptr<sim::Backend> makeCpu(std::size_t n) {
 
 }  // namespace
 
-BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
+BackendSelection selectBackend(BackendChoice choice, std::size_t n, bool asRank) {
   if (choice == BackendChoice::Cpu) return {makeCpu(n), ""};
 #if BHVIZ_HAVE_CUDA
   try {
-    auto backend = sim::cuda::makeCudaBackend(n);
+    auto backend = sim::cuda::makeCudaBackend(
+        n, asRank ? sim::cuda::kDeviceBytesPerRankParticle : sim::cuda::kDeviceBytesPerParticle);
     std::string note;
     if (choice == BackendChoice::Auto) {
       note = "bhviz: --backend auto: using the CUDA backend on " + sim::cuda::deviceDescription();
@@ -68,6 +69,7 @@ BackendSelection selectBackend(BackendChoice choice, std::size_t n) {
   }
 #else
   (void)n;
+  (void)asRank;
   if (choice == BackendChoice::Cuda) {
     throw BackendUnavailable(
         "the CUDA backend is not available in this build; use --backend cpu or auto");
@@ -81,7 +83,7 @@ BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n, do
   if (job == nullptr) return selectBackend(choice, n);
   // Each rank's backend holds about n / K particles (rank 0 holds them all on the host while it
   // spreads them, not on its device).
-  BackendSelection selection = selectBackend(choice, sim::dist::rankShare(n, job->size()));
+  BackendSelection selection = selectBackend(choice, sim::dist::rankShare(n, job->size()), true);
   if (selection.backend->forceParts() == nullptr) {
     throw BackendUnavailable("the " + std::string(selection.backend->name()) +
                              " backend cannot run under mpirun yet; use --backend cpu");
@@ -104,7 +106,7 @@ std::unique_ptr<sim::Backend> makeRankBackend(sim::dist::LocalKind kind, std::si
   }
 #endif
   const bool cuda = kind == sim::dist::LocalKind::Cuda;
-  return selectBackend(cuda ? BackendChoice::Cuda : BackendChoice::Cpu, n).backend;
+  return selectBackend(cuda ? BackendChoice::Cuda : BackendChoice::Cpu, n, true).backend;
 }
 
 void requireWithinLimits(const sim::SimParams& p, const sim::Backend& backend) {

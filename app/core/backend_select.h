@@ -26,8 +26,9 @@ struct BackendSelection {
 
 /// The one place that maps --backend onto a backend for n particles: auto takes CUDA when it
 /// is built, a device exists and n fits in its memory, else the CPU (and says why). Throws
-/// BackendUnavailable when `cuda` was asked for and cannot run.
-BackendSelection selectBackend(BackendChoice choice, std::size_t n);
+/// BackendUnavailable when `cuda` was asked for and cannot run. `asRank`: n is a rank's share
+/// of a distributed run, whose essential trees and exchanges need more memory per particle.
+BackendSelection selectBackend(BackendChoice choice, std::size_t n, bool asRank = false);
 
 /// selectBackend for the simulation itself: under mpirun (sim::dist::currentJob()) the chosen
 /// backend becomes rank 0's share of a distributed backend over every rank, each rank running

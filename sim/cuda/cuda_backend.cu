@@ -561,11 +561,11 @@ std::string deviceDescription() {
   return s.str();
 }
 
-void checkDeviceCapacity(std::size_t n) {
+void checkDeviceCapacity(std::size_t n, double bytesPerParticle) {
   if (deviceCount() == 0) throw CudaUnavailable("no CUDA device found");
   std::size_t freeBytes = 0, totalBytes = 0;
   BHVIZ_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  const double need = double(n) * kDeviceBytesPerParticle;
+  const double need = double(n) * bytesPerParticle;
   if (need > double(freeBytes)) {
     std::ostringstream s;
     s.precision(3);
@@ -581,8 +581,8 @@ void useDevice(int ordinal) {
   BHVIZ_CUDA_CHECK(cudaSetDevice(ordinal % count));
 }
 
-std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles) {
-  checkDeviceCapacity(expectedParticles);
+std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles, double bytesPerParticle) {
+  checkDeviceCapacity(expectedParticles, bytesPerParticle);
   return std::make_unique<CudaBackend>();
 }
 

@@ -27,19 +27,26 @@ struct CudaUnavailable : std::runtime_error {
 /// particles at N_leaf = 16), groups and CUB scratch, rounded up (320 B); and the walk
 /// schedule's last work per particle with its sort scratch and a group's expected work (12 B).
 inline constexpr double kDeviceBytesPerParticle = 332.0;
+/// The same for a rank of a distributed run, whose share also holds the LET cut's scratch
+/// (sized by the tree: ~110 B a cell at a cell per two particles, and 16 B a particle), the
+/// exchange's domain and selection arrays (8 B), the ORB's domain names (4 B) and the LETs'
+/// bytes and walk records (a few B): 96 B more.
+inline constexpr double kDeviceBytesPerRankParticle = kDeviceBytesPerParticle + 96.0;
 
 /// "NVIDIA H200 (132 SMs, 139.8 GiB)"; throws CudaUnavailable when there is no device.
 std::string deviceDescription();
 
-/// Throws CudaUnavailable unless a device exists with memory for n particles.
-void checkDeviceCapacity(std::size_t n);
+/// Throws CudaUnavailable unless a device exists with memory for n particles of
+/// `bytesPerParticle` each.
+void checkDeviceCapacity(std::size_t n, double bytesPerParticle = kDeviceBytesPerParticle);
 
 /// Makes device `ordinal` modulo the device count current for this host thread (each rank of a
 /// distributed run on one machine its own GPU, round robin). Throws CudaUnavailable without one.
 void useDevice(int ordinal);
 
 /// A backend on the current device. Throws CudaUnavailable (see checkDeviceCapacity).
-std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles);
+std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles,
+                                         double bytesPerParticle = kDeviceBytesPerParticle);
 
 /// Exact Plummer-softened direct summation in double precision on the GPU: acceleration and
 /// potential of the targets from every particle (the accuracy reference of the benchmarks).

@@ -1,5 +1,7 @@
 // Device memory, host copies and event timing for the CUDA stages.
 #include <algorithm>
+#include <cstdio>
+#include <stdexcept>
 
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
@@ -17,7 +19,20 @@ int deviceCount() noexcept {
 
 void* deviceAlloc(std::size_t bytes) {
   void* p = nullptr;
-  if (bytes > 0) BHVIZ_CUDA_CHECK(cudaMalloc(&p, bytes));
+  if (bytes == 0) return p;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    std::size_t freeBytes = 0, totalBytes = 0;
+    (void)cudaMemGetInfo(&freeBytes, &totalBytes);
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "out of GPU memory: %.3g GiB asked for with %.3g GiB free of %.3g GiB",
+                  double(bytes) / 1073741824.0, double(freeBytes) / 1073741824.0,
+                  double(totalBytes) / 1073741824.0);
+    throw std::runtime_error(text);
+  }
+  BHVIZ_CUDA_CHECK(e);
   return p;
 }
 
