@@ -139,15 +139,16 @@ int lead(const Options& o, int ranks) {
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
   }
-  std::printf(" %10s %12s %8s %12s %10s %10s\n", "total ms", "LET MB/step", "work %",
-              "int/particle", "walk int/s", "sent/step");
+  std::printf(" %10s %12s %8s %12s %10s %10s %8s\n", "total ms", "LET MB/step", "work %",
+              "int/particle", "walk int/s", "sent/step", "dev GiB");
   std::ofstream csv;
   if (!o.csv.empty()) {
     csv.open(o.csv);
     csv << "ranks,rank,particles";
     for (auto name : kStageNames) csv << ',' << name << "_ms";
     csv << ",total_ms,let_bytes_per_step,work_share,step_wall_ms,step_wall_mean_ms,imbalance"
-           ",interactions_per_particle,walk_interactions_per_s,particles_sent_per_step\n";
+           ",interactions_per_particle,walk_interactions_per_s,particles_sent_per_step"
+           ",device_bytes_peak\n";
   }
   // The mean as well: a decomposition every few steps (--rebalance) is a slow step the median
   // leaves out.
@@ -174,15 +175,17 @@ int lead(const Options& o, int ranks) {
         last[r].particles > 0 ? median(work[r]) / double(last[r].particles) : 0.0;
     const double walkMs = med[static_cast<std::size_t>(Stage::Walk)];
     const double rate = walkMs > 0 ? median(work[r]) / (walkMs * 1e-3) : 0.0;
-    // The particles the exchanges sent on (strays, and at a decomposition the leavers).
-    std::printf(" %10.3f %12.3f %8.2f %12.1f %10.3g %10.0f\n", total, median(letBytes[r]) / 1e6,
-                share, perParticle, rate, median(sent[r]));
+    // The particles the exchanges sent on (strays, and at a decomposition the leavers), and the
+    // most device memory the rank held.
+    std::printf(" %10.3f %12.3f %8.2f %12.1f %10.3g %10.0f %8.2f\n", total,
+                median(letBytes[r]) / 1e6, share, perParticle, rate, median(sent[r]),
+                double(last[r].deviceBytesPeak) / 1073741824.0);
     if (csv) {
       csv << ranks << ',' << r << ',' << last[r].particles;
       for (double m : med) csv << ',' << m;
       csv << ',' << total << ',' << median(letBytes[r]) << ',' << share / 100.0 << ','
           << median(wall) << ',' << meanWall << ',' << median(imbalance) << ',' << perParticle
-          << ',' << rate << ',' << median(sent[r]) << '\n';
+          << ',' << rate << ',' << median(sent[r]) << ',' << last[r].deviceBytesPeak << '\n';
     }
   }
   std::printf(

@@ -235,10 +235,11 @@ struct RankReport {
   std::uint64_t work = 0;       ///< interactions (cells + particles) since the start [1]
   std::uint64_t letCellsSent = 0, letParticlesSent = 0, letBytesSent = 0;
   std::uint64_t letCellsReceived = 0, letParticlesReceived = 0, letBytesReceived = 0;
-  std::uint64_t decompositions = 0;  ///< ORB decompositions and particle exchanges [1]
-  std::uint64_t particlesSent = 0;   ///< particles the exchanges sent to other ranks [1]
-  Box domain;                        ///< the rank's ORB domain
-  bool letsOverNccl = false;         ///< the LETs move GPU to GPU (NCCL), not through the host
+  std::uint64_t decompositions = 0;   ///< ORB decompositions and particle exchanges [1]
+  std::uint64_t particlesSent = 0;    ///< particles the exchanges sent to other ranks [1]
+  Box domain;                         ///< the rank's ORB domain
+  bool letsOverNccl = false;          ///< the LETs move GPU to GPU (NCCL), not through the host
+  std::uint64_t deviceBytesPeak = 0;  ///< Backend::deviceBytesPeak of the rank's backend [bytes]
 };
 
 /// A kept copy of a backend's state (Backend::keepState): on the host, or in the backend's own
@@ -275,6 +276,9 @@ class Backend {
   /// A copy of the state, in the backend's current order (key order after a build).
   virtual void download(Particles& p) const = 0;
   virtual std::size_t size() const = 0;
+  /// The most device memory the backend's process held at once so far [bytes] (0 on the host):
+  /// what a run of this size needs, beyond the CUDA context.
+  virtual std::size_t deviceBytesPeak() const { return 0; }
   /// The particles whose id is a multiple of `stride` (everyNthId), in the backend's order: what
   /// a view draws when all of them would be too many. The default downloads every particle.
   virtual void downloadSample(Particles& p, std::uint32_t stride) const {

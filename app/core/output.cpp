@@ -90,6 +90,7 @@ Json rankJson(int rank, const sim::RankReport& r) {
       {"work", r.work},
       {"decompositions", r.decompositions},
       {"particles_sent", r.particlesSent},
+      {"device_bytes_peak", r.deviceBytesPeak},
       {"domain", boxJson(r.domain)},
       {"let", Json{{"cells_sent", r.letCellsSent},
                    {"particles_sent", r.letParticlesSent},

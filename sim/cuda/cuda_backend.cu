@@ -92,6 +92,7 @@ class CudaBackend final : public Backend,
     m_ws.reserve(h.size());
   }
   void download(Particles& h) const override { downloadParticles(m_p, h); }
+  std::size_t deviceBytesPeak() const override { return cuda::deviceBytesPeak(); }
   void downloadSample(Particles& h, std::uint32_t stride) const override {
     sampleById(m_p, stride, m_sample, m_stream, h);
   }

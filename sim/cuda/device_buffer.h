@@ -20,6 +20,12 @@ int deviceCount() noexcept;
 
 void* deviceAlloc(std::size_t bytes);  ///< cudaMalloc; throws std::runtime_error
 void deviceFree(void* p) noexcept;
+
+/// The bytes this process holds through deviceAlloc now, and the most it held at once since
+/// the start (every device; a rank of a distributed run has one): what a run needs beyond the
+/// CUDA context and libraries' own buffers.
+std::size_t deviceBytesInUse() noexcept;
+std::size_t deviceBytesPeak() noexcept;
 void copyToDevice(void* d_dst, const void* h_src, std::size_t bytes);  ///< blocking
 void copyToHost(void* h_dst, const void* d_src, std::size_t bytes);    ///< blocking
 void copyOnDevice(void* d_dst, const void* d_src, std::size_t bytes, Stream stream);
@@ -39,10 +45,13 @@ class DeviceBuffer {
     return *this;
   }
 
-  /// Makes room for n elements. Growth is by at least 1.5× and discards the old contents.
+  /// Makes room for n elements. Growth is by at least 1.5× (1.125× past 256 MiB, where a few
+  /// particles more than a rank's share must not cost half its memory again) and discards the
+  /// old contents.
   void reserve(std::size_t n) {
     if (n <= m_capacity) return;
-    const std::size_t grown = m_capacity + m_capacity / 2;
+    const bool large = m_capacity * sizeof(T) > (std::size_t{256} << 20);
+    const std::size_t grown = m_capacity + (large ? m_capacity / 8 : m_capacity / 2);
     const std::size_t cap = n > grown ? n : grown;
     void* p = deviceAlloc(cap * sizeof(T));
     deviceFree(m_ptr);

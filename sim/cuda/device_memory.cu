@@ -1,7 +1,9 @@
 // Device memory, host copies and event timing for the CUDA stages.
 #include <algorithm>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
@@ -17,19 +19,56 @@ int deviceCount() noexcept {
   return n;
 }
 
+namespace {
+
+/// deviceAlloc's blocks and their sizes (a cudaMalloc costs far more than the lock).
+struct Allocations {
+  std::mutex lock;
+  std::unordered_map<void*, std::size_t> bytes;
+  std::size_t inUse = 0, peak = 0;
+};
+
+Allocations& allocations() {
+  static Allocations a;
+  return a;
+}
+
+}  // namespace
+
+std::size_t deviceBytesInUse() noexcept {
+  Allocations& a = allocations();
+  const std::lock_guard<std::mutex> hold(a.lock);
+  return a.inUse;
+}
+
+std::size_t deviceBytesPeak() noexcept {
+  Allocations& a = allocations();
+  const std::lock_guard<std::mutex> hold(a.lock);
+  return a.peak;
+}
+
 void* deviceAlloc(std::size_t bytes) {
   void* p = nullptr;
   if (bytes == 0) return p;
   const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e == cudaSuccess) {
+    Allocations& a = allocations();
+    const std::lock_guard<std::mutex> hold(a.lock);
+    a.bytes[p] = bytes;
+    a.inUse += bytes;
+    a.peak = std::max(a.peak, a.inUse);
+    return p;
+  }
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     std::size_t freeBytes = 0, totalBytes = 0;
     (void)cudaMemGetInfo(&freeBytes, &totalBytes);
-    char text[160];
+    char text[200];
     std::snprintf(text, sizeof text,
-                  "out of GPU memory: %.3g GiB asked for with %.3g GiB free of %.3g GiB",
+                  "out of GPU memory: %.3g GiB asked for with %.3g GiB free of %.3g GiB (bhviz "
+                  "holds %.3g GiB)",
                   double(bytes) / 1073741824.0, double(freeBytes) / 1073741824.0,
-                  double(totalBytes) / 1073741824.0);
+                  double(totalBytes) / 1073741824.0, double(deviceBytesInUse()) / 1073741824.0);
     throw std::runtime_error(text);
   }
   BHVIZ_CUDA_CHECK(e);
@@ -37,7 +76,14 @@ void* deviceAlloc(std::size_t bytes) {
 }
 
 void deviceFree(void* p) noexcept {
-  if (p) (void)cudaFree(p);  // a destructor must not throw; a failing free is reported later
+  if (p == nullptr) return;
+  (void)cudaFree(p);  // a destructor must not throw; a failing free is reported later
+  Allocations& a = allocations();
+  const std::lock_guard<std::mutex> hold(a.lock);
+  const auto it = a.bytes.find(p);
+  if (it == a.bytes.end()) return;
+  a.inUse -= it->second;
+  a.bytes.erase(it);
 }
 
 void copyToDevice(void* d_dst, const void* h_src, std::size_t bytes) {

@@ -556,6 +556,7 @@ std::vector<RankReport> RankShare::reports() {
   RankReport r = m_report;
   const StepProfile current = combinedProfile();
   r.particles = m_local->size();
+  r.deviceBytesPeak = m_local->deviceBytesPeak();
   r.last = current;
   r.total += current;
   r.work += current.interactions.cell + current.interactions.particle;

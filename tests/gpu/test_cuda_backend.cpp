@@ -281,3 +281,24 @@ TEST(CudaBackend, DiagnosticsOnTheDeviceEqualTheHostSumsMidStep) {
     EXPECT_NEAR(device.angularMomentum[k], host.angularMomentum[k], 1e-12);
   }
 }
+
+// The device memory a process holds through its buffers, and the most it held: what a rank's
+// --stats reports (device_bytes_peak) and a run's size is checked against.
+TEST(CudaMemory, PeakIsTheMostHeldAtOnce) {
+  if (cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const std::size_t before = cuda::deviceBytesInUse();
+  {
+    cuda::DeviceBuffer<float> a, b;
+    a.reserve(1 << 20);
+    EXPECT_EQ(cuda::deviceBytesInUse(), before + (4u << 20));
+    b.reserve(3 << 20);
+    EXPECT_EQ(cuda::deviceBytesInUse(), before + (16u << 20));
+    EXPECT_GE(cuda::deviceBytesPeak(), before + (16u << 20));
+    // Growth past 256 MiB is by an eighth, not a half.
+    cuda::DeviceBuffer<std::uint8_t> big;
+    big.reserve(std::size_t{512} << 20);
+    big.reserve((std::size_t{512} << 20) + 1);
+    EXPECT_EQ(big.capacity(), (std::size_t{512} << 20) + (std::size_t{64} << 20));
+  }
+  EXPECT_EQ(cuda::deviceBytesInUse(), before);
+}
