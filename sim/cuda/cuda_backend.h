@@ -28,10 +28,11 @@ struct CudaUnavailable : std::runtime_error {
 /// schedule's last work per particle with its sort scratch and a group's expected work (12 B).
 inline constexpr double kDeviceBytesPerParticle = 332.0;
 /// The same for a rank of a distributed run, whose share also holds the LET cut's scratch
-/// (sized by the tree: ~110 B a cell at a cell per two particles, and 16 B a particle), the
-/// exchange's domain and selection arrays (8 B), the ORB's domain names (4 B) and the LETs'
-/// bytes and walk records (a few B): 96 B more.
-inline constexpr double kDeviceBytesPerRankParticle = kDeviceBytesPerParticle + 96.0;
+/// (sized by the tree: ~110 B a cell, and 16 B a particle), the exchange's domain and selection
+/// arrays, the ORB's domain names and the LETs' bytes and walk records: measured 474 and
+/// 508 B a particle (device_bytes_peak) on the two ranks of a 480 M merger (two H200s,
+/// 2026-11-27, docs/BENCHMARKS.md "Past one GPU"), rounded up.
+inline constexpr double kDeviceBytesPerRankParticle = 520.0;
 
 /// "NVIDIA H200 (132 SMs, 139.8 GiB)"; throws CudaUnavailable when there is no device.
 std::string deviceDescription();

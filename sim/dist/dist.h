@@ -25,14 +25,14 @@ enum class LocalKind : std::uint8_t { Cpu = 0, Cuda = 1 };
 /// Makes a rank's local backend for about n particles (the app's backend choice and checks).
 using LocalFactory = std::function<std::unique_ptr<Backend>(LocalKind kind, std::size_t n)>;
 
-/// The particles a rank of K sizes its backend for, out of n: its share with a quarter more,
-/// for domains balanced by work rather than counts (a 16 M merger's ranks held 0.98–1.03 of
-/// the mean on four GPUs) and for the exchanges. The leader too: it holds the whole state on
-/// the host while it spreads it, never on its device, so a run K GPUs hold is not refused for
-/// not fitting on one.
+/// The particles a rank of K sizes its backend for, out of n: its share with a tenth more, for
+/// domains balanced by work rather than counts (a 16 M merger's ranks held 0.98–1.03 of the
+/// mean on four GPUs, a 480 M merger's 0.993–1.007 on two). The leader too: it holds the whole
+/// state on the host while it spreads it, never on its device, so a run K GPUs hold is not
+/// refused for not fitting on one (480 M on two H200s: docs/BENCHMARKS.md, "Past one GPU").
 inline std::size_t rankShare(std::uint64_t n, int ranks) {
   const std::uint64_t share = n / static_cast<std::uint64_t>(ranks > 0 ? ranks : 1);
-  return static_cast<std::size_t>(share + share / 4 + 1024);
+  return static_cast<std::size_t>(share + share / 10 + 1024);
 }
 
 /// How the LETs of ranks whose trees live on GPUs travel (sim/dist/nccl_link.h).
