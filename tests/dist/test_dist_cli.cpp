@@ -1,4 +1,5 @@
-// bhviz itself under mpirun (label mpi): outputs of K ranks laid out as one process's, a bad
+// bhviz itself under mpirun (label mpi): outputs of K ranks laid out as one process's (stats,
+// snapshots, accelerations, a sweep, a video), a loaded snapshot spread over the ranks, a bad
 // option refused once by every rank, a non-finite state named and ended with status 1, and a
 // killed rank that ends the whole job within seconds.
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -170,6 +172,56 @@ TEST(DistCli, LoadSpreadsTheSnapshotOverTheRanks) {
     held += n;
   }
   EXPECT_EQ(held, 2000u);
+}
+
+// --sweep under mpirun runs on rank 0 alone, the others waiting: one process's rows, errors and
+// interactions (the times differ).
+TEST(DistCli, SweepLikeOneProcess) {
+  TempDir dir;
+  const std::string args =
+      "--headless --quiet --backend cpu --threads 1 --scenario plummer --n 1500 --seed 2 "
+      "--sweep theta=0.5:0.7:0.2 --mac bonsai --out ";
+  const Process a = runBhviz(args + (dir.path / "one.csv").string());
+  ASSERT_EQ(a.status, 0) << a.err;
+  const Process b = runRanks(2, args + (dir.path / "two.csv").string());
+  ASSERT_EQ(b.status, 0) << b.err;
+  const std::vector<std::string> one = lines(readText(dir.path / "one.csv"));
+  const std::vector<std::string> two = lines(readText(dir.path / "two.csv"));
+  ASSERT_EQ(one.size(), 3u);
+  ASSERT_EQ(two.size(), one.size());
+  EXPECT_EQ(two[0], one[0]);
+  // mac,param,median_error,p99_error,ms_per_force,interactions_per_particle: all but the time.
+  const auto withoutTime = [](const std::string& row) {
+    std::vector<std::string> f;
+    std::istringstream in(row);
+    for (std::string x; std::getline(in, x, ',');) f.push_back(x);
+    if (f.size() == 6) f.erase(f.begin() + 4);
+    return f;
+  };
+  for (std::size_t k = 1; k < one.size(); ++k) EXPECT_EQ(withoutTime(two[k]), withoutTime(one[k]));
+}
+
+// --video under mpirun: every frame of the run, as one process writes them (ffprobe counts the
+// decoded frames).
+TEST(DistCli, VideoOfEveryFrame) {
+  if (std::system("command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "ffmpeg/ffprobe not on PATH (optional: apt-get install ffmpeg)";
+  const char* noGl = std::getenv("BHVIZ_NO_GL");
+  if (noGl != nullptr && noGl[0] == '1') GTEST_SKIP() << "BHVIZ_NO_GL=1";
+  TempDir dir;
+  const fs::path video = dir.path / "run.mp4", count = dir.path / "frames.txt";
+  const Process p = runRanks(3,
+                             "--headless --backend cpu --threads 1 --scenario merger --n 3000 "
+                             "--steps 6 --frame-every 2 --size 160x120 --video " +
+                                 video.string());
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_NE(p.out.find("4 frames in " + video.string()), std::string::npos) << p.out;
+  const std::string probe =
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames "
+      "-of csv=p=0 '" +
+      video.string() + "' >'" + count.string() + "'";
+  ASSERT_EQ(std::system(probe.c_str()), 0);
+  EXPECT_EQ(std::stoi(readText(count)), 4);
 }
 
 namespace {
