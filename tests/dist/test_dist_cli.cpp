@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -222,6 +223,44 @@ TEST(DistCli, VideoOfEveryFrame) {
       video.string() + "' >'" + count.string() + "'";
   ASSERT_EQ(std::system(probe.c_str()), 0);
   EXPECT_EQ(std::stoi(readText(count)), 4);
+}
+
+namespace {
+
+/// The "theta = X: median error E" pairs a headless `--lesson theta` prints.
+std::vector<std::pair<double, double>> thetaErrors(const std::string& out) {
+  std::vector<std::pair<double, double>> found;
+  for (const std::string& line : lines(out)) {
+    double theta = 0.0, error = 0.0;
+    if (std::sscanf(line.c_str(), " theta = %lf: median error %lf", &theta, &error) == 2) {
+      found.emplace_back(theta, error);
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+// Parameters changed during a run reach every rank: the theta lesson measures the force error
+// at θ = 0.5, then sets 0.8, 0.5 and 0.3 in turn (as the panel's slider does, through the
+// simulation's parameters). Three ranks' errors fall with θ as one process's do, each within
+// 1.1× of it; ranks that kept one θ would measure one error four times.
+TEST(DistCli, ParametersChangedMidRunReachEveryRank) {
+  const std::string args = "--headless --backend cpu --threads 1 --lesson theta --n 3000";
+  const Process a = runBhviz(args);
+  ASSERT_EQ(a.status, 0) << a.err;
+  const Process b = runRanks(3, args);
+  ASSERT_EQ(b.status, 0) << b.err;
+  const auto one = thetaErrors(a.out), three = thetaErrors(b.out);
+  ASSERT_EQ(one.size(), 4u) << a.out;
+  ASSERT_EQ(three.size(), 4u) << b.out;
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(three[k].first, one[k].first);
+    EXPECT_LE(three[k].second, 1.1 * one[k].second) << "theta " << one[k].first;
+    EXPECT_GE(three[k].second, one[k].second / 1.1) << "theta " << one[k].first;
+    if (k >= 2) EXPECT_LT(three[k].second, 0.5 * three[k - 1].second);  // 0.8 → 0.5 → 0.3
+  }
+  EXPECT_EQ(three[1].first, 0.8);
 }
 
 namespace {
