@@ -56,11 +56,17 @@ void addChoice(CLI::App& app, const std::string& name, bool& value, const std::s
       ->check(CLI::IsMember({yes, no}));
 }
 
-std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n) {
+/// A backend for n particles: a rank's share (`asRank`: checked for a rank's device memory per
+/// particle), or one process's.
+std::unique_ptr<Backend> makeLocal(dist::LocalKind kind, std::size_t n, bool asRank) {
 #if BHVIZ_HAVE_CUDA
-  if (kind == dist::LocalKind::Cuda) return cuda::makeCudaBackend(n);
+  if (kind == dist::LocalKind::Cuda) {
+    return cuda::makeCudaBackend(
+        n, asRank ? cuda::kDeviceBytesPerRankParticle : cuda::kDeviceBytesPerParticle);
+  }
 #endif
   (void)n;
+  (void)asRank;
   if (kind == dist::LocalKind::Cuda) throw std::runtime_error("built without CUDA");
   return makeCpuBackend();
 }
@@ -79,7 +85,7 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 /// Median wall time of a substep on the local backend alone (K = 1's baseline).
 double aloneMs(const Options& o, dist::LocalKind kind, const Particles& initial,
                const SimParams& p) {
-  Simulation sim(makeLocal(kind, o.n), initial, p);
+  Simulation sim(makeLocal(kind, o.n, false), initial, p);
   for (int s = 0; s < o.warmup; ++s) sim.substep();
   std::vector<double> ms;
   for (int s = 0; s < o.steps; ++s) {
@@ -97,15 +103,20 @@ int lead(const Options& o, int ranks) {
   p.mac = o.mac;
   p.rebuildInterval = o.rebuildInterval;
   const Particles initial = makeScenario(o.scenario, o.n, 1);
-  Simulation sim(dist::makeDistributedBackend(makeLocal(kind, o.n), o.n, o.dist), initial, p);
+  // Rank 0's backend, as every rank's, holds its share (bhviz's sizing: sim::dist::rankShare).
+  Simulation sim(
+      dist::makeDistributedBackend(makeLocal(kind, dist::rankShare(o.n, ranks), true), o.n, o.dist),
+      initial, p);
   for (int s = 0; s < o.warmup; ++s) sim.substep();
 
   const auto K = static_cast<std::size_t>(ranks);
   std::vector<std::vector<std::array<double, static_cast<int>(Stage::Count)>>> stages(K);
-  std::vector<std::vector<double>> letBytes(K), work(K), sent(K);
+  std::vector<std::vector<double>> letBytes(K), work(K), sent(K), exchange(K);
   std::vector<double> wall, imbalance;
   std::vector<RankReport> before = sim.backend().rankReports();
   const std::uint64_t decompositionsBefore = before.empty() ? 0 : before[0].decompositions;
+  std::vector<double> orbBefore(K);
+  for (std::size_t r = 0; r < K && r < before.size(); ++r) orbBefore[r] = before[r].orbMs;
   for (int s = 0; s < o.steps; ++s) {
     const auto t0 = std::chrono::steady_clock::now();
     sim.substep();
@@ -116,6 +127,7 @@ int lead(const Options& o, int ranks) {
       stages[r].push_back(now[r].last.ms);
       letBytes[r].push_back(double(now[r].letBytesSent - before[r].letBytesSent));
       sent[r].push_back(double(now[r].particlesSent - before[r].particlesSent));
+      exchange[r].push_back(now[r].exchangeMs - before[r].exchangeMs);
       const double w = double(now[r].work - before[r].work);
       work[r].push_back(w);
       maxWork = std::max(maxWork, w);
@@ -139,8 +151,8 @@ int lead(const Options& o, int ranks) {
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
   }
-  std::printf(" %10s %12s %8s %12s %10s %10s %8s\n", "total ms", "LET MB/step", "work %",
-              "int/particle", "walk int/s", "sent/step", "dev GiB");
+  std::printf(" %10s %12s %8s %12s %10s %10s %8s %8s %10s\n", "total ms", "LET MB/step", "work %",
+              "int/particle", "walk int/s", "sent/step", "dev GiB", "exch ms", "orb ms/cut");
   std::ofstream csv;
   if (!o.csv.empty()) {
     csv.open(o.csv);
@@ -148,12 +160,13 @@ int lead(const Options& o, int ranks) {
     for (auto name : kStageNames) csv << ',' << name << "_ms";
     csv << ",total_ms,let_bytes_per_step,work_share,step_wall_ms,step_wall_mean_ms,imbalance"
            ",interactions_per_particle,walk_interactions_per_s,particles_sent_per_step"
-           ",device_bytes_peak\n";
+           ",device_bytes_peak,exchange_ms,orb_ms_per_cut\n";
   }
   // The mean as well: a decomposition every few steps (--rebalance) is a slow step the median
   // leaves out.
   const double meanWall = std::accumulate(wall.begin(), wall.end(), 0.0) / double(wall.size());
   const std::vector<RankReport> last = sim.backend().rankReports();
+  const std::uint64_t cuts = last.empty() ? 0 : last[0].decompositions - decompositionsBefore;
   double workSum = 0.0;
   for (std::size_t r = 0; r < K; ++r) workSum += median(work[r]);
   for (std::size_t r = 0; r < K; ++r) {
@@ -175,17 +188,20 @@ int lead(const Options& o, int ranks) {
         last[r].particles > 0 ? median(work[r]) / double(last[r].particles) : 0.0;
     const double walkMs = med[static_cast<std::size_t>(Stage::Walk)];
     const double rate = walkMs > 0 ? median(work[r]) / (walkMs * 1e-3) : 0.0;
-    // The particles the exchanges sent on (strays, and at a decomposition the leavers), and the
-    // most device memory the rank held.
-    std::printf(" %10.3f %12.3f %8.2f %12.1f %10.3g %10.0f %8.2f\n", total,
+    // The particles the exchanges sent on (strays, and at a decomposition the leavers), the
+    // most device memory the rank held, and the domains stage's parts: the exchange (median a
+    // step) and the ORB's cuts (their mean, over the decompositions of the measured steps).
+    const double orbPerCut = cuts > 0 ? (last[r].orbMs - orbBefore[r]) / double(cuts) : 0.0;
+    std::printf(" %10.3f %12.3f %8.2f %12.1f %10.3g %10.0f %8.2f %8.3f %10.3f\n", total,
                 median(letBytes[r]) / 1e6, share, perParticle, rate, median(sent[r]),
-                double(last[r].deviceBytesPeak) / 1073741824.0);
+                double(last[r].deviceBytesPeak) / 1073741824.0, median(exchange[r]), orbPerCut);
     if (csv) {
       csv << ranks << ',' << r << ',' << last[r].particles;
       for (double m : med) csv << ',' << m;
       csv << ',' << total << ',' << median(letBytes[r]) << ',' << share / 100.0 << ','
           << median(wall) << ',' << meanWall << ',' << median(imbalance) << ',' << perParticle
-          << ',' << rate << ',' << median(sent[r]) << ',' << last[r].deviceBytesPeak << '\n';
+          << ',' << rate << ',' << median(sent[r]) << ',' << last[r].deviceBytesPeak << ','
+          << median(exchange[r]) << ',' << orbPerCut << '\n';
     }
   }
   std::printf(
@@ -240,7 +256,7 @@ int main(int argc, char** argv) {
       // The ranks of one machine take its GPUs in turn.
       if (kind == dist::LocalKind::Cuda) cuda::useDevice(job->localRank());
 #endif
-      return makeLocal(kind, n);
+      return makeLocal(kind, n, true);
     });
   }
   Options o;

@@ -235,8 +235,12 @@ struct RankReport {
   std::uint64_t work = 0;       ///< interactions (cells + particles) since the start [1]
   std::uint64_t letCellsSent = 0, letParticlesSent = 0, letBytesSent = 0;
   std::uint64_t letCellsReceived = 0, letParticlesReceived = 0, letBytesReceived = 0;
-  std::uint64_t decompositions = 0;   ///< ORB decompositions and particle exchanges [1]
-  std::uint64_t particlesSent = 0;    ///< particles the exchanges sent to other ranks [1]
+  std::uint64_t decompositions = 0;  ///< ORB decompositions and particle exchanges [1]
+  std::uint64_t particlesSent = 0;   ///< particles the exchanges sent to other ranks [1]
+  /// Wall time of the domains stage's two parts since the start: the ORB's cuts (at the
+  /// decompositions) and the particle exchanges (after each decomposition, and the strays before
+  /// each evaluation) [ms].
+  double orbMs = 0.0, exchangeMs = 0.0;
   Box domain;                         ///< the rank's ORB domain
   bool letsOverNccl = false;          ///< the LETs move GPU to GPU (NCCL), not through the host
   std::uint64_t deviceBytesPeak = 0;  ///< Backend::deviceBytesPeak of the rank's backend [bytes]

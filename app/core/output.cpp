@@ -90,6 +90,8 @@ Json rankJson(int rank, const sim::RankReport& r) {
       {"work", r.work},
       {"decompositions", r.decompositions},
       {"particles_sent", r.particlesSent},
+      {"orb_ms", r.orbMs},
+      {"exchange_ms", r.exchangeMs},
       {"device_bytes_peak", r.deviceBytesPeak},
       {"domain", boxJson(r.domain)},
       {"let", Json{{"cells_sent", r.letCellsSent},

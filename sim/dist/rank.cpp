@@ -189,6 +189,8 @@ void RankShare::decompose() {
   m_report.domain = result.domains[static_cast<std::size_t>(m_rank)];
   ++m_report.decompositions;
   m_workAfterDecomposition = 0;  // measured at the next check
+  const auto cut = std::chrono::steady_clock::now();
+  m_report.orbMs += std::chrono::duration<double, std::milli>(cut - start).count();
   if (DeviceExchange* device = m_parts->deviceExchange()) {
     exchangeOnDevice(*device, m_cuts);  // the cuts place every particle as the ORB did
   } else {
@@ -199,6 +201,7 @@ void RankShare::decompose() {
   }
   m_workValid = false;
   m_lastCheck = std::chrono::steady_clock::now();
+  m_report.exchangeMs += std::chrono::duration<double, std::milli>(m_lastCheck - cut).count();
   m_cutMs = std::chrono::duration<double, std::milli>(m_lastCheck - start).count();
   m_ledger.clear();
 }
@@ -206,14 +209,17 @@ void RankShare::decompose() {
 void RankShare::migrate() {
   if (!m_settings.migrate || m_cuts.levels() == 0) return;
   StageTimer t(m_dist, Stage::Domains);
+  const auto start = std::chrono::steady_clock::now();
   if (DeviceExchange* device = m_parts->deviceExchange()) {
     exchangeOnDevice(*device, m_cuts);
-    return;
+  } else {
+    std::vector<std::uint32_t> leaving;
+    std::vector<int> to;
+    m_parts->strays(m_cuts, m_rank, leaving, to);
+    exchangeOnHost(leaving, to);
   }
-  std::vector<std::uint32_t> leaving;
-  std::vector<int> to;
-  m_parts->strays(m_cuts, m_rank, leaving, to);
-  exchangeOnHost(leaving, to);
+  m_report.exchangeMs +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 void RankShare::exchangeOnDevice(DeviceExchange& device, const OrbCuts& cuts) {
