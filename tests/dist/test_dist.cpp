@@ -104,11 +104,11 @@ class DistForces : public ::testing::TestWithParam<MacKind> {};
 
 // Forces of K ranks (each its tree plus the others' LETs) against direct summation, as accurate
 // as one process's at the same θ and MAC: median and p99 within 1.1×. Not yet for the multipole
-// MAC: it gives each accepted cell an error budget of its own (Δ_mul) whatever its share of the
-// force, and K trees accept more cells than one (a cell that straddles a domain face is two,
-// where the merge of the LETs stops at a leaf): its p99 is 1.10× at K = 2, 1.18× at K = 3 and
-// 1.23× at K = 4 (four seeds pooled, 2026-11-27), so it is held to 1.35×. (The acceleration
-// MAC, once measured 1.16–1.31× too, is now within 1.02× at K = 2..4.)
+// MAC: its p99 is 1.10× at K = 2, which is the trees' frame on the first cut (one process in
+// that frame measures the same), and 1.18× at K = 3 and 1.23× at K = 4, where a cell that
+// straddles a later domain face is two, each with its own error budget Δ_mul (four seeds
+// pooled, 2026-11-27; docs/ARCHITECTURE.md): it is held to 1.35×. (The acceleration MAC, once
+// measured 1.16–1.31× too, is now within 1.02× at K = 2..4.)
 TEST_P(DistForces, AsAccurateAsOneProcess) {
   // The errors of four spheres pooled: a p99 of one sphere of a few thousand rests on a few
   // dozen particles, most in the core where |a| → 0, and moves by ±15 % from seed to seed.
