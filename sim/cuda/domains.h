@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA twin of a rank's part of the domains stage (sim/dist/): the ORB's counts on the
-// device (the twin of sim::HostOrbParticles), and the particle exchange's two device steps —
-// gather the particles that leave, and remove them while the arrivals are appended. Plain C++:
-// compiles under g++ and nvcc; the CUDA runtime stays inside domains.cu.
+// device (the twin of sim::HostOrbParticles; domains.cu), and the particle exchange's device
+// steps — select and pack the particles that leave, remove them while the arrivals are placed
+// (exchange.cu). Plain C++: compiles under g++ and nvcc; the CUDA runtime stays in the .cu files.
 
 #include <array>
 #include <cstdint>

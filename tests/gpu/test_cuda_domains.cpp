@@ -56,6 +56,20 @@ std::pair<Particles, Particles> splitBelow(const Particles& all, int axis, float
   return halves;
 }
 
+/// The two backends hold the same `held` particles in the same slots, bit for bit.
+void expectSameParticles(const Backend& cpu, const Backend& gpu, std::size_t held) {
+  Particles c, g;
+  cpu.download(c);
+  gpu.download(g);
+  ASSERT_EQ(c.size(), held);
+  EXPECT_EQ(c.id, g.id);
+  EXPECT_EQ(c.tag, g.tag);
+  EXPECT_EQ(c.bin, g.bin);
+  EXPECT_EQ(0, std::memcmp(c.posMass.data(), g.posMass.data(), c.size() * sizeof(Vec4)));
+  EXPECT_EQ(0, std::memcmp(c.vel.data(), g.vel.data(), c.size() * sizeof(Vec4)));
+  EXPECT_EQ(0, std::memcmp(c.accPot.data(), g.accPot.data(), c.size() * sizeof(Vec4)));
+}
+
 Box boundsOf(const Particles& p) {
   Box b;
   for (const Vec4& q : p.posMass) grow(b, Vec3{q.x, q.y, q.z});
@@ -142,17 +156,8 @@ TEST(CudaDomains, GatherRemoveAndAppendAreTheCpuBackends) {
     const Particles arriving = makePlummer(arrivals, 77);
     cpu->forceParts()->exchange(leaving, arriving);
     gpu->forceParts()->exchange(leaving, arriving);
-    Particles c, g;
-    cpu->download(c);
-    gpu->download(g);
     held = held - leaving.size() + arriving.size();
-    ASSERT_EQ(c.size(), held);
-    EXPECT_EQ(c.id, g.id);
-    EXPECT_EQ(c.tag, g.tag);
-    EXPECT_EQ(c.bin, g.bin);
-    EXPECT_EQ(0, std::memcmp(c.posMass.data(), g.posMass.data(), c.size() * sizeof(Vec4)));
-    EXPECT_EQ(0, std::memcmp(c.vel.data(), g.vel.data(), c.size() * sizeof(Vec4)));
-    EXPECT_EQ(0, std::memcmp(c.accPot.data(), g.accPot.data(), c.size() * sizeof(Vec4)));
+    ASSERT_NO_FATAL_FAILURE(expectSameParticles(*cpu, *gpu, held));
     leaving.resize(leaving.size() / 2);  // the first half again: all below the new size
   }
   Particles g;
@@ -231,17 +236,8 @@ TEST(CudaDomains, PackedExchangeIsTheHostExchange) {
     }
     device->placeArrivals();
     cpu->forceParts()->exchange(leaving, arriving);
-    Particles c, g;
-    cpu->download(c);
-    gpu->download(g);
     held = held - leaving.size() + arrivals;
-    ASSERT_EQ(c.size(), held);
-    EXPECT_EQ(c.id, g.id);
-    EXPECT_EQ(c.tag, g.tag);
-    EXPECT_EQ(c.bin, g.bin);
-    EXPECT_EQ(0, std::memcmp(c.posMass.data(), g.posMass.data(), c.size() * sizeof(Vec4)));
-    EXPECT_EQ(0, std::memcmp(c.vel.data(), g.vel.data(), c.size() * sizeof(Vec4)));
-    EXPECT_EQ(0, std::memcmp(c.accPot.data(), g.accPot.data(), c.size() * sizeof(Vec4)));
+    ASSERT_NO_FATAL_FAILURE(expectSameParticles(*cpu, *gpu, held));
     throughHost = false;
   }
 }
