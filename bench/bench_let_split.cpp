@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
     std::vector<std::uint32_t> wr(pr.size(), 0);
     addCounts(vSplit.counts, cpu::walkSources(trees[r], pr.posMass, groups[r], pr.posMass, active,
                                               s, cpu::WalkMode::Write, accR, &wr));
-    MergedTree merged{trees[r], pr.posMass};
+    MergedTree merged{trees[r], pr.posMass, {}};
     for (int q = 0; q < ranks; ++q) {
       if (q == r) continue;
       const LetTree let = essentialTree(trees[q], part[q].posMass, mac, region);

@@ -151,9 +151,11 @@ class ForceParts {
  public:
   virtual ~ForceParts() = default;
   /// bbox → keys → sort → tree → moments → groups of the targets; no walk yet. With a frame
-  /// (holding every particle), the tree's cells are that cube's octree cells, as on every rank.
+  /// (holding every particle), the tree's cells are that cube's octree cells, as on every rank;
+  /// with the run's `domains` too (their cuts sided in that frame), a cell whose cube several
+  /// domains meet is one part of it, and its opening value takes its share (paramOfParts).
   virtual void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-                     const KeyFrame* frame = nullptr) = 0;
+                     const KeyFrame* frame = nullptr, const OrbCuts* domains = nullptr) = 0;
   /// The bounding box of the particles as they are now (before build: where the frame must
   /// reach).
   virtual Box bounds() const = 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/common/mac.h"
+#include "sim/orb.h"
 #include "sim/tree.h"
 
 namespace bhviz::sim {
@@ -57,13 +58,21 @@ LetTree essentialTree(const Tree& tree, const std::vector<Vec4>& posMass, const 
 /// group take two cells where one tree had one (a cell across the domain face is two): the
 /// merged tree gives it one again (docs/ARCHITECTURE.md, "What the split into trees costs").
 /// Both trees must be cut in one key frame (a distributed run's), the LET from the root.
+/// With `domains` (the run's cuts), a merged cell holds the parts of its cube both cells held,
+/// and its opening value takes that share (paramOfParts); `localParts` are those of `local`'s
+/// cells when it is itself a merged tree (MergedTree::parts; empty: one part each).
 struct MergedTree {
   /// Its first/count index `sources`; for walking only (its level table is not one).
   Tree tree;
   std::vector<Vec4> sources;  ///< the local particles, then the LET's
+  /// Per cell: the parts of its cube it holds (one per domain that meets the cube: a rank's own
+  /// cell or a LET cell holds one, a merged cell both cells' parts).
+  std::vector<std::uint32_t> parts;
 };
 MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMass,
-                              const LetTree& let, const MacSetup& mac);
+                              const LetTree& let, const MacSetup& mac,
+                              const OrbCutsView* domains = nullptr,
+                              const std::vector<std::uint32_t>& localParts = {});
 
 /// The sizes of a LET as bytes (letLayout).
 struct LetSize {

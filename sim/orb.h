@@ -64,6 +64,72 @@ BHVIZ_HD inline int orbDomainOf(const OrbCut* cut, int levels, int ranks, Vec3 x
   return d;
 }
 
+/// The cuts as a kernel or a moments pass reads them: `cut` is OrbCuts::cut (host or device
+/// memory, as the reader needs), levels × ranks entries.
+struct OrbCutsView {
+  const OrbCut* cut = nullptr;
+  int levels = 0;
+  int ranks = 1;
+};
+
+/// How many domains the octree cube at `level` of frame `f` that holds the quantised point `q`
+/// meets: 1 where a domain holds it whole, more where domain faces cross it (each such domain
+/// holds a part of it, its own cell in its rank's tree). A cut sided by the keys of `f` is
+/// compared with the cube in key units, exactly; any other by its position.
+BHVIZ_HD inline int orbDomainsMeetingCube(const OrbCutsView& cuts, const KeyFrame& f, KeyCoords q,
+                                          int level) {
+  const int shift = kKeyBitsPerAxis - level;
+  const float side = f.side / static_cast<float>(1u << level);
+  const float scale = keyScale(f);
+  // Depth first over the cut tree: (level, domain) pairs still to visit; a cube visits at most
+  // one pair per ORB level on the stack at once, plus the one it branches to.
+  constexpr int kMaxLevels = 32;
+  int stackLevel[kMaxLevels + 1], stackDomain[kMaxLevels + 1];
+  int top = 0, meets = 0;
+  stackLevel[0] = 0, stackDomain[0] = 0;
+  ++top;
+  while (top > 0) {
+    --top;
+    int l = stackLevel[top], d = stackDomain[top];
+    for (; l < cuts.levels; ++l) {
+      const OrbCut c = cuts.cut[l * cuts.ranks + d];
+      if (c.axis < 0) continue;
+      const std::uint32_t k = (c.axis == 0 ? q.x : c.axis == 1 ? q.y : q.z) >> shift;
+      bool low = false, high = false;
+      const float origin = c.axis == 0 ? f.origin.x : c.axis == 1 ? f.origin.y : f.origin.z;
+      if (c.keyScale > 0.0f && c.keyScale == scale && c.keyOrigin == origin) {
+        const std::uint64_t lo = std::uint64_t{k} << shift, hi = std::uint64_t{k + 1} << shift;
+        low = lo < c.keyPlane;
+        high = hi > c.keyPlane;
+      } else {
+        const float lo = origin + side * static_cast<float>(k), hi = lo + side;
+        low = lo < c.position;
+        high = hi > c.position;
+      }
+      if (low && high && top < kMaxLevels) {
+        stackLevel[top] = l + 1, stackDomain[top] = c.high;
+        ++top;
+      } else if (high && !low) {
+        d = c.high;
+      }
+    }
+    ++meets;
+  }
+  return meets;
+}
+
+/// The domains meeting the cube of a cell at `level` whose tight box is `box` (the box's centre
+/// lies in the cell's cube: quantising is monotone, and each axis of the box spans particles).
+BHVIZ_HD inline int orbDomainsMeetingCell(const OrbCutsView& cuts, const KeyFrame& f,
+                                          const Box& box, int level) {
+  return orbDomainsMeetingCube(cuts, f, quantize(0.5f * (box.lo + box.hi), f), level);
+}
+
+/// The host's view of `cuts`.
+inline OrbCutsView viewOf(const OrbCuts& cuts) {
+  return {cuts.cut.data(), cuts.levels(), cuts.ranks};
+}
+
 /// Candidate cuts of one splitting domain (indexed by the domain's name; axis < 0: none): the
 /// planes a + j·h, j = 0..m, along `axis`. Its histogram has m + 2 entries from `offset`: the
 /// weight below a, then of each [a + j·h, a + (j+1)·h), then at or above a + m·h.

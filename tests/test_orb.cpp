@@ -257,6 +257,110 @@ TEST(Orb, ANewFrameKeepsTheFirstCutOnItsMiddlePlane) {
   }
 }
 
+// The domains that meet an octree cube (orbDomainsMeetingCube: a cube whose parts several
+// ranks' trees hold), by hand: a frame [0, 8)³, three domains: x < 4 (rank 0), and x ≥ 4 cut at
+// y = 2 into rank 1 (below) and rank 2. The cuts sided by the frame's keys, then by their
+// positions alone: the same counts.
+TEST(OrbCubes, DomainsMeetingACubeByHand) {
+  const KeyFrame f{{0.0f, 0.0f, 0.0f}, 8.0f};
+  const std::uint32_t unit = 1u << (kKeyBitsPerAxis - 3);  // keys per unit length
+  OrbCuts cuts;
+  cuts.ranks = 3;
+  cuts.cut.assign(6, OrbCut{});
+  cuts.cut[0] = {0, 4.0f, 1};
+  cuts.cut[3 + 1] = {1, 2.0f, 2};
+  const auto point = [&](float x, float y, float z) {
+    return KeyCoords{quantizeAxis(x, 0.0f, keyScale(f)), quantizeAxis(y, 0.0f, keyScale(f)),
+                     quantizeAxis(z, 0.0f, keyScale(f))};
+  };
+  for (const bool byKeys : {true, false}) {
+    SCOPED_TRACE(byKeys ? "sided by the keys" : "sided by the positions");
+    OrbCuts c = cuts;
+    if (byKeys) {
+      sideByKeys(c.cut[0], f, 4 * unit);
+      sideByKeys(c.cut[3 + 1], f, 2 * unit);
+    }
+    const OrbCutsView v = viewOf(c);
+    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 1, 1), 0), 3) << "the root";
+    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 7, 7), 1), 1) << "x < 4: rank 0's";
+    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 1), 2) << "x ≥ 4, y < 4: ranks 1, 2";
+    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 5, 1), 1), 1) << "x ≥ 4, y ≥ 4: rank 2's";
+    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 2), 1) << "[4, 6) × [0, 2): rank 1's";
+    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 3, 1), 2), 1) << "[4, 6) × [2, 4): rank 2's";
+    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(3, 3, 1), 2), 1) << "[2, 4)²: rank 0's";
+  }
+  // A cut through a cube's inside, not on its faces: x = 3 cuts [0, 4) and [2, 4), not [3, 4).
+  OrbCuts two;
+  two.ranks = 2;
+  two.cut = {OrbCut{0, 3.0f, 1}, OrbCut{}};
+  const OrbCutsView v = viewOf(two);
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 1, 1), 1), 2);
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(2.5f, 1, 1), 2), 2);
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(3.5f, 1, 1), 3), 1);
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(2.5f, 1, 1), 3), 1);
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 1), 1);
+}
+
+// On fresh random decompositions (K = 2..8, cuts on the frame's planes of levels up to 6), the
+// domains meeting a cube of level L ≤ 3 are the distinct domains of the points of its level-6
+// sub-cubes, which see every plane such cuts can lie on.
+TEST(OrbCubes, DomainsMeetingACubeAreTheDomainsOfItsPoints) {
+  std::mt19937_64 rng(2026);
+  const KeyFrame f{{-1.0f, -2.0f, -3.0f}, 16.0f};
+  const std::uint32_t level6 = 1u << (kKeyBitsPerAxis - 6);
+  int whole = 0, shared = 0;  // cubes one domain holds, cubes several share
+  for (int trial = 0; trial < 40; ++trial) {
+    const int ranks = 2 + trial % 7;
+    // Random weights at random points: decompose snaps the cuts to planes of `f` within its
+    // tolerance; the points' coarse spread keeps the planes coarse enough.
+    std::vector<Vec4> p;
+    std::uniform_int_distribution<int> cell(0, 63);
+    for (int k = 0; k < 3000; ++k) {
+      const float h = f.side / 64.0f;
+      p.push_back({f.origin.x + (cell(rng) + 0.5f) * h, f.origin.y + (cell(rng) + 0.5f) * h,
+                   f.origin.z + (cell(rng) + 0.5f) * h, 1.0f});
+    }
+    const std::vector<std::uint64_t> w = randomWeights(p.size(), 100 + trial);
+    HostOrbParticles orb(p, w);
+    OrbSettings s;
+    s.grid = f;
+    s.snapTolerance = 0.05;
+    const OrbResult r = decompose(ranks, boundsOf(p), orb, kOneProcess, s);
+    for (const OrbCut& c : r.cuts.cut) {
+      if (c.axis < 0) continue;
+      ASSERT_GT(c.keyScale, 0.0f);
+      ASSERT_EQ(c.keyPlane % level6, 0u) << "a cut finer than level 6";
+    }
+    const OrbCutsView v = viewOf(r.cuts);
+    std::uniform_int_distribution<std::uint32_t> key(0, (1u << kKeyBitsPerAxis) - 1);
+    for (int q = 0; q < 50; ++q) {
+      const KeyCoords at{key(rng), key(rng), key(rng)};
+      const int level = q % 4;
+      const int shift = kKeyBitsPerAxis - level;
+      const std::uint32_t sub = 1u << (6 - level);  // level-6 sub-cubes per axis
+      std::vector<bool> seen(static_cast<std::size_t>(ranks), false);
+      for (std::uint32_t i = 0; i < sub * sub * sub; ++i) {
+        const std::uint32_t ix = i % sub, iy = i / sub % sub, iz = i / (sub * sub);
+        const KeyCoords k{(at.x >> shift << shift) + ix * level6 + level6 / 2,
+                          (at.y >> shift << shift) + iy * level6 + level6 / 2,
+                          (at.z >> shift << shift) + iz * level6 + level6 / 2};
+        const float scale = f.side / static_cast<float>(1u << kKeyBitsPerAxis);
+        const Vec3 x = f.origin + scale * Vec3{static_cast<float>(k.x), static_cast<float>(k.y),
+                                               static_cast<float>(k.z)};
+        seen[static_cast<std::size_t>(orbDomainOf(r.cuts.cut.data(), r.cuts.levels(), ranks, x))] =
+            true;
+      }
+      const int distinct = static_cast<int>(std::count(seen.begin(), seen.end(), true));
+      ASSERT_EQ(orbDomainsMeetingCube(v, f, at, level), distinct)
+          << "K = " << ranks << ", trial " << trial << ", level " << level;
+      ++(distinct > 1 ? shared : whole);
+    }
+  }
+  std::printf("%d cubes held whole, %d shared\n", whole, shared);
+  EXPECT_GT(whole, 100);
+  EXPECT_GT(shared, 100);
+}
+
 // Every particle at one point: no cut can separate them; the decomposition still ends, every
 // particle has a domain and the weights add up.
 TEST(Orb, DegenerateBoxEnds) {

@@ -68,6 +68,18 @@ BHVIZ_HD inline float openingValue(MacCode mac, float theta, float param, const 
   return INFINITY;
 }
 
+/// `param` for a cell that holds `parts` of the `domains` parts that domain faces cut its cube
+/// into in a distributed run (each domain's part is a cell of its rank's tree; a merged cell
+/// holds several). The multipole MAC gives every accepted cell the same absolute error budget
+/// Δ_mul, whatever its mass: K parts of one cube, each accepted with Δ_mul, may err K times as
+/// much as the whole cube, which one process's tree would take as one cell. Each part gets its
+/// share, so the parts together keep the cube's budget (docs/ARCHITECTURE.md). The other MACs
+/// scale with the cell's own mass or size; their parameters stay.
+BHVIZ_HD inline float paramOfParts(MacCode mac, float param, int parts, int domains) {
+  if (mac != MacCode::Multipole || domains <= 1 || parts >= domains) return param;
+  return param * static_cast<float>(parts) / static_cast<float>(domains);
+}
+
 /// True when the cell must be opened for a group. d2: squared distance from the group's box to
 /// the cell's COM; accMin: the smallest |a_old| in the group (acceleration MAC only).
 /// A cell whose tight box overlaps the group's box is always opened: no group may take a

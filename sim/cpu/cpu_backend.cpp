@@ -39,15 +39,18 @@ void CpuBackend::drift(float dt) {
 
 void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                                bool oldAccValid) {
-  build(clock, p, targets, oldAccValid, nullptr);
+  build(clock, p, targets, oldAccValid, nullptr, nullptr);
   walkLocal();
 }
 
 void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targets,
-                       bool oldAccValid, const KeyFrame* frame) {
+                       bool oldAccValid, const KeyFrame* frame, const OrbCuts* domains) {
+  m_domains = domains != nullptr ? *domains : OrbCuts{1, {}};
   if (!prepare(p, oldAccValid)) return;
   m_treeShape = {};  // the sort reorders the particles: the old tree fits them no more
-  m_tree = cpu::buildSortedTree(m_particles, p.curve, p.nLeaf, m_mac, &m_profile, frame);
+  const OrbCutsView view = viewOf(m_domains);
+  m_tree = cpu::buildSortedTree(m_particles, p.curve, p.nLeaf, m_mac, &m_profile, frame,
+                                domains != nullptr ? &view : nullptr);
   // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
   m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_particles.size()};
   buildGroups(clock, p, targets);
@@ -139,11 +142,14 @@ void CpuBackend::walkLocalAndImported(const std::vector<LetTree>& lets) {
   MergedTree merged;
   {
     StageTimer timer(m_profile, Stage::Let);
+    const OrbCutsView view = viewOf(m_domains);
+    const OrbCutsView* domains = m_domains.levels() > 0 ? &view : nullptr;
     for (const LetTree& let : lets) {
       if (let.empty()) continue;
       merged = merged.tree.cellCount() == 0
-                   ? mergeEssentialTree(m_tree, m_particles.posMass, let, m_mac)
-                   : mergeEssentialTree(merged.tree, merged.sources, let, m_mac);
+                   ? mergeEssentialTree(m_tree, m_particles.posMass, let, m_mac, domains)
+                   : mergeEssentialTree(merged.tree, merged.sources, let, m_mac, domains,
+                                        merged.parts);
     }
   }
   if (merged.tree.cellCount() == 0) {

@@ -63,7 +63,7 @@ class CpuBackend final : public Backend, private ForceParts {
  private:
   // ForceParts: computeForces is build() then walkLocal().
   void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-             const KeyFrame* frame) override;
+             const KeyFrame* frame, const OrbCuts* domains) override;
   Box bounds() const override { return cpu::boundingBox(m_particles.posMass); }
   TargetRegion targetRegion() const override;
   LetTree essentialTree(const TargetRegion& region) const override;
@@ -91,6 +91,9 @@ class CpuBackend final : public Backend, private ForceParts {
   std::vector<std::uint32_t> m_work;  ///< interactions per particle since the last build
   int m_leafSize = 0;                 ///< N_leaf of the last build
   TreeShape m_treeShape;              ///< what m_tree was rebuilt with (none after upload)
+  /// The domains of the last build (ForceParts::build), whose parts of a cube a merged cell
+  /// counts; no cuts: none given.
+  OrbCuts m_domains{1, {}};
 };
 
 }  // namespace bhviz::sim

@@ -9,6 +9,7 @@
 #include "sim/clock.h"
 #include "sim/common/keys.h"
 #include "sim/common/mac.h"
+#include "sim/orb.h"
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/profile.h"
@@ -50,7 +51,10 @@ void reorder(Particles& p, const std::vector<std::uint32_t>& order);
 Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& frame, int nLeaf);
 
 /// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
-void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac);
+/// With `domains` (a distributed run's cuts, in the tree's frame), a cell whose cube several
+/// domains meet is one part of it: its opening value takes its share (paramOfParts).
+void computeMoments(Tree& tree, const std::vector<Vec4>& posMass, const MacSetup& mac,
+                    const OrbCutsView* domains = nullptr);
 
 /// Where a tree record points: its particles and its children.
 struct CellLinks {
@@ -73,9 +77,11 @@ CellMoments combineMoments(const CellMoments* parts, std::size_t count);
 
 /// The build stages of a force evaluation: bbox → keys → sort (reorders p) → tree → moments.
 /// With a profile, each stage's wall time is added to it (tree_build.cpp). With a frame (which
-/// must hold every particle), the keys quantise it instead of the particles' own bounding cube.
+/// must hold every particle), the keys quantise it instead of the particles' own bounding cube;
+/// with `domains` too, the moments take the cubes' parts into account (computeMoments).
 Tree buildSortedTree(Particles& p, Curve curve, int nLeaf, const MacSetup& mac,
-                     StepProfile* profile = nullptr, const KeyFrame* frame = nullptr);
+                     StepProfile* profile = nullptr, const KeyFrame* frame = nullptr,
+                     const OrbCutsView* domains = nullptr);
 
 // ---- groups (groups.cpp) ------------------------------------------------------------------------
 

@@ -102,12 +102,21 @@ class Merger {
 }  // namespace
 
 MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMass,
-                              const LetTree& let, const MacSetup& mac) {
+                              const LetTree& let, const MacSetup& mac, const OrbCutsView* domains,
+                              const std::vector<std::uint32_t>& localParts) {
+  if (!localParts.empty() && localParts.size() != local.cellCount()) {
+    throw std::invalid_argument("mergeEssentialTree: one part count per local cell");
+  }
+  const auto localPartsOf = [&](std::uint32_t c) { return localParts.empty() ? 1u : localParts[c]; };
+  if (local.cellCount() == 0 && !let.empty()) {
+    throw std::invalid_argument("mergeEssentialTree: no local tree");
+  }
   MergedTree m;
   m.sources = posMass;
-  if (local.cellCount() == 0 || let.empty()) {
+  if (let.empty()) {
     m.tree = local;
-    if (!let.empty()) throw std::invalid_argument("mergeEssentialTree: no local tree");
+    m.parts.resize(local.cellCount());
+    for (std::uint32_t c = 0; c < local.cellCount(); ++c) m.parts[c] = localPartsOf(c);
     return m;
   }
   if (local.level[0] != 0 || let.tree.level[0] != 0) {
@@ -130,6 +139,7 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
     cpu::appendCellRecord(
         out, t, r.cell,
         {first, t.count[r.cell], childCount > 0 ? t.child[r.cell] + offset : 0u, childCount});
+    m.parts.push_back(r.let ? 1u : localPartsOf(r.cell));
   };
   for (const Top& t : top) {
     if (!t.merged) {
@@ -153,7 +163,15 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
     const CellShape shape{sum.comMass.w, out.side(static_cast<std::uint32_t>(k)),
                           sum.box,       xyz(sum.comMass),
                           sum.bmax,      q.xx + q.yy + q.zz};
-    out.opening[k] = openingValue(mac.code, mac.theta, mac.param, shape);
+    // The LET cell is its sender's part of the cube.
+    const std::uint32_t held = localPartsOf(t.a.cell) + 1u;
+    m.parts.push_back(held);
+    const int meeting = domains != nullptr && mac.code == MacCode::Multipole
+                            ? orbDomainsMeetingCell(*domains, out.frame, sum.box, out.level[k])
+                            : 1;
+    out.opening[k] = openingValue(
+        mac.code, mac.theta, paramOfParts(mac.code, mac.param, static_cast<int>(held), meeting),
+        shape);
   }
   for (std::uint32_t c = 0; c < local.cellCount(); ++c) appendCopy({false, c}, local.childCount[c]);
   for (std::uint32_t c = 0; c < let.tree.cellCount(); ++c) {

@@ -95,7 +95,9 @@ CellMoments combineMoments(const CellMoments* parts, std::size_t count) {
   return m;
 }
 
-void computeMoments(Tree& t, const std::vector<Vec4>& posMass, const MacSetup& mac) {
+void computeMoments(Tree& t, const std::vector<Vec4>& posMass, const MacSetup& mac,
+                    const OrbCutsView* domains) {
+  const bool parts = domains != nullptr && mac.code == MacCode::Multipole;
   for (int level = t.depth() - 1; level >= 0; --level) {
     const std::int64_t begin = t.levelBegin[level], end = t.levelBegin[level + 1];
 #pragma omp parallel for schedule(dynamic, 64)
@@ -109,7 +111,10 @@ void computeMoments(Tree& t, const std::vector<Vec4>& posMass, const MacSetup& m
       const Quadrupole& q = t.quad[cell];
       const CellShape shape{t.comMass[cell].w,    t.side(cell), t.box[cell],
                             xyz(t.comMass[cell]), t.bmax[cell], q.xx + q.yy + q.zz};
-      t.opening[cell] = openingValue(mac.code, mac.theta, mac.param, shape);
+      const int meeting =
+          parts ? orbDomainsMeetingCell(*domains, t.frame, t.box[cell], t.level[cell]) : 1;
+      t.opening[cell] =
+          openingValue(mac.code, mac.theta, paramOfParts(mac.code, mac.param, 1, meeting), shape);
     }
   }
 }

@@ -51,7 +51,7 @@ Tree buildTree(const std::vector<std::uint64_t>& keys, const KeyFrame& frame, in
 }
 
 Tree buildSortedTree(Particles& s, Curve curve, int nLeaf, const MacSetup& mac,
-                     StepProfile* profile, const KeyFrame* given) {
+                     StepProfile* profile, const KeyFrame* given, const OrbCutsView* domains) {
   StepProfile unused;
   StepProfile& prof = profile != nullptr ? *profile : unused;
   KeyFrame frame;
@@ -81,7 +81,7 @@ Tree buildSortedTree(Particles& s, Curve curve, int nLeaf, const MacSetup& mac,
   }
   {
     StageTimer timer(prof, Stage::Moments);
-    computeMoments(tree, s.posMass, mac);
+    computeMoments(tree, s.posMass, mac, domains);
   }
   return tree;
 }

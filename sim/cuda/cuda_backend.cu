@@ -141,7 +141,7 @@ class CudaBackend final : public Backend,
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                      bool oldAccValid) override {
-    buildStages(clock, p, targets, oldAccValid, nullptr);
+    buildStages(clock, p, targets, oldAccValid, nullptr, nullptr);
     if (m_p.n > 0) {
       walk(WalkSources{m_tree.walkCell.data(), m_tree.box.data(), m_tree.cells, m_p.posMass.data()},
            false);
@@ -254,20 +254,27 @@ class CudaBackend final : public Backend,
   // ---- ForceParts: the force evaluation in parts, for a rank of a distributed run --------------
 
   void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-             const KeyFrame* frame) override {
+             const KeyFrame* frame, const OrbCuts* domains) override {
     m_distributed = true;  // from now on the walks count each particle's work
-    buildStages(clock, p, targets, oldAccValid, frame);
+    buildStages(clock, p, targets, oldAccValid, frame, domains);
   }
 
-  /// The build stages of computeForces, in the given frame when there is one.
+  /// The build stages of computeForces, in the given frame (and among the given domains) when
+  /// there is one.
   void buildStages(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-                   const KeyFrame* frame) {
+                   const KeyFrame* frame, const OrbCuts* domains) {
     m_treeShape = {};
+    m_domains = {};
     if (!prepare(clock, p, targets, oldAccValid)) return;
     const Stream s = m_stream;
     if (frame != nullptr) {  // every rank's trees in one frame (sim/dist): no bounding box
       m_ws.reserve(m_p.n);
       copyToDevice(m_ws.frame.data(), frame, sizeof(KeyFrame));
+      if (domains != nullptr && domains->levels() > 0) {
+        m_domainCuts.reserve(domains->cut.size());
+        copyToDevice(m_domainCuts.data(), domains->cut.data(), domains->cut.size() * sizeof(OrbCut));
+        m_domains = {m_domainCuts.data(), domains->levels(), domains->ranks};
+      }
     } else {
       timed(m_events, Stage::BoundingBox, s, [&] { launchBoundingBox(m_p, m_ws, s); });
     }
@@ -302,7 +309,8 @@ class CudaBackend final : public Backend,
   /// The stages a rebuild and a refit share: moments of the tree as it is, the targets' groups.
   void momentsAndGroups(const SimParams& p) {
     const Stream s = m_stream;
-    timed(m_events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s); });
+    timed(m_events, Stage::Moments, s,
+          [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s, m_domains); });
     timed(m_events, Stage::Groups, s, [&] {
       launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s,
                    m_lastWorkValid ? m_lastWork.data() : nullptr);
@@ -511,6 +519,8 @@ class CudaBackend final : public Backend,
   DeviceBuffer<WalkCounters> m_counters;
   std::uint32_t m_groupCount = 0;  // groups of the last walk (host copy, from the counters)
   DeviceBuffer<int> m_deepest;
+  DeviceBuffer<OrbCut> m_domainCuts;  // the domains of the last build (ForceParts::build)
+  OrbCutsView m_domains;              // ... as the moments read them (levels 0: none)
   mutable DeviceBuffer<ConservedSums> m_sums;  // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
   mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch

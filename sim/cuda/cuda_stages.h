@@ -23,6 +23,7 @@
 #include "sim/common/vec.h"
 #include "sim/cuda/device_buffer.h"
 #include "sim/diagnostics.h"
+#include "sim/orb.h"
 #include "sim/params.h"
 #include "sim/particles.h"
 #include "sim/tree.h"
@@ -165,9 +166,11 @@ void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
 
 /// Moments bottom-up in fp32 (one thread per cell, one launch per level), opening values and
-/// the walk's records. Positions must be in key order (after launchSort); n < 2^28.
+/// the walk's records. Positions must be in key order (after launchSort); n < 2^28. `domains`
+/// (device cuts, sided in ws's frame; none: levels 0): a distributed run's, whose faces cut
+/// some cubes into parts (paramOfParts), as cpu::computeMoments.
 void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
-                   const MacSetup& mac, Stream stream);
+                   const MacSetup& mac, Stream stream, OrbCutsView domains = {});
 
 /// Runs the five stages in order (tree_build.cu), the twin of cpu::buildSortedTree.
 void launchBuild(DeviceParticles& p, Curve curve, int nLeaf, const MacSetup& mac,

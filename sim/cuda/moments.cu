@@ -123,7 +123,8 @@ __device__ Moments internalMoments(const MomentArrays& a, std::uint32_t k0, std:
 
 __global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
                               const KeyFrame* __restrict__ frame, MacSetup mac,
-                              const Vec4* __restrict__ posMass, MomentArrays a) {
+                              OrbCutsView domains, const Vec4* __restrict__ posMass,
+                              MomentArrays a) {
   const std::uint32_t c = begin + blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= end) return;
   const unsigned children = a.childCount[c];
@@ -135,7 +136,11 @@ __global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
   a.bmax[c] = m.bmax;
   const float side = frame->side / static_cast<float>(1u << a.level[c]);
   const CellShape shape{m.mass, side, m.box, m.com, m.bmax, m.q.xx + m.q.yy + m.q.zz};
-  const float opening = openingValue(mac.code, mac.theta, mac.param, shape);
+  const int meeting = domains.levels > 0 && mac.code == MacCode::Multipole
+                          ? orbDomainsMeetingCell(domains, *frame, m.box, a.level[c])
+                          : 1;
+  const float opening =
+      openingValue(mac.code, mac.theta, paramOfParts(mac.code, mac.param, 1, meeting), shape);
   a.opening[c] = opening;
   a.walkCell[c] = walkCellOf(Vec4{m.com.x, m.com.y, m.com.z, m.mass}, m.q, m.box, opening,
                              a.first[c], a.count[c], a.child[c], children);
@@ -144,7 +149,7 @@ __global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
 }  // namespace
 
 void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
-                   const MacSetup& mac, Stream stream) {
+                   const MacSetup& mac, Stream stream, OrbCutsView domains) {
   if (p.n >= (std::size_t(1) << 28)) {
     throw std::invalid_argument("launchMoments: the walk records hold leaf counts below 2^28");
   }
@@ -156,7 +161,7 @@ void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorksp
   for (int L = tree.depth() - 1; L >= 0; --L) {
     const std::uint32_t begin = tree.levelBegin[L], end = tree.levelBegin[L + 1];
     momentsKernel<<<blocksFor(end - begin), kBlock, 0, stream>>>(begin, end, ws.frame.data(), mac,
-                                                                 p.posMass.data(), a);
+                                                                 domains, p.posMass.data(), a);
     BHVIZ_CUDA_CHECK_LAUNCH();
   }
 }

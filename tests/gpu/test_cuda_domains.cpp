@@ -12,6 +12,7 @@
 #include <random>
 #include <utility>
 
+#include "../scenes.h"
 #include "sim/backend.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/domains.h"
@@ -239,6 +240,68 @@ TEST(CudaDomains, PackedExchangeIsTheHostExchange) {
     held = held - leaving.size() + arrivals;
     ASSERT_NO_FATAL_FAILURE(expectSameParticles(*cpu, *gpu, held));
     throughHost = false;
+  }
+}
+
+// The moments among domains (ForceParts::build's cuts) on the GPU: three domains of fresh random
+// weights, cut on the planes of the tree's frame; every cell's opening value is the one the
+// shared code makes of the GPU's moments with the parts of its cube the host counts
+// (paramOfParts, orbDomainsMeetingCell), and the multipole MAC opens the cubes the faces cross
+// wider than it would without the cuts.
+TEST(CudaDomains, MomentsGiveCubesCrossedByDomainFacesTheirParts) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::uint64_t seed = bhviz::test::testSeed("test_cuda_domains");
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Fixture s = randomState(30000, seed);
+  for (MacKind macKind : {MacKind::Multipole, MacKind::Bonsai}) {
+    SCOPED_TRACE(std::string(toString(macKind)));
+    SimParams p;
+    p.mac = macKind;
+    const MacSetup mac = macSetup(p, false);
+    cuda::DeviceParticles d;
+    cuda::uploadParticles(s.p, d);
+    cuda::BuildWorkspace ws;
+    cuda::DeviceTree tree;
+    cuda::launchBuild(d, p.curve, p.nLeaf, mac, ws, tree, nullptr);
+    const KeyFrame f = cuda::downloadFrame(ws);
+    std::vector<std::uint64_t> w(s.p.size());
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = orbWeight(s.work[i], s.p.bin[i]);
+    dist::HostOrbParticles orb(s.p.posMass, w);
+    dist::OrbSettings settings;
+    settings.grid = f;
+    Box root;
+    for (const Vec4& q : s.p.posMass) grow(root, xyz(q));
+    const dist::OrbResult r =
+        dist::decompose(3, root, orb, [](std::vector<std::uint64_t>&) {}, settings);
+    cuda::DeviceBuffer<OrbCut> cuts;
+    cuts.reserve(r.cuts.cut.size());
+    cuda::copyToDevice(cuts.data(), r.cuts.cut.data(), r.cuts.cut.size() * sizeof(OrbCut));
+    cuda::launchMoments(tree, d, ws, mac, nullptr, {cuts.data(), r.cuts.levels(), r.cuts.ranks});
+    Tree g;
+    cuda::downloadTree(tree, ws, g, true);
+    const OrbCutsView host = viewOf(r.cuts);
+    int shared = 0, wider = 0;
+    for (std::uint32_t k = 0; k < g.cellCount(); ++k) {
+      const int meeting = orbDomainsMeetingCell(host, f, g.box[k], g.level[k]);
+      const Quadrupole& q = g.quad[k];
+      const CellShape shape{g.comMass[k].w,     g.side(k), g.box[k],
+                            xyz(g.comMass[k]), g.bmax[k], q.xx + q.yy + q.zz};
+      const float expected =
+          openingValue(mac.code, mac.theta, paramOfParts(mac.code, mac.param, 1, meeting), shape);
+      ASSERT_NEAR(g.opening[k], expected, 1e-5f * expected)
+          << "cell " << k << " at level " << int(g.level[k]) << ", " << meeting << " domains";
+      if (meeting < 2) continue;
+      ++shared;
+      wider += g.opening[k] > openingValue(mac.code, mac.theta, mac.param, shape);
+    }
+    std::printf("%s: %d of %zu cells in cubes the faces cross, %d opened wider\n",
+                std::string(toString(macKind)).c_str(), shared, g.cellCount(), wider);
+    EXPECT_GT(shared, 10);
+    if (macKind == MacKind::Multipole) {
+      EXPECT_GT(wider, shared / 2);
+    } else {
+      EXPECT_EQ(wider, 0) << "only the multipole MAC's budget is shared";
+    }
   }
 }
 
