@@ -146,7 +146,8 @@ int lead(const Options& o, int ranks) {
       ranks == 1 ? "none"
       : nccl     ? "GPU to GPU (NCCL)"
                  : "through the host",
-      o.dist.migrate ? "sent on" : "kept", o.dist.frameOnFirstCut ? "on the first cut" : "plain");
+      o.dist.migrate ? "sent on" : "kept",
+      dist::frameOnFirstCut(o.dist, o.mac) ? "on the first cut" : "plain");
   std::printf("%4s %10s", "rank", "particles");
   for (int s = 0; s < static_cast<int>(Stage::Count); ++s) {
     std::printf(" %9s", std::string(stageName(static_cast<Stage>(s))).c_str());
@@ -278,7 +279,7 @@ int main(int argc, char** argv) {
             "until the next decomposition (off)");
   addChoice(app, "--frame", o.dist.frameOnFirstCut, "on-cut", "plain",
             "the trees' key frame: its middle plane on the first ORB cut (on-cut) or the "
-            "particles' cube (plain)");
+            "particles' cube (plain); the multipole MAC's is always plain");
   bool host = false;
   addChoice(app, "--lets", host, "host", "auto",
             "how GPUs' LETs travel: NCCL where it can (auto) or through the host (host)");

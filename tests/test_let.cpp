@@ -320,8 +320,8 @@ TEST(LetMerge, ACubeCutByAFaceKeepsOneBudgetOfError) {
   dist::HostOrbParticles orb(all.posMass, w);
   dist::OrbSettings settings;
   settings.grid = dist::frameAroundCut(bounds, OrbCut{}, 0.05f);
-  const dist::OrbResult r =
-      dist::decompose(2, bounds, orb, [](std::vector<std::uint64_t>&) {}, settings);
+  const dist::OrbResult r = dist::decompose(
+      2, bounds, orb, [](std::vector<std::uint64_t>&) {}, settings);
   const KeyFrame& f = r.frame;
   const OrbCutsView domains = viewOf(r.cuts);
   ASSERT_GT(r.cuts.cut[0].keyPlane % (1u << (kKeyBitsPerAxis - 2)), 0u)
@@ -353,7 +353,7 @@ TEST(LetMerge, ACubeCutByAFaceKeepsOneBudgetOfError) {
   for (std::uint32_t c = 0; c < one.cellCount(); ++c) oneCell[cubeKey(one, c)] = c;
   const auto wholeBudget = [&](const Tree& t, std::uint32_t c) {
     const Quadrupole& q = t.quad[c];
-    const CellShape shape{t.comMass[c].w,     t.side(c), t.box[c],
+    const CellShape shape{t.comMass[c].w,    t.side(c), t.box[c],
                           xyz(t.comMass[c]), t.bmax[c], q.xx + q.yy + q.zz};
     return openingValue(mac.code, mac.theta, mac.param, shape);
   };

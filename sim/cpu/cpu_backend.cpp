@@ -146,10 +146,10 @@ void CpuBackend::walkLocalAndImported(const std::vector<LetTree>& lets) {
     const OrbCutsView* domains = m_domains.levels() > 0 ? &view : nullptr;
     for (const LetTree& let : lets) {
       if (let.empty()) continue;
-      merged = merged.tree.cellCount() == 0
-                   ? mergeEssentialTree(m_tree, m_particles.posMass, let, m_mac, domains)
-                   : mergeEssentialTree(merged.tree, merged.sources, let, m_mac, domains,
-                                        merged.parts);
+      merged =
+          merged.tree.cellCount() == 0
+              ? mergeEssentialTree(m_tree, m_particles.posMass, let, m_mac, domains)
+              : mergeEssentialTree(merged.tree, merged.sources, let, m_mac, domains, merged.parts);
     }
   }
   if (merged.tree.cellCount() == 0) {

@@ -107,7 +107,9 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
   if (!localParts.empty() && localParts.size() != local.cellCount()) {
     throw std::invalid_argument("mergeEssentialTree: one part count per local cell");
   }
-  const auto localPartsOf = [&](std::uint32_t c) { return localParts.empty() ? 1u : localParts[c]; };
+  const auto localPartsOf = [&](std::uint32_t c) {
+    return localParts.empty() ? 1u : localParts[c];
+  };
   if (local.cellCount() == 0 && !let.empty()) {
     throw std::invalid_argument("mergeEssentialTree: no local tree");
   }
@@ -169,9 +171,9 @@ MergedTree mergeEssentialTree(const Tree& local, const std::vector<Vec4>& posMas
     const int meeting = domains != nullptr && mac.code == MacCode::Multipole
                             ? orbDomainsMeetingCell(*domains, out.frame, sum.box, out.level[k])
                             : 1;
-    out.opening[k] = openingValue(
-        mac.code, mac.theta, paramOfParts(mac.code, mac.param, static_cast<int>(held), meeting),
-        shape);
+    out.opening[k] =
+        openingValue(mac.code, mac.theta,
+                     paramOfParts(mac.code, mac.param, static_cast<int>(held), meeting), shape);
   }
   for (std::uint32_t c = 0; c < local.cellCount(); ++c) appendCopy({false, c}, local.childCount[c]);
   for (std::uint32_t c = 0; c < let.tree.cellCount(); ++c) {

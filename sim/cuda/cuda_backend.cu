@@ -272,7 +272,8 @@ class CudaBackend final : public Backend,
       copyToDevice(m_ws.frame.data(), frame, sizeof(KeyFrame));
       if (domains != nullptr && domains->levels() > 0) {
         m_domainCuts.reserve(domains->cut.size());
-        copyToDevice(m_domainCuts.data(), domains->cut.data(), domains->cut.size() * sizeof(OrbCut));
+        copyToDevice(m_domainCuts.data(), domains->cut.data(),
+                     domains->cut.size() * sizeof(OrbCut));
         m_domains = {m_domainCuts.data(), domains->levels(), domains->ranks};
       }
     } else {
@@ -519,8 +520,8 @@ class CudaBackend final : public Backend,
   DeviceBuffer<WalkCounters> m_counters;
   std::uint32_t m_groupCount = 0;  // groups of the last walk (host copy, from the counters)
   DeviceBuffer<int> m_deepest;
-  DeviceBuffer<OrbCut> m_domainCuts;  // the domains of the last build (ForceParts::build)
-  OrbCutsView m_domains;              // ... as the moments read them (levels 0: none)
+  DeviceBuffer<OrbCut> m_domainCuts;           // the domains of the last build (ForceParts::build)
+  OrbCutsView m_domains;                       // ... as the moments read them (levels 0: none)
   mutable DeviceBuffer<ConservedSums> m_sums;  // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
   mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch

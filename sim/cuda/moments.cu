@@ -122,9 +122,8 @@ __device__ Moments internalMoments(const MomentArrays& a, std::uint32_t k0, std:
 }
 
 __global__ void momentsKernel(std::uint32_t begin, std::uint32_t end,
-                              const KeyFrame* __restrict__ frame, MacSetup mac,
-                              OrbCutsView domains, const Vec4* __restrict__ posMass,
-                              MomentArrays a) {
+                              const KeyFrame* __restrict__ frame, MacSetup mac, OrbCutsView domains,
+                              const Vec4* __restrict__ posMass, MomentArrays a) {
   const std::uint32_t c = begin + blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= end) return;
   const unsigned children = a.childCount[c];

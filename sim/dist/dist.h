@@ -81,6 +81,12 @@ struct DistSettings {
   bool frameOnFirstCut = true;
 };
 
+/// Whether the trees' frame has its middle plane on the first cut for a run with `mac`:
+/// DistSettings::frameOnFirstCut, but never for the multipole MAC.
+inline bool frameOnFirstCut(const DistSettings& s, MacKind mac) {
+  return s.frameOnFirstCut && mac != MacKind::Multipole;
+}
+
 class Job {
  public:
   /// Starts MPI when the environment shows that an MPI launcher started this process

@@ -307,12 +307,7 @@ const KeyFrame* RankShare::treeFrame() {
   return &m_frame;
 }
 
-bool RankShare::frameOnCut() const {
-  // The multipole MAC measured 1.13x one process's p99 error at K = 2 in the frame on the cut
-  // (one process in that frame: about the same), and 1.00x in the plain frame with the cubes'
-  // parts counted (docs/ARCHITECTURE.md).
-  return m_settings.frameOnFirstCut && m_mac != MacKind::Multipole;
-}
+bool RankShare::frameOnCut() const { return frameOnFirstCut(m_settings, m_mac); }
 
 bool RankShare::rebalanceDue() {
   if (m_settings.imbalance <= 0.0) return true;

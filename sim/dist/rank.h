@@ -67,8 +67,8 @@ class RankShare {
   /// The frame this evaluation's trees use: m_frame while it holds every particle and is of
   /// the kind the MAC wants (frameOnCut), else a new one around them.
   const KeyFrame* treeFrame();
-  /// Whether the trees' frame should have its middle plane on the first cut: as DistSettings
-  /// says, but never for the multipole MAC (DistSettings::frameOnFirstCut).
+  /// Whether the trees' frame should have its middle plane on the first cut, for the MAC of the
+  /// last step (dist::frameOnFirstCut).
   bool frameOnCut() const;
   StepProfile combinedProfile() const;
 

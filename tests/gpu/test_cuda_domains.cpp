@@ -271,8 +271,8 @@ TEST(CudaDomains, MomentsGiveCubesCrossedByDomainFacesTheirParts) {
     settings.grid = f;
     Box root;
     for (const Vec4& q : s.p.posMass) grow(root, xyz(q));
-    const dist::OrbResult r =
-        dist::decompose(3, root, orb, [](std::vector<std::uint64_t>&) {}, settings);
+    const dist::OrbResult r = dist::decompose(
+        3, root, orb, [](std::vector<std::uint64_t>&) {}, settings);
     cuda::DeviceBuffer<OrbCut> cuts;
     cuts.reserve(r.cuts.cut.size());
     cuda::copyToDevice(cuts.data(), r.cuts.cut.data(), r.cuts.cut.size() * sizeof(OrbCut));
@@ -284,7 +284,7 @@ TEST(CudaDomains, MomentsGiveCubesCrossedByDomainFacesTheirParts) {
     for (std::uint32_t k = 0; k < g.cellCount(); ++k) {
       const int meeting = orbDomainsMeetingCell(host, f, g.box[k], g.level[k]);
       const Quadrupole& q = g.quad[k];
-      const CellShape shape{g.comMass[k].w,     g.side(k), g.box[k],
+      const CellShape shape{g.comMass[k].w,    g.side(k), g.box[k],
                             xyz(g.comMass[k]), g.bmax[k], q.xx + q.yy + q.zz};
       const float expected =
           openingValue(mac.code, mac.theta, paramOfParts(mac.code, mac.param, 1, meeting), shape);
@@ -292,7 +292,8 @@ TEST(CudaDomains, MomentsGiveCubesCrossedByDomainFacesTheirParts) {
           << "cell " << k << " at level " << int(g.level[k]) << ", " << meeting << " domains";
       if (meeting < 2) continue;
       ++shared;
-      wider += g.opening[k] > openingValue(mac.code, mac.theta, mac.param, shape);
+      // Wider than rounding apart (the GPU's FMAs): the multipole MAC's share of Δ_mul.
+      wider += g.opening[k] > (1.0f + 1e-4f) * openingValue(mac.code, mac.theta, mac.param, shape);
     }
     std::printf("%s: %d of %zu cells in cubes the faces cross, %d opened wider\n",
                 std::string(toString(macKind)).c_str(), shared, g.cellCount(), wider);
