@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "sim/dist/dist.h"
@@ -293,12 +295,31 @@ Job::~Job() {
 
 Job* currentJob() { return g_job; }
 
+namespace {
+
+/// The commands a follower serves before it fails as a test asked (BHVIZ_TEST_FAIL_RANK = its
+/// rank, BHVIZ_TEST_FAIL_AFTER = the count, default 50): how DistCli.ThrowingRankEndsTheJob
+/// makes a rank throw mid-run, as one whose backend fails would. -1: never.
+long testFailureAfter(int rank) {
+  const char* r = std::getenv("BHVIZ_TEST_FAIL_RANK");
+  if (r == nullptr || std::strtol(r, nullptr, 10) != rank) return -1;
+  const char* after = std::getenv("BHVIZ_TEST_FAIL_AFTER");
+  return after != nullptr ? std::strtol(after, nullptr, 10) : 50;
+}
+
+}  // namespace
+
 int Job::serve(const LocalFactory& make) {
   std::map<std::uint32_t, std::unique_ptr<RankShare>> shares;
-  while (true) {
+  const long failAfter = testFailureAfter(m_rank);
+  for (long served = 0;; ++served) {
     Command c;
     try {
       broadcast(c);
+      if (served == failAfter) {
+        throw std::runtime_error("failed on purpose after " + std::to_string(served) +
+                                 " commands (BHVIZ_TEST_FAIL_RANK)");
+      }
       switch (c.op) {
         case Op::Quit:
           return c.value;

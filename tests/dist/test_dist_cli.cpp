@@ -258,7 +258,9 @@ TEST(DistCli, ParametersChangedMidRunReachEveryRank) {
     EXPECT_EQ(three[k].first, one[k].first);
     EXPECT_LE(three[k].second, 1.1 * one[k].second) << "theta " << one[k].first;
     EXPECT_GE(three[k].second, one[k].second / 1.1) << "theta " << one[k].first;
-    if (k >= 2) EXPECT_LT(three[k].second, 0.5 * three[k - 1].second);  // 0.8 → 0.5 → 0.3
+    if (k >= 2) {
+      EXPECT_LT(three[k].second, 0.5 * three[k - 1].second);  // 0.8 → 0.5 → 0.3
+    }
   }
   EXPECT_EQ(three[1].first, 0.8);
 }
@@ -319,6 +321,36 @@ TEST(DistCli, KilledRankEndsTheJob) {
   EXPECT_NE(readText(dir.path / "status"), "0\n");
   const std::string err = readText(dir.path / "err");
   EXPECT_NE(err.find("rank 2"), std::string::npos) << err;
+}
+
+// A rank that throws mid-run (here on purpose, BHVIZ_TEST_FAIL_RANK, as one whose backend fails)
+// ends the whole job within seconds with one line naming the rank and the reason; the
+// snapshots written before it are whole.
+TEST(DistCli, ThrowingRankEndsTheJob) {
+  TempDir dir;
+  const fs::path saved = dir.path / "saved";
+  const auto start = std::chrono::steady_clock::now();
+  const Process p = runBhviz(
+      "--headless --backend cpu --threads 1 --scenario plummer --n 20000 --steps 1000000 --quiet "
+      "--save-every 1 " +
+          saved.string(),
+      "timeout 300 " + mpirun(3) + " -x BHVIZ_TEST_FAIL_RANK=2 -x BHVIZ_TEST_FAIL_AFTER=200");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(p.status, 0) << p.err;
+  EXPECT_LT(seconds, 30.0) << "a million steps take hours: the job did not end with its rank";
+  EXPECT_EQ(countOf(p.err, "bhviz: rank 2: error: failed on purpose after 200 commands"), 1)
+      << p.err;
+  EXPECT_EQ(countOf(p.err, "bhviz: rank"), 1) << "one line, from the rank that threw:\n" << p.err;
+  // Mid-run: steps were done and saved before it, each snapshot whole.
+  std::vector<fs::path> snapshots;
+  for (const auto& e : fs::directory_iterator(saved)) {
+    if (e.path().extension() == ".tipsy") snapshots.push_back(e.path());
+  }
+  EXPECT_GE(snapshots.size(), 3u) << "the initial state and at least two steps";
+  for (const fs::path& f : snapshots) {
+    EXPECT_EQ(bhviz::sim::io::readSnapshot(f.string()).size(), 20000u) << f;
+  }
 }
 
 // The live view: the window opens on rank 0 while three ranks simulate, draws every rank's
