@@ -1,9 +1,11 @@
 // The ORB's counts on the device (domains.h; the particle exchange is in exchange.cu).
 //
-// The weigh kernel sums each splitting domain's weight below its cut in shared memory (one
-// 64-bit counter per domain, up to kSharedDomains domains; global atomics beyond), then adds
-// the block's sums to the result: integer sums, so every order gives the CPU twin's numbers
-// exactly.
+// The weigh kernel sums each splitting domain's weight below its cut, the histogram kernel each
+// domain's weight per interval of its grid, both in shared memory where the counters fit (one
+// 64-bit counter each; global atomics beyond), then add the block's sums to the result. The
+// particles are in key order, so a warp's 32 mostly lie in one interval (all of them, in a
+// second round, below or above the one interval it refines): a warp whose lanes share a counter
+// adds their sum once. Integer sums: every order gives the CPU twin's numbers exactly.
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
@@ -17,9 +19,27 @@ namespace bhviz::sim::cuda {
 namespace {
 
 constexpr int kSharedDomains = 2048;  // 16 KiB of counters per block
+/// Histogram entries a block counts in shared memory (48 KiB, the default limit); beyond, in
+/// global memory.
+constexpr int kSharedEntries = 6144;
+/// Blocks of the counting kernels: each strides over the particles.
+constexpr unsigned kCountBlocks = 1024;
 
 __device__ __forceinline__ float coordinate(const Vec4& p, int axis) {
   return axis == 0 ? p.x : axis == 1 ? p.y : p.z;
+}
+
+/// Adds each lane's `w` to counter `slot` of `counters` (slot < 0: none, and w must be 0). Where
+/// every lane of the warp has the same slot, their sum is added once. The whole warp must call.
+__device__ __forceinline__ void addByWarp(unsigned long long* counters, int slot,
+                                          unsigned long long w) {
+  const int first = __shfl_sync(0xffffffffu, slot, 0);
+  if (__all_sync(0xffffffffu, slot == first)) {
+    for (int offset = 16; offset > 0; offset >>= 1) w += __shfl_down_sync(0xffffffffu, w, offset);
+    if ((threadIdx.x & 31u) == 0 && first >= 0) atomicAdd(&counters[first], w);
+  } else if (slot >= 0) {
+    atomicAdd(&counters[slot], w);
+  }
 }
 
 template <bool kShared>
@@ -33,13 +53,20 @@ __global__ void weighKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
     for (int k = threadIdx.x; k < domains; k += blockDim.x) sums[k] = 0;
     __syncthreads();
   }
-  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += gridDim.x * blockDim.x) {
-    const int d = domain[i];
-    const OrbCut c = cuts[d];
-    if (c.axis < 0 || orbHigh(c, xyz(posMass[i]))) continue;
-    const unsigned long long w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
-    atomicAdd(kShared ? &sums[d] : &below[d], w);
+  // Whole warps go round together (the block's first index is a multiple of 32).
+  for (std::uint32_t base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+    const std::uint32_t i = base + threadIdx.x;
+    int slot = -1;
+    unsigned long long w = 0;
+    if (i < n) {
+      const int d = domain[i];
+      const OrbCut c = cuts[d];
+      if (c.axis >= 0 && !orbHigh(c, xyz(posMass[i]))) {
+        slot = d;
+        w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
+      }
+    }
+    addByWarp(kShared ? sums : below, slot, w);
   }
   if (kShared) {
     __syncthreads();
@@ -49,17 +76,38 @@ __global__ void weighKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
   }
 }
 
+/// `entries` counters of `hist`; with kShared (entries ≤ kSharedEntries) a block counts in its
+/// dynamic shared memory first.
+template <bool kShared>
 __global__ void histogramKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
                                 const std::uint32_t* __restrict__ work,
                                 const std::uint8_t* __restrict__ bin,
                                 const int* __restrict__ domain, const OrbGrid* __restrict__ grids,
-                                unsigned long long* __restrict__ hist) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const OrbGrid g = grids[domain[i]];
-  if (g.axis < 0) return;
-  const unsigned long long w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
-  atomicAdd(&hist[g.offset + orbBin(coordinate(posMass[i], g.axis), g) + 1], w);
+                                int entries, unsigned long long* __restrict__ hist) {
+  extern __shared__ unsigned long long counts[];
+  if (kShared) {
+    for (int k = threadIdx.x; k < entries; k += blockDim.x) counts[k] = 0;
+    __syncthreads();
+  }
+  for (std::uint32_t base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
+    const std::uint32_t i = base + threadIdx.x;
+    int slot = -1;
+    unsigned long long w = 0;
+    if (i < n) {
+      const OrbGrid g = grids[domain[i]];
+      if (g.axis >= 0) {
+        slot = g.offset + orbBin(coordinate(posMass[i], g.axis), g) + 1;
+        w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
+      }
+    }
+    addByWarp(kShared ? counts : hist, slot, w);
+  }
+  if (kShared) {
+    __syncthreads();
+    for (int k = threadIdx.x; k < entries; k += blockDim.x) {
+      if (counts[k] != 0) atomicAdd(&hist[k], counts[k]);
+    }
+  }
 }
 
 __global__ void splitKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
@@ -86,7 +134,7 @@ class DeviceOrbParticles final : public OrbParticles {
     m_below.reserve(cuts.size());
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_below.data(), 0, cuts.size() * 8, m_stream));
     if (m_n > 0) {
-      const unsigned blocks = std::min(blocksFor(m_n), 1024u);
+      const unsigned blocks = std::min(blocksFor(m_n), kCountBlocks);
       const auto n = static_cast<std::uint32_t>(m_n);
       if (domains <= kSharedDomains) {
         weighKernel<true><<<blocks, kBlock, 0, m_stream>>>(
@@ -111,9 +159,16 @@ class DeviceOrbParticles final : public OrbParticles {
     m_hist.reserve(std::max<std::size_t>(hist.size(), 1));
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_hist.data(), 0, hist.size() * 8, m_stream));
     if (m_n > 0) {
-      histogramKernel<<<blocksFor(m_n), kBlock, 0, m_stream>>>(
-          static_cast<std::uint32_t>(m_n), m_posMass, m_work, m_bin, m_domain.data(),
-          m_grids.data(), m_hist.data());
+      const unsigned blocks = std::min(blocksFor(m_n), kCountBlocks);
+      const auto n = static_cast<std::uint32_t>(m_n);
+      const int entries = static_cast<int>(hist.size());
+      if (entries <= kSharedEntries) {
+        histogramKernel<true><<<blocks, kBlock, entries * sizeof(unsigned long long), m_stream>>>(
+            n, m_posMass, m_work, m_bin, m_domain.data(), m_grids.data(), entries, m_hist.data());
+      } else {
+        histogramKernel<false><<<blocks, kBlock, 0, m_stream>>>(
+            n, m_posMass, m_work, m_bin, m_domain.data(), m_grids.data(), entries, m_hist.data());
+      }
       BHVIZ_CUDA_CHECK_LAUNCH();
     }
     std::vector<unsigned long long> sums(hist.size());
