@@ -52,10 +52,10 @@ inline constexpr double kDefaultRebalance = 1.02;
 /// grow the LETs), and the time that cost since the last decomposition has reached what that
 /// one cost (RebalanceLedger); 0: at every full step. Whatever it is, the start's cut (by
 /// counts: nothing is measured yet) is followed by cuts by the measured work at the first two
-/// full steps. The default, 1.02: on two H100s a cut costs 5–62 ms, 8–17 % of a step, and with
-/// it a merger went 20 steps without one, a Plummer sphere cut three (16 M) and five (64 M)
-/// times (docs/BENCHMARKS.md, "Two GPUs, the LETs on the device"); on four H200s, before the
-/// ledger, the threshold alone cut every ~5 steps.
+/// full steps. The default, 1.02: with it a merger went 20 steps without a cut, a Plummer sphere
+/// cut three (16 M) and five (64 M) times (two H100s; docs/BENCHMARKS.md, "Two GPUs, the LETs
+/// on the device"); on four H200s, before the ledger, the threshold alone cut every ~5 steps. A
+/// cut then cost 5–62 ms; on two H200s it now costs 2.0–2.3 ms at 16 M, 3–4 % of a step.
 struct DistSettings {
   double imbalance = kDefaultRebalance;
   OrbSettings orb;
