@@ -74,12 +74,14 @@ struct OrbCutsView {
 
 /// How many domains the octree cube at `level` of frame `f` that holds the quantised point `q`
 /// meets: 1 where a domain holds it whole, more where domain faces cross it (each such domain
-/// holds a part of it, its own cell in its rank's tree). A cut sided by the keys of `f` is
-/// compared with the cube in key units, exactly; any other by its position.
+/// holds a part of it, its own cell in its rank's tree). Compared in key units: a cut sided by
+/// the keys of `f` exactly; any other by its position's key, counting the cube on both sides
+/// where the plane passes through that key's interval (quantising is monotone: a particle below
+/// the position has a key at most the position's, one above at least it), so a cube that holds
+/// particles of two domains is never counted as one, on the host or the device.
 BHVIZ_HD inline int orbDomainsMeetingCube(const OrbCutsView& cuts, const KeyFrame& f, KeyCoords q,
                                           int level) {
   const int shift = kKeyBitsPerAxis - level;
-  const float side = f.side / static_cast<float>(1u << level);
   const float scale = keyScale(f);
   // Depth first over the cut tree: (level, domain) pairs still to visit; a cube visits at most
   // one pair per ORB level on the stack at once, plus the one it branches to.
@@ -95,16 +97,16 @@ BHVIZ_HD inline int orbDomainsMeetingCube(const OrbCutsView& cuts, const KeyFram
       const OrbCut c = cuts.cut[l * cuts.ranks + d];
       if (c.axis < 0) continue;
       const std::uint32_t k = (c.axis == 0 ? q.x : c.axis == 1 ? q.y : q.z) >> shift;
-      bool low = false, high = false;
+      const std::uint64_t lo = std::uint64_t{k} << shift, hi = std::uint64_t{k + 1} << shift;
       const float origin = c.axis == 0 ? f.origin.x : c.axis == 1 ? f.origin.y : f.origin.z;
+      bool low = false, high = false;
       if (c.keyScale > 0.0f && c.keyScale == scale && c.keyOrigin == origin) {
-        const std::uint64_t lo = std::uint64_t{k} << shift, hi = std::uint64_t{k + 1} << shift;
-        low = lo < c.keyPlane;
+        low = lo < c.keyPlane;  // high: key ≥ keyPlane
         high = hi > c.keyPlane;
       } else {
-        const float lo = origin + side * static_cast<float>(k), hi = lo + side;
-        low = lo < c.position;
-        high = hi > c.position;
+        const std::uint32_t at = quantizeAxis(c.position, origin, scale);
+        low = lo <= at;
+        high = hi > at;
       }
       if (low && high && top < kMaxLevels) {
         stackLevel[top] = l + 1, stackDomain[top] = c.high;

@@ -303,86 +303,104 @@ INSTANTIATE_TEST_SUITE_P(EveryMac, LetPerMac,
                                            MacKind::Acceleration),
                          [](const auto& info) { return std::string(toString(info.param)); });
 
-// The multipole MAC's budget where a domain face crosses a cube (paramOfParts): two ranks in the
-// plain frame, their trees built with the cuts. A rank's cell of a cube the face crosses opens
-// as a cell with half of Δ_mul would; merged with the other rank's cell of that cube
-// (mergeEssentialTree), it holds both parts, the mass of one process's cell of the cube, and
-// the whole Δ_mul; no cell holds more parts than domains meet its cube.
-TEST(LetMerge, ACubeCutByAFaceKeepsOneBudgetOfError) {
-  const std::size_t n = 20000;
-  Particles all = makePlummer(n, 31);
-  SimParams p;
-  p.mac = MacKind::Multipole;
-  const MacSetup mac = macSetup(p, false);
-  Box bounds;
-  for (const Vec4& q : all.posMass) grow(bounds, xyz(q));
-  const std::vector<std::uint64_t> w(n, 1);
-  dist::HostOrbParticles orb(all.posMass, w);
-  dist::OrbSettings settings;
-  settings.grid = dist::frameAroundCut(bounds, OrbCut{}, 0.05f);
-  const dist::OrbResult r = dist::decompose(
-      2, bounds, orb, [](std::vector<std::uint64_t>&) {}, settings);
-  const KeyFrame& f = r.frame;
-  const OrbCutsView domains = viewOf(r.cuts);
-  ASSERT_GT(r.cuts.cut[0].keyPlane % (1u << (kKeyBitsPerAxis - 2)), 0u)
-      << "the cut is a plane of level 3 or finer: cubes of levels 1 and 2 straddle it";
-  Particles part[2];
-  for (std::size_t i = 0; i < n; ++i) {
-    Particles& to = part[orb.domain()[i]];
-    to.resize(to.size() + 1);
-    copyParticle(all, i, to, to.size() - 1);
-  }
-  const Tree one = cpu::buildSortedTree(all, p.curve, p.nLeaf, mac, nullptr, &f);
-  const Tree ta = cpu::buildSortedTree(part[0], p.curve, p.nLeaf, mac, nullptr, &f, &domains);
-  const Tree tb = cpu::buildSortedTree(part[1], p.curve, p.nLeaf, mac, nullptr, &f, &domains);
-  const std::vector<std::uint8_t> active(part[0].size(), 1);
-  const Groups groups = cpu::buildGroups(ta, part[0].posMass, part[0].accPot, active, p.nGroup);
-  TargetRegion region;
-  for (const Box& g : groups.box) grow(region.box, g);
-  const LetTree let = essentialTree(tb, part[1].posMass, mac, region);
-  const MergedTree merged = mergeEssentialTree(ta, part[0].posMass, let, mac, &domains);
-  ASSERT_EQ(merged.parts.size(), merged.tree.cellCount());
+// The multipole MAC's budget where domain faces cross a cube (paramOfParts): K = 2 and 3 ranks
+// in the plain frame, their trees built with the cuts. Rank 0 merges the others' LETs into its
+// tree one after the other (mergeEssentialTree). Each cell of the merged tree holds some of the
+// parts of its cube, at most as many as domains meet it, and opens with that share of Δ_mul:
+// a rank's own part with 1/d, a cell of every part with the whole, and then it holds the mass of
+// one process's cell of that cube; at K = 3 some hold two of three.
+TEST(LetMerge, ACubeCutByFacesKeepsOneBudgetOfError) {
+  for (const int K : {2, 3}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    const std::size_t n = 20000;
+    Particles all = makePlummer(n, 31);
+    SimParams p;
+    p.mac = MacKind::Multipole;
+    const MacSetup mac = macSetup(p, false);
+    Box bounds;
+    for (const Vec4& q : all.posMass) grow(bounds, xyz(q));
+    const std::vector<std::uint64_t> w(n, 1);
+    dist::HostOrbParticles orb(all.posMass, w);
+    dist::OrbSettings settings;
+    settings.grid = dist::frameAroundCut(bounds, OrbCut{}, 0.05f);
+    const dist::OrbResult r =
+        dist::decompose(K, bounds, orb, [](std::vector<std::uint64_t>&) {}, settings);
+    const KeyFrame& f = r.frame;
+    const OrbCutsView domains = viewOf(r.cuts);
+    ASSERT_GT(r.cuts.cut[0].keyPlane % (1u << (kKeyBitsPerAxis - 2)), 0u)
+        << "the cut is a plane of level 3 or finer: cubes of levels 1 and 2 straddle it";
+    std::vector<Particles> part(static_cast<std::size_t>(K));
+    for (std::size_t i = 0; i < n; ++i) {
+      Particles& to = part[static_cast<std::size_t>(orb.domain()[i])];
+      to.resize(to.size() + 1);
+      copyParticle(all, i, to, to.size() - 1);
+    }
+    const Tree one = cpu::buildSortedTree(all, p.curve, p.nLeaf, mac, nullptr, &f);
+    std::vector<Tree> trees;
+    for (Particles& q : part) {
+      trees.push_back(cpu::buildSortedTree(q, p.curve, p.nLeaf, mac, nullptr, &f, &domains));
+    }
+    const std::vector<std::uint8_t> active(part[0].size(), 1);
+    const Groups groups =
+        cpu::buildGroups(trees[0], part[0].posMass, part[0].accPot, active, p.nGroup);
+    TargetRegion region;
+    for (const Box& g : groups.box) grow(region.box, g);
+    MergedTree merged{trees[0], part[0].posMass, {}};
+    for (int q = 1; q < K; ++q) {
+      const LetTree let = essentialTree(trees[static_cast<std::size_t>(q)],
+                                        part[static_cast<std::size_t>(q)].posMass, mac, region);
+      merged =
+          mergeEssentialTree(merged.tree, merged.sources, let, mac, &domains, merged.parts);
+      ASSERT_EQ(merged.parts.size(), merged.tree.cellCount());
+    }
 
-  // One process's cells by cube.
-  const auto cubeKey = [&](const Tree& t, std::uint32_t c) {
-    const KeyCoords q = quantize(0.5f * (t.box[c].lo + t.box[c].hi), f);
-    const int shift = kKeyBitsPerAxis - t.level[c];
-    return std::make_tuple(int(t.level[c]), q.x >> shift, q.y >> shift, q.z >> shift);
-  };
-  std::map<std::tuple<int, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> oneCell;
-  for (std::uint32_t c = 0; c < one.cellCount(); ++c) oneCell[cubeKey(one, c)] = c;
-  const auto wholeBudget = [&](const Tree& t, std::uint32_t c) {
-    const Quadrupole& q = t.quad[c];
-    const CellShape shape{t.comMass[c].w,    t.side(c), t.box[c],
-                          xyz(t.comMass[c]), t.bmax[c], q.xx + q.yy + q.zz};
-    return openingValue(mac.code, mac.theta, mac.param, shape);
-  };
-  int whole = 0, halves = 0;
-  // Only the cells a walk reaches: the originals a merged record replaced stay, unreached.
-  std::vector<std::uint32_t> reached{0};
-  for (std::size_t k = 0; k < reached.size(); ++k) {
-    const std::uint32_t c = reached[k];
+    // One process's cells by cube.
+    const auto cubeKey = [&](const Tree& t, std::uint32_t c) {
+      const KeyCoords q = quantize(0.5f * (t.box[c].lo + t.box[c].hi), f);
+      const int shift = kKeyBitsPerAxis - t.level[c];
+      return std::make_tuple(int(t.level[c]), q.x >> shift, q.y >> shift, q.z >> shift);
+    };
+    std::map<std::tuple<int, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> oneCell;
+    for (std::uint32_t c = 0; c < one.cellCount(); ++c) oneCell[cubeKey(one, c)] = c;
+    const auto budgetOf = [&](const Tree& t, std::uint32_t c, int held, int meeting) {
+      const Quadrupole& q = t.quad[c];
+      const CellShape shape{t.comMass[c].w,     t.side(c), t.box[c],
+                            xyz(t.comMass[c]), t.bmax[c], q.xx + q.yy + q.zz};
+      return openingValue(mac.code, mac.theta, paramOfParts(mac.code, mac.param, held, meeting),
+                          shape);
+    };
+    int whole = 0, own = 0, someOf = 0;  // cells of every part, of one, of several not all
+    // Only the cells a walk reaches: the originals a merged record replaced stay, unreached.
     const Tree& t = merged.tree;
-    for (std::uint32_t j = 0; j < t.childCount[c]; ++j) reached.push_back(t.child[c] + j);
-    const int meeting = orbDomainsMeetingCell(domains, f, t.box[c], t.level[c]);
-    ASSERT_LE(int(merged.parts[c]), meeting) << "cell " << c;
-    if (meeting < 2) {
-      EXPECT_EQ(t.opening[c], wholeBudget(t, c)) << "cell " << c << " of a cube one rank holds";
-    } else if (merged.parts[c] == 2) {
-      ++whole;
-      const auto found = oneCell.find(cubeKey(t, c));
-      ASSERT_NE(found, oneCell.end()) << "one process's tree has every merged cube";
-      const float mass = one.comMass[found->second].w;
-      EXPECT_NEAR(t.comMass[c].w, mass, 1e-5f * mass) << "cell " << c << ": the whole cube";
-      EXPECT_EQ(t.opening[c], wholeBudget(t, c)) << "cell " << c << ": the whole Δ_mul";
-    } else if (t.quad[c].xx + t.quad[c].yy + t.quad[c].zz > 0.0f) {
-      ++halves;
-      EXPECT_GT(t.opening[c], wholeBudget(t, c)) << "cell " << c << ": half of Δ_mul";
+    std::vector<std::uint32_t> reached{0};
+    for (std::size_t k = 0; k < reached.size(); ++k) {
+      const std::uint32_t c = reached[k];
+      for (std::uint32_t j = 0; j < t.childCount[c]; ++j) reached.push_back(t.child[c] + j);
+      const int meeting = orbDomainsMeetingCell(domains, f, t.box[c], t.level[c]);
+      const int held = static_cast<int>(merged.parts[c]);
+      ASSERT_GE(held, 1) << "cell " << c;
+      ASSERT_LE(held, meeting) << "cell " << c;
+      EXPECT_EQ(t.opening[c], budgetOf(t, c, held, meeting))
+          << "cell " << c << " at level " << int(t.level[c]) << ": " << held << " of " << meeting;
+      if (meeting < 2) continue;
+      if (held == meeting) {
+        ++whole;
+        const auto found = oneCell.find(cubeKey(t, c));
+        ASSERT_NE(found, oneCell.end()) << "one process's tree has every merged cube";
+        const float mass = one.comMass[found->second].w;
+        EXPECT_NEAR(t.comMass[c].w, mass, 1e-5f * mass) << "cell " << c << ": the whole cube";
+      } else {
+        ++(held == 1 ? own : someOf);
+      }
+    }
+    std::printf("K = %d: %d cells of every part of their cube, %d of one, %d of several\n", K,
+                whole, own, someOf);
+    EXPECT_GE(whole, 2);
+    EXPECT_GE(own, 2);
+    if (K == 3) {
+      EXPECT_GE(someOf, 1);
     }
   }
-  std::printf("%d merged cubes of both parts, %d half cubes\n", whole, halves);
-  EXPECT_GE(whole, 2);
-  EXPECT_GE(halves, 2);
 }
 
 TEST(Let, FarRegionNeedsAHandfulOfCells) {

@@ -259,51 +259,58 @@ TEST(Orb, ANewFrameKeepsTheFirstCutOnItsMiddlePlane) {
 
 // The domains that meet an octree cube (orbDomainsMeetingCube: a cube whose parts several
 // ranks' trees hold), by hand: a frame [0, 8)³, three domains: x < 4 (rank 0), and x ≥ 4 cut at
-// y = 2 into rank 1 (below) and rank 2. The cuts sided by the frame's keys, then by their
-// positions alone: the same counts.
+// y = 2 into rank 1 (below) and rank 2, the cuts sided by the frame's keys.
 TEST(OrbCubes, DomainsMeetingACubeByHand) {
   const KeyFrame f{{0.0f, 0.0f, 0.0f}, 8.0f};
   const std::uint32_t unit = 1u << (kKeyBitsPerAxis - 3);  // keys per unit length
-  OrbCuts cuts;
-  cuts.ranks = 3;
-  cuts.cut.assign(6, OrbCut{});
-  cuts.cut[0] = {0, 4.0f, 1};
-  cuts.cut[3 + 1] = {1, 2.0f, 2};
+  OrbCuts c;
+  c.ranks = 3;
+  c.cut.assign(6, OrbCut{});
+  c.cut[0] = {0, 4.0f, 1};
+  c.cut[3 + 1] = {1, 2.0f, 2};
+  sideByKeys(c.cut[0], f, 4 * unit);
+  sideByKeys(c.cut[3 + 1], f, 2 * unit);
   const auto point = [&](float x, float y, float z) {
     return KeyCoords{quantizeAxis(x, 0.0f, keyScale(f)), quantizeAxis(y, 0.0f, keyScale(f)),
                      quantizeAxis(z, 0.0f, keyScale(f))};
   };
-  for (const bool byKeys : {true, false}) {
-    SCOPED_TRACE(byKeys ? "sided by the keys" : "sided by the positions");
-    OrbCuts c = cuts;
-    if (byKeys) {
-      sideByKeys(c.cut[0], f, 4 * unit);
-      sideByKeys(c.cut[3 + 1], f, 2 * unit);
-    }
-    const OrbCutsView v = viewOf(c);
-    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 1, 1), 0), 3) << "the root";
-    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 7, 7), 1), 1) << "x < 4: rank 0's";
-    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 1), 2) << "x ≥ 4, y < 4: ranks 1, 2";
-    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 5, 1), 1), 1) << "x ≥ 4, y ≥ 4: rank 2's";
-    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 2), 1) << "[4, 6) × [0, 2): rank 1's";
-    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 3, 1), 2), 1) << "[4, 6) × [2, 4): rank 2's";
-    EXPECT_EQ(orbDomainsMeetingCube(v, f, point(3, 3, 1), 2), 1) << "[2, 4)²: rank 0's";
-  }
-  // A cut through a cube's inside, not on its faces: x = 3 cuts [0, 4) and [2, 4), not [3, 4).
-  OrbCuts two;
-  two.ranks = 2;
-  two.cut = {OrbCut{0, 3.0f, 1}, OrbCut{}};
-  const OrbCutsView v = viewOf(two);
-  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 1, 1), 1), 2);
-  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(2.5f, 1, 1), 2), 2);
-  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(3.5f, 1, 1), 3), 1);
-  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(2.5f, 1, 1), 3), 1);
-  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 1), 1);
+  const OrbCutsView v = viewOf(c);
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 1, 1), 0), 3) << "the root";
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(1, 7, 7), 1), 1) << "x < 4: rank 0's";
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 1), 2) << "x ≥ 4, y < 4: ranks 1, 2";
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 5, 1), 1), 1) << "x ≥ 4, y ≥ 4: rank 2's";
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 1, 1), 2), 1) << "[4, 6) × [0, 2): rank 1's";
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(5, 3, 1), 2), 1) << "[4, 6) × [2, 4): rank 2's";
+  EXPECT_EQ(orbDomainsMeetingCube(v, f, point(3, 3, 1), 2), 1) << "[2, 4)²: rank 0's";
 }
 
-// On fresh random decompositions (K = 2..8, cuts on the frame's planes of levels up to 6), the
+// A cut sided by its position (not by the frame's keys: the cuts of an earlier frame) is
+// compared by its position's key. Through a cube's inside it counts both sides; on a face it
+// counts the cube above the face on both sides too (a particle a rounding below the position
+// may share its key), never the cube below it.
+TEST(OrbCubes, DomainsMeetingACubeByAPosition) {
+  const KeyFrame f{{0.0f, 0.0f, 0.0f}, 8.0f};
+  const auto point = [&](float x) {
+    return KeyCoords{quantizeAxis(x, 0.0f, keyScale(f)), 0u, 0u};
+  };
+  OrbCuts inside{2, {OrbCut{0, 3.3f, 1}, OrbCut{}}};
+  const OrbCutsView a = viewOf(inside);
+  EXPECT_EQ(orbDomainsMeetingCube(a, f, point(1), 1), 2) << "[0, 4)";
+  EXPECT_EQ(orbDomainsMeetingCube(a, f, point(2.5f), 2), 2) << "[2, 4)";
+  EXPECT_EQ(orbDomainsMeetingCube(a, f, point(3.5f), 3), 2) << "[3, 4)";
+  EXPECT_EQ(orbDomainsMeetingCube(a, f, point(2.5f), 3), 1) << "[2, 3)";
+  EXPECT_EQ(orbDomainsMeetingCube(a, f, point(4.5f), 3), 1) << "[4, 5)";
+  EXPECT_EQ(orbDomainsMeetingCube(a, f, point(5), 1), 1) << "[4, 8)";
+  OrbCuts onFace{2, {OrbCut{0, 3.0f, 1}, OrbCut{}}};
+  const OrbCutsView b = viewOf(onFace);
+  EXPECT_EQ(orbDomainsMeetingCube(b, f, point(3.5f), 3), 2) << "[3, 4), above the face";
+  EXPECT_EQ(orbDomainsMeetingCube(b, f, point(2.5f), 3), 1) << "[2, 3), below it";
+}
+
+// On random decompositions (K = 2..8, cuts on the frame's planes of levels up to 6), the
 // domains meeting a cube of level L ≤ 3 are the distinct domains of the points of its level-6
-// sub-cubes, which see every plane such cuts can lie on.
+// sub-cubes, which see every plane such cuts can lie on; the same cuts sided by their positions
+// count no fewer.
 TEST(OrbCubes, DomainsMeetingACubeAreTheDomainsOfItsPoints) {
   std::mt19937_64 rng(2026);
   const KeyFrame f{{-1.0f, -2.0f, -3.0f}, 16.0f};
@@ -332,6 +339,9 @@ TEST(OrbCubes, DomainsMeetingACubeAreTheDomainsOfItsPoints) {
       ASSERT_EQ(c.keyPlane % level6, 0u) << "a cut finer than level 6";
     }
     const OrbCutsView v = viewOf(r.cuts);
+    OrbCuts positions = r.cuts;
+    for (OrbCut& c : positions.cut) c.keyScale = 0.0f;
+    const OrbCutsView byPosition = viewOf(positions);
     std::uniform_int_distribution<std::uint32_t> key(0, (1u << kKeyBitsPerAxis) - 1);
     for (int q = 0; q < 50; ++q) {
       const KeyCoords at{key(rng), key(rng), key(rng)};
@@ -352,6 +362,9 @@ TEST(OrbCubes, DomainsMeetingACubeAreTheDomainsOfItsPoints) {
       }
       const int distinct = static_cast<int>(std::count(seen.begin(), seen.end(), true));
       ASSERT_EQ(orbDomainsMeetingCube(v, f, at, level), distinct)
+          << "K = " << ranks << ", trial " << trial << ", level " << level;
+      // The same cuts by their positions: never fewer.
+      ASSERT_GE(orbDomainsMeetingCube(byPosition, f, at, level), distinct)
           << "K = " << ranks << ", trial " << trial << ", level " << level;
       ++(distinct > 1 ? shared : whole);
     }

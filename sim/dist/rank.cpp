@@ -296,12 +296,11 @@ const KeyFrame* RankShare::treeFrame() {
   const bool inside = m_frame.side > 0.0f && all.lo.x >= m_frame.origin.x &&
                       all.lo.y >= m_frame.origin.y && all.lo.z >= m_frame.origin.z &&
                       all.hi.x < top.x && all.hi.y < top.y && all.hi.z < top.z;
-  // A new frame around every particle, on the first cut still unless the MAC changed (the
-  // same on every rank: the bounds are reduced), and the cuts sided in it.
-  const bool onCut = frameOnCut() && m_cuts.levels() > 0;
-  if (!inside || onCut != m_frameOnCut) {
+  // A new frame around every particle, of the same kind (on the first cut or plain; the same
+  // on every rank: the bounds are reduced), and the cuts sided in it.
+  if (!inside) {
+    const bool onCut = m_frameOnCut && m_cuts.levels() > 0;
     m_frame = frameAroundCut(all, onCut ? m_cuts.cut[0] : OrbCut{}, kFrameMargin);
-    m_frameOnCut = onCut;
     m_cuts = cutsInFrame(m_cuts, m_frame, onCut);
   }
   return &m_frame;
@@ -361,8 +360,12 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     m_local->computeForces(clock, p, targets, oldAccValid);
     return;
   }
-  // The frame first (a new one re-sides the cuts), then the strays by those cuts.
+  // A MAC that wants the other kind of frame cuts again in it, so that the cuts lie on its
+  // planes (the multipole MAC's plain frame: the first evaluation after an upload, which cuts
+  // before any step names the MAC, or a MAC changed mid-run). Every rank has the same MAC.
   m_mac = p.mac;
+  if (frameOnCut() != m_frameOnCut) decompose();
+  // The frame first (a new one re-sides the cuts), then the strays by those cuts.
   const KeyFrame* frame = treeFrame();
   migrate();
   m_parts->build(clock, p, targets, oldAccValid, frame, &m_cuts);

@@ -64,8 +64,8 @@ class RankShare {
   bool rebalanceDue();
   /// The bounding box of every rank's particles (a reduction).
   Box globalBounds(const Box& local) const;
-  /// The frame this evaluation's trees use: m_frame while it holds every particle and is of
-  /// the kind the MAC wants (frameOnCut), else a new one around them.
+  /// The frame this evaluation's trees use: m_frame while it holds every particle, else a new
+  /// one of the same kind around them.
   const KeyFrame* treeFrame();
   /// Whether the trees' frame should have its middle plane on the first cut, for the MAC of the
   /// last step (dist::frameOnFirstCut).
@@ -95,7 +95,7 @@ class RankShare {
   /// The key frame of every rank's tree: the ORB's cuts lie on its octree planes, so no cell
   /// finer than a cut's plane is cut by a domain face (K > 1; kept while it holds everyone).
   KeyFrame m_frame{{0, 0, 0}, 0.0f};
-  bool m_frameOnCut = false;  ///< m_frame's middle plane is the first cut
+  bool m_frameOnCut = false;  ///< m_frame's middle plane is the first cut (set by decompose)
   /// The MAC of the last step (openKicks, computeForces): it chooses the frame (frameOnCut).
   MacKind m_mac = SimParams{}.mac;
   std::vector<Box> m_domains;  ///< every rank's, from the last decomposition

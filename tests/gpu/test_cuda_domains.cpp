@@ -247,7 +247,7 @@ TEST(CudaDomains, PackedExchangeIsTheHostExchange) {
 // weights, cut on the planes of the tree's frame; every cell's opening value is the one the
 // shared code makes of the GPU's moments with the parts of its cube the host counts
 // (paramOfParts, orbDomainsMeetingCell), and the multipole MAC opens the cubes the faces cross
-// wider than it would without the cuts.
+// wider than it would without the cuts. Built through the backends, the walks agree.
 TEST(CudaDomains, MomentsGiveCubesCrossedByDomainFacesTheirParts) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const std::uint64_t seed = bhviz::test::testSeed("test_cuda_domains");
@@ -302,6 +302,30 @@ TEST(CudaDomains, MomentsGiveCubesCrossedByDomainFacesTheirParts) {
       EXPECT_GT(wider, shared / 2);
     } else {
       EXPECT_EQ(wider, 0) << "only the multipole MAC's budget is shared";
+    }
+
+    // Through the backends (ForceParts::build with the frame and the cuts, as a rank builds):
+    // the CUDA backend's walk does the CPU's interactions (to the few a rounding flips), and
+    // with the multipole MAC more than without the cuts.
+    const Clock clock{0.0, 0, 0, p.dtMax};
+    const auto interactions = [&](Backend& b, const OrbCuts* cutsGiven) {
+      b.upload(s.p);
+      b.forceParts()->build(clock, p, ForceTargets::All, false, &f, cutsGiven);
+      b.forceParts()->walkLocal();
+      return double(b.forceParts()->workSum());
+    };
+    auto cpuBackend = makeCpuBackend();
+    auto gpuBackend = cuda::makeCudaBackend(s.p.size());
+    const double onCpu = interactions(*cpuBackend, &r.cuts);
+    const double onGpu = interactions(*gpuBackend, &r.cuts);
+    const double withoutCuts = interactions(*cpuBackend, nullptr);
+    std::printf("  interactions: CPU %.0f, GPU %.0f, without the cuts %.0f\n", onCpu, onGpu,
+                withoutCuts);
+    EXPECT_NEAR(onGpu, onCpu, 1e-4 * onCpu);
+    if (macKind == MacKind::Multipole) {
+      EXPECT_GT(onCpu, 1.001 * withoutCuts);
+    } else {
+      EXPECT_EQ(onCpu, withoutCuts);
     }
   }
 }
