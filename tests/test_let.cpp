@@ -323,8 +323,8 @@ TEST(LetMerge, ACubeCutByFacesKeepsOneBudgetOfError) {
     dist::HostOrbParticles orb(all.posMass, w);
     dist::OrbSettings settings;
     settings.grid = dist::frameAroundCut(bounds, OrbCut{}, 0.05f);
-    const dist::OrbResult r =
-        dist::decompose(K, bounds, orb, [](std::vector<std::uint64_t>&) {}, settings);
+    const dist::OrbResult r = dist::decompose(
+        K, bounds, orb, [](std::vector<std::uint64_t>&) {}, settings);
     const KeyFrame& f = r.frame;
     const OrbCutsView domains = viewOf(r.cuts);
     ASSERT_GT(r.cuts.cut[0].keyPlane % (1u << (kKeyBitsPerAxis - 2)), 0u)
@@ -349,8 +349,7 @@ TEST(LetMerge, ACubeCutByFacesKeepsOneBudgetOfError) {
     for (int q = 1; q < K; ++q) {
       const LetTree let = essentialTree(trees[static_cast<std::size_t>(q)],
                                         part[static_cast<std::size_t>(q)].posMass, mac, region);
-      merged =
-          mergeEssentialTree(merged.tree, merged.sources, let, mac, &domains, merged.parts);
+      merged = mergeEssentialTree(merged.tree, merged.sources, let, mac, &domains, merged.parts);
       ASSERT_EQ(merged.parts.size(), merged.tree.cellCount());
     }
 
@@ -364,7 +363,7 @@ TEST(LetMerge, ACubeCutByFacesKeepsOneBudgetOfError) {
     for (std::uint32_t c = 0; c < one.cellCount(); ++c) oneCell[cubeKey(one, c)] = c;
     const auto budgetOf = [&](const Tree& t, std::uint32_t c, int held, int meeting) {
       const Quadrupole& q = t.quad[c];
-      const CellShape shape{t.comMass[c].w,     t.side(c), t.box[c],
+      const CellShape shape{t.comMass[c].w,    t.side(c), t.box[c],
                             xyz(t.comMass[c]), t.bmax[c], q.xx + q.yy + q.zz};
       return openingValue(mac.code, mac.theta, paramOfParts(mac.code, mac.param, held, meeting),
                           shape);

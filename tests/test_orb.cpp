@@ -290,9 +290,7 @@ TEST(OrbCubes, DomainsMeetingACubeByHand) {
 // may share its key), never the cube below it.
 TEST(OrbCubes, DomainsMeetingACubeByAPosition) {
   const KeyFrame f{{0.0f, 0.0f, 0.0f}, 8.0f};
-  const auto point = [&](float x) {
-    return KeyCoords{quantizeAxis(x, 0.0f, keyScale(f)), 0u, 0u};
-  };
+  const auto point = [&](float x) { return KeyCoords{quantizeAxis(x, 0.0f, keyScale(f)), 0u, 0u}; };
   OrbCuts inside{2, {OrbCut{0, 3.3f, 1}, OrbCut{}}};
   const OrbCutsView a = viewOf(inside);
   EXPECT_EQ(orbDomainsMeetingCube(a, f, point(1), 1), 2) << "[0, 4)";
