@@ -27,29 +27,50 @@ double availableHostBytes() {
   return 0.0;
 }
 
-/// Refuses a particle count that cannot fit, before any of it is allocated.
-void checkHostMemory(std::size_t n) {
-  const double need = static_cast<double>(n) * sim::kCpuPeakBytesPerParticle;
+/// Refuses `need` bytes of host memory where fewer are available, before any is allocated:
+/// "<what> needs about X GiB of memory <where>, but only Y GiB are available".
+void checkHostMemory(double need, const std::string& what, const std::string& where) {
   const double available = availableHostBytes();
   if (available > 0.0 && need > available) {
     std::ostringstream s;
-    s << std::setprecision(3) << "--n = " << n << " needs about " << need / 1073741824.0
-      << " GiB of memory on the CPU backend, but only " << available / 1073741824.0
+    s << std::setprecision(3) << what << " needs about " << need / 1073741824.0
+      << " GiB of memory " << where << ", but only " << available / 1073741824.0
       << " GiB are available";
     throw UsageError(s.str());
   }
 }
 
-// The CPU backend, once the host has room for n particles on it.
-std::unique_ptr<sim::Backend> makeCpu(std::size_t n) {
-  checkHostMemory(n);
+// The CPU backend, once the host has room for n particles on it (a rank's share: with its
+// essential trees and exchanges).
+std::unique_ptr<sim::Backend> makeCpu(std::size_t n, bool asRank) {
+  const double perParticle =
+      asRank ? sim::dist::kRankCpuHostBytesPerParticle : sim::kCpuPeakBytesPerParticle;
+  checkHostMemory(static_cast<double>(n) * perParticle,
+                  asRank ? "a rank's share of " + std::to_string(n) + " particles"
+                         : "--n = " + std::to_string(n),
+                  "on the CPU backend");
   return sim::makeCpuBackend();
+}
+
+/// Under mpirun, rank 0's machine: every particle while rank 0 makes and spreads them, and the
+/// shares of the ranks there when they run the CPU backend. Checked before any rank allocates,
+/// so that a run the machine cannot hold is refused once, with status 2.
+void checkLeaderMachine(std::size_t n, const sim::dist::Job& job, bool cpuRanks) {
+  const double share = static_cast<double>(sim::dist::rankShare(n, job.size()));
+  const double ranksHere = job.localSize();
+  const double need = static_cast<double>(n) * sim::dist::kLeaderHostBytesPerParticle +
+                      (cpuRanks ? ranksHere * share * sim::dist::kRankCpuHostBytesPerParticle : 0);
+  std::ostringstream where;
+  where << "on rank 0's machine under mpirun (rank 0 holds every particle while it spreads them";
+  if (cpuRanks) where << "; its " << job.localSize() << " ranks there hold their shares";
+  where << ")";
+  checkHostMemory(need, "--n = " + std::to_string(n), where.str());
 }
 
 }  // namespace
 
 BackendSelection selectBackend(BackendChoice choice, std::size_t n, bool asRank) {
-  if (choice == BackendChoice::Cpu) return {makeCpu(n), ""};
+  if (choice == BackendChoice::Cpu) return {makeCpu(n, asRank), ""};
 #if BHVIZ_HAVE_CUDA
   try {
     auto backend = sim::cuda::makeCudaBackend(
@@ -64,7 +85,7 @@ BackendSelection selectBackend(BackendChoice choice, std::size_t n, bool asRank)
       throw BackendUnavailable(std::string("the CUDA backend cannot run: ") + e.what() +
                                "; use --backend cpu or auto");
     }
-    return {makeCpu(n),
+    return {makeCpu(n, asRank),
             std::string("bhviz: --backend auto: ") + e.what() + "; using the CPU backend"};
   }
 #else
@@ -74,7 +95,7 @@ BackendSelection selectBackend(BackendChoice choice, std::size_t n, bool asRank)
     throw BackendUnavailable(
         "the CUDA backend is not available in this build; use --backend cpu or auto");
   }
-  return {makeCpu(n), "bhviz: --backend auto: using the CPU backend"};
+  return {makeCpu(n, asRank), "bhviz: --backend auto: using the CPU backend"};
 #endif
 }
 
@@ -82,8 +103,13 @@ BackendSelection selectSimulationBackend(BackendChoice choice, std::size_t n, do
   sim::dist::Job* job = sim::dist::currentJob();
   if (job == nullptr) return selectBackend(choice, n);
   // Each rank's backend holds about n / K particles (rank 0 holds them all on the host while it
-  // spreads them, not on its device).
+  // spreads them, not on its device). Rank 0's machine is checked whole first where the kind is
+  // known, and again once auto has chosen.
+  if (choice == BackendChoice::Cpu) checkLeaderMachine(n, *job, true);
   BackendSelection selection = selectBackend(choice, sim::dist::rankShare(n, job->size()), true);
+  if (choice != BackendChoice::Cpu) {
+    checkLeaderMachine(n, *job, !selection.backend->traits().onDevice);
+  }
   if (selection.backend->forceParts() == nullptr) {
     throw BackendUnavailable("the " + std::string(selection.backend->name()) +
                              " backend cannot run under mpirun yet; use --backend cpu");

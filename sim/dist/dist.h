@@ -35,6 +35,15 @@ inline std::size_t rankShare(std::uint64_t n, int ranks) {
   return static_cast<std::size_t>(share + share / 10 + 1024);
 }
 
+/// Host memory a rank's CPU backend peaks at, per particle of its share (rankShare): its tree,
+/// the LETs it imports and merges, and the exchanges' buffers. Measured 305–380 B on an 8 M
+/// merger at K = 2 and 3 (peak RSS; one process's CPU backend: 194 B), 2026-11-27.
+inline constexpr double kRankCpuHostBytesPerParticle = 400.0;
+/// Host memory rank 0 holds besides its own share, per particle of the whole run, while it
+/// makes the initial state and spreads it (and gathers every output). Measured 162–180 B on an
+/// 8 M merger at K = 2 and 3 (its peak RSS less a follower's), 2026-11-27.
+inline constexpr double kLeaderHostBytesPerParticle = 200.0;
+
 /// How the LETs of ranks whose trees live on GPUs travel (sim/dist/nccl_link.h).
 enum class LetTransport : std::uint8_t {
   Auto,  ///< device to device by NCCL where every rank has a GPU of its own and NCCL loads;
@@ -102,6 +111,8 @@ class Job {
   int size() const { return m_size; }
   /// This rank among the ranks on its machine (0, 1, …): which of the machine's GPUs it takes.
   int localRank() const { return m_localRank; }
+  /// The ranks on this rank's machine, which share its memory.
+  int localSize() const { return m_localSize; }
   bool leader() const { return m_rank == 0; }
 
   /// Followers: serves the leader's commands until it finishes; returns the exit status the
@@ -115,6 +126,7 @@ class Job {
   int m_rank = 0;
   int m_size = 1;
   int m_localRank = 0;
+  int m_localSize = 1;
   bool m_finished = false;
 };
 

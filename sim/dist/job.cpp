@@ -280,6 +280,7 @@ std::unique_ptr<Job> Job::startIfLaunched(int* argc, char*** argv) {
   checkMpi(MPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &here),
            "MPI_Comm_split_type");
   MPI_Comm_rank(here, &job->m_localRank);
+  MPI_Comm_size(here, &job->m_localSize);
   MPI_Comm_free(&here);
   g_job = job.get();
   return job;

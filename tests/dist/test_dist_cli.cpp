@@ -323,6 +323,32 @@ TEST(DistCli, KilledRankEndsTheJob) {
   EXPECT_NE(err.find("rank 2"), std::string::npos) << err;
 }
 
+// A run that rank 0's machine cannot hold under mpirun is refused once, with status 2, before
+// any rank allocates it: rank 0 holds every particle while it spreads them, and the ranks there
+// their shares (sim::dist::kLeaderHostBytesPerParticle, kRankCpuHostBytesPerParticle). N is
+// chosen so that each rank's own share would fit (about 0.55 of the memory available) but the
+// machine's whole need would not (about 1.5 of it). Each process is capped at 0.4 of the
+// memory (prlimit), so that a run the check let through fails alone, not the machine.
+TEST(DistCli, TooManyParticlesForRankZerosMachineRefusedOnce) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0.0;
+  while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {
+  }
+  const double available = kib * 1024.0;
+  if (key != "MemAvailable:" || available > 300e9) GTEST_SKIP() << "cannot provoke the check here";
+  if (std::system("command -v prlimit >/dev/null 2>&1") != 0) GTEST_SKIP() << "no prlimit";
+  const auto n = static_cast<std::uint64_t>(available / 400.0);
+  const auto cap = static_cast<std::uint64_t>(std::max(1e9, 0.4 * available));
+  const Process p = runBhviz(
+      "--headless --backend cpu --threads 1 --steps 1 --n " + std::to_string(n),
+      "prlimit --as=" + std::to_string(cap) + " timeout 300 " + mpirun(2));
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_EQ(countOf(p.err, "bhviz: error"), 1) << p.err;
+  EXPECT_NE(p.err.find("--n = " + std::to_string(n) + " needs about"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("on rank 0's machine under mpirun"), std::string::npos) << p.err;
+}
+
 // A rank that throws mid-run (here on purpose, BHVIZ_TEST_FAIL_RANK, as one whose backend fails)
 // ends the whole job within seconds with one line naming the rank and the reason; the
 // snapshots written before it are whole.
