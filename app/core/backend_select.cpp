@@ -33,9 +33,8 @@ void checkHostMemory(double need, const std::string& what, const std::string& wh
   const double available = availableHostBytes();
   if (available > 0.0 && need > available) {
     std::ostringstream s;
-    s << std::setprecision(3) << what << " needs about " << need / 1073741824.0
-      << " GiB of memory " << where << ", but only " << available / 1073741824.0
-      << " GiB are available";
+    s << std::setprecision(3) << what << " needs about " << need / 1073741824.0 << " GiB of memory "
+      << where << ", but only " << available / 1073741824.0 << " GiB are available";
     throw UsageError(s.str());
   }
 }
