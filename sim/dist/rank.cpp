@@ -360,11 +360,12 @@ void RankShare::computeForces(const Clock& clock, const SimParams& p, ForceTarge
     m_local->computeForces(clock, p, targets, oldAccValid);
     return;
   }
-  // A MAC that wants the other kind of frame cuts again in it, so that the cuts lie on its
-  // planes (the multipole MAC's plain frame: the first evaluation after an upload, which cuts
-  // before any step names the MAC, or a MAC changed mid-run). Every rank has the same MAC.
+  // A MAC that wants the other kind of frame cuts again in it at a full step, so that the cuts
+  // lie on its planes (the multipole MAC's plain frame: the first evaluation after an upload,
+  // which cuts before any step names the MAC, or a MAC changed mid-run; until then the parts'
+  // shares hold in the frame there is). Every rank has the same MAC and clock.
   m_mac = p.mac;
-  if (frameOnCut() != m_frameOnCut) decompose();
+  if (clock.synchronized() && frameOnCut() != m_frameOnCut) decompose();
   // The frame first (a new one re-sides the cuts), then the strays by those cuts.
   const KeyFrame* frame = treeFrame();
   migrate();

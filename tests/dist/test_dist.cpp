@@ -412,6 +412,39 @@ TEST(Dist, MeasuredWorkBalanced) {
   }
 }
 
+// The multipole MAC builds its trees in the plain frame, the others in the frame on the first
+// cut (dist::frameOnFirstCut): a run whose MAC changes between them cuts once again, at its next
+// full step, so that the cuts lie on the new frame's planes, and not again after that; no
+// particle is lost or doubled.
+TEST(Dist, AMacChangeCutsOnceInItsFrame) {
+  const std::size_t n = 6000;
+  SimParams p = rebuiltEachEvaluation(0.02f);
+  p.mac = MacKind::Bonsai;
+  Simulation sim(distributed(n, rebalancing(100.0)), makeMerger(n, 5), p);
+  const auto decompositions = [&] {
+    std::vector<std::uint64_t> d;
+    for (const RankReport& r : sim.backend().rankReports()) d.push_back(r.decompositions);
+    return d;
+  };
+  const auto expectEvery = [&](std::uint64_t count, const char* when) {
+    if (ranks() == 1) return;  // one rank never cuts
+    for (std::uint64_t d : decompositions()) EXPECT_EQ(d, count) << when;
+  };
+  sim.advance(3);
+  expectEvery(3, "the start's cut by counts, then two by work");
+  p.mac = MacKind::Multipole;
+  sim.setParams(p);
+  sim.advance(2);
+  expectEvery(4, "one cut in the multipole MAC's frame");
+  p.mac = MacKind::Bonsai;
+  sim.setParams(p);
+  sim.advance(2);
+  expectEvery(5, "one cut back in the frame on the first cut");
+  Particles out;
+  sim.backend().download(out);
+  EXPECT_TRUE(sameIds(out, n));
+}
+
 // Energies, momenta and the bin census are sums over every rank; the NaN check finds a
 // particle on whatever rank holds it.
 TEST(Dist, DiagnosticsAndNonFiniteCoverEveryRank) {
