@@ -113,16 +113,30 @@ void RankShare::upload(const Particles* all) {
     counts[static_cast<std::size_t>(r)] = static_cast<int>(to - from);
   }
   const std::vector<int> displs = displacements(counts);
-  std::vector<PackedParticle> packed = m_rank == 0 ? packAll(*all) : std::vector<PackedParticle>{};
-  std::vector<PackedParticle> mine(static_cast<std::size_t>(counts[m_rank]));
+  // Array by array from the leader's own, so that no packed copy of every particle is made
+  // (the leader's memory while it spreads them: docs/BENCHMARKS.md, "Host memory under mpirun").
+  Particles mine;
+  mine.resize(static_cast<std::size_t>(counts[static_cast<std::size_t>(m_rank)]));
+  const bool leader = m_rank == 0;
   {
     StageTimer t(m_dist, Stage::Domains);
-    checkMpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), packedParticleType(),
-                          mine.data(), counts[m_rank], packedParticleType(), 0, jobComm()),
-             "MPI_Scatterv");
+    auto scatter = [&](const auto& from, auto& into) {
+      const MPI_Datatype type = bytesType(sizeof(into[0]));
+      checkMpi(MPI_Scatterv(leader ? from.data() : nullptr, counts.data(), displs.data(), type,
+                            into.data(), static_cast<int>(into.size()), type, 0, jobComm()),
+               "MPI_Scatterv");
+    };
+    const Particles none;
+    const Particles& from = leader ? *all : none;
+    scatter(from.posMass, mine.posMass);
+    scatter(from.vel, mine.vel);
+    scatter(from.accPot, mine.accPot);
+    scatter(from.id, mine.id);
+    scatter(from.tag, mine.tag);
+    scatter(from.bin, mine.bin);
   }
-  packed.clear();
-  m_local->upload(unpackAll(mine));
+  m_local->upload(mine);
+  mine = Particles{};  // the backend holds its copy; the decomposition's exchange comes next
   m_workValid = false;
   decompose();
 }
@@ -258,10 +272,12 @@ void RankShare::exchangeOnHost(const std::vector<std::uint32_t>& leaving,
   const auto K = static_cast<std::size_t>(m_ranks);
   std::vector<int> sendCounts(K, 0), recvCounts(K, 0);
   for (int r : to) ++sendCounts[static_cast<std::size_t>(r)];
-  const Particles movers = m_parts->gather(leaving);
   const std::vector<int> sendDispls = displacements(sendCounts);
-  std::vector<PackedParticle> out(movers.size());
+  std::vector<PackedParticle> out(leaving.size());
   {
+    // Each copy lives only as long as it is needed: at the start's decomposition about half of
+    // a rank's particles move (docs/BENCHMARKS.md, "Host memory under mpirun").
+    const Particles movers = m_parts->gather(leaving);
     std::vector<int> at = sendDispls;
     for (std::size_t k = 0; k < movers.size(); ++k) {
       const auto o = static_cast<std::size_t>(to[k]);
@@ -279,7 +295,10 @@ void RankShare::exchangeOnHost(const std::vector<std::uint32_t>& leaving,
   m_report.particlesSent += out.size();
   // Nothing left or came: the particles, their order and their measured work stay as they are.
   if (out.empty() && in.empty()) return;
-  m_parts->exchange(leaving, unpackAll(in));
+  out = {};
+  const Particles arriving = unpackAll(in);
+  in = {};
+  m_parts->exchange(leaving, arriving);
 }
 
 Box RankShare::globalBounds(const Box& local) const {

@@ -328,7 +328,8 @@ TEST(DistCli, KilledRankEndsTheJob) {
 // their shares (sim::dist::kLeaderHostBytesPerParticle, kRankCpuHostBytesPerParticle). N is
 // chosen so that each rank's own share would fit (about 0.55 of the memory available) but the
 // machine's whole need would not (about 1.5 of it). Each process is capped at 0.4 of the
-// memory (prlimit), so that a run the check let through fails alone, not the machine.
+// memory (prlimit), so that a run the check let through fails alone, not the machine (rank 0
+// would need about 0.8 of it).
 TEST(DistCli, TooManyParticlesForRankZerosMachineRefusedOnce) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "ASan's shadow memory does not fit under prlimit's address-space cap";
@@ -341,7 +342,7 @@ TEST(DistCli, TooManyParticlesForRankZerosMachineRefusedOnce) {
   const double available = kib * 1024.0;
   if (key != "MemAvailable:" || available > 300e9) GTEST_SKIP() << "cannot provoke the check here";
   if (std::system("command -v prlimit >/dev/null 2>&1") != 0) GTEST_SKIP() << "no prlimit";
-  const auto n = static_cast<std::uint64_t>(available / 400.0);
+  const auto n = static_cast<std::uint64_t>(available / 300.0);
   const auto cap = static_cast<std::uint64_t>(std::max(1e9, 0.4 * available));
   const Process p =
       runBhviz("--headless --backend cpu --threads 1 --steps 1 --n " + std::to_string(n),
