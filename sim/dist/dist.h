@@ -35,15 +35,14 @@ inline std::size_t rankShare(std::uint64_t n, int ranks) {
   return static_cast<std::size_t>(share + share / 10 + 1024);
 }
 
-/// Host memory a rank's CPU backend peaks at, per particle of its share (rankShare): the peak is
-/// the start's decomposition, which moves about half of a rank's particles (its backend's copy,
-/// the packed ones sent and received, the arrivals unpacked). Measured 257–267 B on an 8 M merger
-/// at K = 2 and 3, 170–186 B on a Milky Way and a Plummer sphere (peak RSS; one process's CPU
-/// backend: 194 B), 2026-11-27.
+/// Host memory a rank's CPU backend peaks at, per particle of its share (rankShare): its
+/// particles, tree, the LETs it imports and merges. Measured 151–260 B at 8 M (merger, Milky
+/// Way, Plummer; K = 2 and 3; peak RSS over the start and a step; one process's CPU backend:
+/// 194 B), 2026-11-27 (docs/BENCHMARKS.md, "Host memory under mpirun").
 inline constexpr double kRankCpuHostBytesPerParticle = 300.0;
 /// Host memory rank 0 holds besides its own share, per particle of the whole run, while it
-/// makes the initial state and spreads it (and gathers every output). Measured 98–114 B at 8 M
-/// (merger, Milky Way, Plummer; K = 2 and 3: its peak RSS less a follower's), 2026-11-27.
+/// makes the initial state, cuts it and spreads it (and gathers every output). Measured 89–107 B
+/// at 8 M (its peak RSS less a follower's), 2026-11-27.
 inline constexpr double kLeaderHostBytesPerParticle = 130.0;
 
 /// How the LETs of ranks whose trees live on GPUs travel (sim/dist/nccl_link.h).

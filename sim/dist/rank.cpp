@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "sim/cpu/cpu_stages.h"
 #include "sim/dist/mpi_util.h"
@@ -104,26 +105,55 @@ void RankShare::upload(const Particles* all) {
   std::uint64_t n = m_rank == 0 ? all->size() : 0;
   checkMpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, jobComm()), "MPI_Bcast");
   m_size = n;
-  // Equal runs of the leader's particles first; the ORB then makes them domains.
-  std::vector<int> counts(static_cast<std::size_t>(m_ranks));
-  for (int r = 0; r < m_ranks; ++r) {
-    const std::uint64_t from = n * static_cast<std::uint64_t>(r) / m_ranks;
-    const std::uint64_t to = n * static_cast<std::uint64_t>(r + 1) / m_ranks;
-    if (to - from > INT_MAX) throw std::runtime_error("more than 2^31 particles per rank");
-    counts[static_cast<std::size_t>(r)] = static_cast<int>(to - from);
+  // The leader makes the start's cut itself first, on one process (unit weights, the same root
+  // and settings: the same integer sums, so the same domains), and sends each rank the
+  // particles of its domain: the collective cut that follows finds them in place and moves
+  // none. (Equal runs by index moved about half of them, the peak of every rank's memory:
+  // docs/BENCHMARKS.md, "Host memory under mpirun".)
+  const bool leader = m_rank == 0;
+  const auto K = static_cast<std::size_t>(m_ranks);
+  std::vector<int> counts(K, 0);
+  std::vector<std::uint32_t> order;  // leader: the particles by domain
+  if (leader) {
+    std::vector<int> domain;
+    {
+      HostOrbParticles orb(all->posMass, std::vector<std::uint64_t>(all->size(), 1));
+      const Box root = cpu::boundingBox(all->posMass);
+      dist::decompose(
+          m_ranks, root, orb, [](std::vector<std::uint64_t>&) {}, orbSettingsFor(root));
+      domain = orb.domains();
+    }
+    std::vector<std::uint64_t> held(K, 0);
+    for (int d : domain) ++held[static_cast<std::size_t>(d)];
+    for (std::size_t r = 0; r < K; ++r) {
+      if (held[r] > INT_MAX) throw std::runtime_error("more than 2^31 particles per rank");
+      counts[r] = static_cast<int>(held[r]);
+    }
+    std::vector<int> at = displacements(counts);
+    order.resize(domain.size());
+    for (std::size_t i = 0; i < domain.size(); ++i) {
+      order[static_cast<std::size_t>(at[static_cast<std::size_t>(domain[i])]++)] =
+          static_cast<std::uint32_t>(i);
+    }
   }
+  checkMpi(MPI_Bcast(counts.data(), m_ranks, MPI_INT, 0, jobComm()), "MPI_Bcast");
   const std::vector<int> displs = displacements(counts);
-  // Array by array from the leader's own, so that no packed copy of every particle is made
-  // (the leader's memory while it spreads them: docs/BENCHMARKS.md, "Host memory under mpirun").
+  // Array by array, each put in domain order on the leader only while it is sent, so that no
+  // packed copy of every particle is made.
   Particles mine;
   mine.resize(static_cast<std::size_t>(counts[static_cast<std::size_t>(m_rank)]));
-  const bool leader = m_rank == 0;
   {
     StageTimer t(m_dist, Stage::Domains);
     auto scatter = [&](const auto& from, auto& into) {
-      const MPI_Datatype type = bytesType(sizeof(into[0]));
-      checkMpi(MPI_Scatterv(leader ? from.data() : nullptr, counts.data(), displs.data(), type,
-                            into.data(), static_cast<int>(into.size()), type, 0, jobComm()),
+      using T = typename std::decay_t<decltype(into)>::value_type;
+      std::vector<T> sorted;
+      if (leader) {
+        sorted.resize(order.size());
+        for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = from[order[k]];
+      }
+      const MPI_Datatype type = bytesType(sizeof(T));
+      checkMpi(MPI_Scatterv(sorted.data(), counts.data(), displs.data(), type, into.data(),
+                            static_cast<int>(into.size()), type, 0, jobComm()),
                "MPI_Scatterv");
     };
     const Particles none;
@@ -135,8 +165,9 @@ void RankShare::upload(const Particles* all) {
     scatter(from.tag, mine.tag);
     scatter(from.bin, mine.bin);
   }
+  order = {};
   m_local->upload(mine);
-  mine = Particles{};  // the backend holds its copy; the decomposition's exchange comes next
+  mine = Particles{};  // the backend holds its copy
   m_workValid = false;
   decompose();
 }
@@ -189,11 +220,8 @@ void RankShare::decompose() {
   // first cut, so that no cell below its root straddles that cut (a rank's own cell and the
   // other's LET cell where one tree has one: 8 % more interactions on a Plummer sphere cut at
   // a fine plane through its centre; docs/ARCHITECTURE.md). The later cuts snap to its planes.
-  OrbSettings orbSettings = m_settings.orb;
   const bool onCut = frameOnCut();
-  orbSettings.gridOnFirstCut = onCut;
-  orbSettings.gridMargin = kFrameMargin;
-  if (!onCut) orbSettings.grid = frameAroundCut(root, OrbCut{}, kFrameMargin);
+  const OrbSettings orbSettings = orbSettingsFor(root);
   // Weights: the measured work where an evaluation of every particle measured it, else 1.
   const std::unique_ptr<OrbParticles> orb = m_parts->orbParticles(!m_workValid);
   m_settling = m_workValid ? std::max(m_settling - 1, 0) : kSettlingCuts;
@@ -326,6 +354,15 @@ const KeyFrame* RankShare::treeFrame() {
 }
 
 bool RankShare::frameOnCut() const { return frameOnFirstCut(m_settings, m_mac); }
+
+OrbSettings RankShare::orbSettingsFor(const Box& root) const {
+  OrbSettings s = m_settings.orb;
+  const bool onCut = frameOnCut();
+  s.gridOnFirstCut = onCut;
+  s.gridMargin = kFrameMargin;
+  if (!onCut) s.grid = frameAroundCut(root, OrbCut{}, kFrameMargin);
+  return s;
+}
 
 bool RankShare::rebalanceDue() {
   if (m_settings.imbalance <= 0.0) return true;

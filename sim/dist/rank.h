@@ -70,6 +70,8 @@ class RankShare {
   /// Whether the trees' frame should have its middle plane on the first cut, for the MAC of the
   /// last step (dist::frameOnFirstCut).
   bool frameOnCut() const;
+  /// The ORB's settings for a decomposition of `root`: the frame's kind (frameOnCut) and margin.
+  OrbSettings orbSettingsFor(const Box& root) const;
   StepProfile combinedProfile() const;
 
   // computeForces' essential trees, in three parts around the local walk.

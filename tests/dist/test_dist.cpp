@@ -412,6 +412,33 @@ TEST(Dist, MeasuredWorkBalanced) {
   }
 }
 
+// The start's cut is made by the leader before it spreads the particles (the same cut the ranks
+// then make together): each rank receives the particles of its own domain, and neither that cut
+// nor the first evaluation moves any. (The multipole MAC's first evaluation cuts again in its
+// own frame, which the upload does not know yet: a few move then; Dist.AMacChange….)
+TEST(Dist, TheStartsCutMovesNoParticle) {
+  const std::size_t n = 20000;
+  SimParams p = rebuiltEachEvaluation(0.02f);
+  p.mac = MacKind::Bonsai;
+  auto b = distributed(n);
+  b->upload(makeMerger(n, 7));
+  b->computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
+  std::uint64_t held = 0;
+  const std::vector<RankReport> reports = b->rankReports();
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    EXPECT_EQ(reports[r].particlesSent, 0u) << "rank " << r;
+    if (ranks() > 1) {
+      EXPECT_EQ(reports[r].decompositions, 1u) << "rank " << r;
+      EXPECT_GT(reports[r].particles, 0u) << "rank " << r;
+    }
+    held += reports[r].particles;
+  }
+  EXPECT_EQ(held, n);
+  Particles out;
+  b->download(out);
+  EXPECT_TRUE(sameIds(out, n));
+}
+
 // The multipole MAC builds its trees in the plain frame, the others in the frame on the first
 // cut (dist::frameOnFirstCut): a run whose MAC changes between them cuts once again, at its next
 // full step, so that the cuts lie on the new frame's planes, and not again after that; no
