@@ -1,8 +1,9 @@
 // The ORB's counts on the device (domains.h; the particle exchange is in exchange.cu).
 //
-// The weigh kernel sums each splitting domain's weight below its cut, the histogram kernel each
-// domain's weight per interval of its grid, both in shared memory where the counters fit (one
-// 64-bit counter each; global atomics beyond), then add the block's sums to the result. The
+// One counting kernel does both counts: each splitting domain's weight below its cut (a counter
+// per domain, BelowCut) and each domain's weight per interval of its grid (a counter per
+// interval, GridInterval). It adds in shared memory where the counters fit (one 64-bit counter
+// each; global atomics beyond), then adds the block's sums to the result. The
 // particles are in key order, so a warp's 32 mostly lie in one interval (all of them, in a
 // second round, below or above the one interval it refines): a warp whose lanes share a counter
 // adds their sum once. Integer sums: every order gives the CPU twin's numbers exactly.
@@ -18,9 +19,8 @@ namespace bhviz::sim::cuda {
 
 namespace {
 
-constexpr int kSharedDomains = 2048;  // 16 KiB of counters per block
-/// Histogram entries a block counts in shared memory (48 KiB, the default limit); beyond, in
-/// global memory.
+/// Counters a block adds in shared memory (48 KiB, the default limit); beyond, in global
+/// memory.
 constexpr int kSharedEntries = 6144;
 /// Blocks of the counting kernels: each strides over the particles.
 constexpr unsigned kCountBlocks = 1024;
@@ -42,70 +42,55 @@ __device__ __forceinline__ void addByWarp(unsigned long long* counters, int slot
   }
 }
 
-template <bool kShared>
-__global__ void weighKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
-                            const std::uint32_t* __restrict__ work,
-                            const std::uint8_t* __restrict__ bin, const int* __restrict__ domain,
-                            const OrbCut* __restrict__ cuts, int domains,
-                            unsigned long long* __restrict__ below) {
-  __shared__ unsigned long long sums[kShared ? kSharedDomains : 1];
+/// The counter of particle i when weighing below the cuts: its domain where it lies below its
+/// domain's cut, else none (-1).
+struct BelowCut {
+  const Vec4* posMass;
+  const int* domain;
+  const OrbCut* cuts;
+  __device__ int operator()(std::uint32_t i) const {
+    const int d = domain[i];
+    const OrbCut c = cuts[d];
+    return c.axis >= 0 && !orbHigh(c, xyz(posMass[i])) ? d : -1;
+  }
+};
+
+/// The counter of particle i in a round's histogram: its interval of its domain's grid (the
+/// entry past the one below the grid), else none (-1).
+struct GridInterval {
+  const Vec4* posMass;
+  const int* domain;
+  const OrbGrid* grids;
+  __device__ int operator()(std::uint32_t i) const {
+    const OrbGrid g = grids[domain[i]];
+    return g.axis >= 0 ? g.offset + orbBin(coordinate(posMass[i], g.axis), g) + 1 : -1;
+  }
+};
+
+/// Adds each particle's weight to its counter (slotOf), of `counters` in `out`; with kShared
+/// (counters ≤ kSharedEntries) a block counts in its dynamic shared memory first.
+template <bool kShared, typename SlotOf>
+__global__ void countKernel(std::uint32_t n, SlotOf slotOf, const std::uint32_t* __restrict__ work,
+                            const std::uint8_t* __restrict__ bin, int counters,
+                            unsigned long long* __restrict__ out) {
+  extern __shared__ unsigned long long local[];
   if (kShared) {
-    for (int k = threadIdx.x; k < domains; k += blockDim.x) sums[k] = 0;
+    for (int k = threadIdx.x; k < counters; k += blockDim.x) local[k] = 0;
     __syncthreads();
   }
   // Whole warps go round together (the block's first index is a multiple of 32).
   for (std::uint32_t base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
     const std::uint32_t i = base + threadIdx.x;
-    int slot = -1;
-    unsigned long long w = 0;
-    if (i < n) {
-      const int d = domain[i];
-      const OrbCut c = cuts[d];
-      if (c.axis >= 0 && !orbHigh(c, xyz(posMass[i]))) {
-        slot = d;
-        w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
-      }
-    }
-    addByWarp(kShared ? sums : below, slot, w);
+    const int slot = i < n ? slotOf(i) : -1;
+    const unsigned long long w = slot < 0          ? 0ull
+                                 : work != nullptr ? orbWeight(work[i], bin[i])
+                                                   : 1ull;
+    addByWarp(kShared ? local : out, slot, w);
   }
   if (kShared) {
     __syncthreads();
-    for (int k = threadIdx.x; k < domains; k += blockDim.x) {
-      if (sums[k] != 0) atomicAdd(&below[k], sums[k]);
-    }
-  }
-}
-
-/// `entries` counters of `hist`; with kShared (entries ≤ kSharedEntries) a block counts in its
-/// dynamic shared memory first.
-template <bool kShared>
-__global__ void histogramKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
-                                const std::uint32_t* __restrict__ work,
-                                const std::uint8_t* __restrict__ bin,
-                                const int* __restrict__ domain, const OrbGrid* __restrict__ grids,
-                                int entries, unsigned long long* __restrict__ hist) {
-  extern __shared__ unsigned long long counts[];
-  if (kShared) {
-    for (int k = threadIdx.x; k < entries; k += blockDim.x) counts[k] = 0;
-    __syncthreads();
-  }
-  for (std::uint32_t base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {
-    const std::uint32_t i = base + threadIdx.x;
-    int slot = -1;
-    unsigned long long w = 0;
-    if (i < n) {
-      const OrbGrid g = grids[domain[i]];
-      if (g.axis >= 0) {
-        slot = g.offset + orbBin(coordinate(posMass[i], g.axis), g) + 1;
-        w = work != nullptr ? orbWeight(work[i], bin[i]) : 1ull;
-      }
-    }
-    addByWarp(kShared ? counts : hist, slot, w);
-  }
-  if (kShared) {
-    __syncthreads();
-    for (int k = threadIdx.x; k < entries; k += blockDim.x) {
-      if (counts[k] != 0) atomicAdd(&hist[k], counts[k]);
+    for (int k = threadIdx.x; k < counters; k += blockDim.x) {
+      if (local[k] != 0) atomicAdd(&out[k], local[k]);
     }
   }
 }
@@ -133,18 +118,7 @@ class DeviceOrbParticles final : public OrbParticles {
     upload(cuts);
     m_below.reserve(cuts.size());
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_below.data(), 0, cuts.size() * 8, m_stream));
-    if (m_n > 0) {
-      const unsigned blocks = std::min(blocksFor(m_n), kCountBlocks);
-      const auto n = static_cast<std::uint32_t>(m_n);
-      if (domains <= kSharedDomains) {
-        weighKernel<true><<<blocks, kBlock, 0, m_stream>>>(
-            n, m_posMass, m_work, m_bin, m_domain.data(), m_cuts.data(), domains, m_below.data());
-      } else {
-        weighKernel<false><<<blocks, kBlock, 0, m_stream>>>(
-            n, m_posMass, m_work, m_bin, m_domain.data(), m_cuts.data(), domains, m_below.data());
-      }
-      BHVIZ_CUDA_CHECK_LAUNCH();
-    }
+    count(BelowCut{m_posMass, m_domain.data(), m_cuts.data()}, domains, m_below.data());
     std::vector<unsigned long long> sums(cuts.size());
     copyToHost(sums.data(), m_below.data(), cuts.size() * 8);
     for (std::size_t d = 0; d < cuts.size(); ++d) {
@@ -158,19 +132,8 @@ class DeviceOrbParticles final : public OrbParticles {
     copyToDevice(m_grids.data(), grids.data(), grids.size() * sizeof(OrbGrid));
     m_hist.reserve(std::max<std::size_t>(hist.size(), 1));
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_hist.data(), 0, hist.size() * 8, m_stream));
-    if (m_n > 0) {
-      const unsigned blocks = std::min(blocksFor(m_n), kCountBlocks);
-      const auto n = static_cast<std::uint32_t>(m_n);
-      const int entries = static_cast<int>(hist.size());
-      if (entries <= kSharedEntries) {
-        histogramKernel<true><<<blocks, kBlock, entries * sizeof(unsigned long long), m_stream>>>(
-            n, m_posMass, m_work, m_bin, m_domain.data(), m_grids.data(), entries, m_hist.data());
-      } else {
-        histogramKernel<false><<<blocks, kBlock, 0, m_stream>>>(
-            n, m_posMass, m_work, m_bin, m_domain.data(), m_grids.data(), entries, m_hist.data());
-      }
-      BHVIZ_CUDA_CHECK_LAUNCH();
-    }
+    count(GridInterval{m_posMass, m_domain.data(), m_grids.data()}, static_cast<int>(hist.size()),
+          m_hist.data());
     std::vector<unsigned long long> sums(hist.size());
     copyToHost(sums.data(), m_hist.data(), hist.size() * 8);
     for (std::size_t k = 0; k < hist.size(); ++k) hist[k] += sums[k];
@@ -197,6 +160,21 @@ class DeviceOrbParticles final : public OrbParticles {
   }
 
  private:
+  /// Adds every particle's weight to its counter (countKernel), `counters` of them in `out`.
+  template <typename SlotOf>
+  void count(SlotOf slotOf, int counters, unsigned long long* out) const {
+    if (m_n == 0) return;
+    const unsigned blocks = std::min(blocksFor(m_n), kCountBlocks);
+    const auto n = static_cast<std::uint32_t>(m_n);
+    if (counters <= kSharedEntries) {
+      countKernel<true><<<blocks, kBlock, counters * sizeof(unsigned long long), m_stream>>>(
+          n, slotOf, m_work, m_bin, counters, out);
+    } else {
+      countKernel<false><<<blocks, kBlock, 0, m_stream>>>(n, slotOf, m_work, m_bin, counters, out);
+    }
+    BHVIZ_CUDA_CHECK_LAUNCH();
+  }
+
   void upload(const std::vector<OrbCut>& cuts) const {
     m_cuts.reserve(cuts.size());
     copyToDevice(m_cuts.data(), cuts.data(), cuts.size() * sizeof(OrbCut));
