@@ -14,8 +14,8 @@
 # Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1,
 # BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1, BHVIZ_MPI_ONLY=1 (only section 5;
 # to split the checks over calls of a time limit), BHVIZ_DIST_RANKS (the rank counts of test_dist
-# on the machine's GPUs, default "1 2"), BHVIZ_DIST_TIMEOUT (seconds per test_dist run, default
-# 600). mpirun comes from the system or from the bundle (scripts/gpu-mpi-env.sh).
+# on the machine's GPUs, default "1 2 3"), BHVIZ_DIST_TIMEOUT (seconds per test_dist run, default
+# 240). mpirun comes from the system or from the bundle (scripts/gpu-mpi-env.sh).
 set -u
 
 BIN_DIR=${1:?usage: gpu-check.sh BIN_DIR [OUT_DIR]}
@@ -172,12 +172,14 @@ elif [ -x "$BIN_DIR/test_dist" ]; then
   : >"$MPI_LOG"
   MPIRUN=(mpirun --allow-run-as-root --oversubscribe -x BHVIZ_TEST_DIST_BACKEND=cuda
           -x OMP_NUM_THREADS=4 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH)
-  # BHVIZ_DIST_RANKS: the rank counts that share the machine's GPUs (default "1 2"); each run
-  # ends after BHVIZ_DIST_TIMEOUT seconds (default 600), so that a hang fails, naming the test
-  # it stopped in (the log's last "[ RUN ]").
-  for k in ${BHVIZ_DIST_RANKS:-1 2}; do
-    run_logged "$MPI_LOG" "test_dist cuda, $k rank(s)" timeout "${BHVIZ_DIST_TIMEOUT:-600}" \
-      "${MPIRUN[@]}" -np "$k" "$BIN_DIR/test_dist" --gtest_color=no
+  # BHVIZ_DIST_RANKS: the rank counts that share the machine's GPUs (default "1 2 3"); each run
+  # ends after BHVIZ_DIST_TIMEOUT seconds (default 240; each takes ~5 s), so that a hang fails,
+  # naming the test it stopped in (the log's last "[ RUN ]", written line by line) and, from
+  # two minutes on, where each rank waits (BHVIZ_TEST_STACKS_AFTER: tests/dist/stack_watch.h).
+  for k in ${BHVIZ_DIST_RANKS:-1 2 3}; do
+    run_logged "$MPI_LOG" "test_dist cuda, $k rank(s)" timeout "${BHVIZ_DIST_TIMEOUT:-240}" \
+      "${MPIRUN[@]}" -x BHVIZ_TEST_STACKS_AFTER=120 -np "$k" stdbuf -oL -eL "$BIN_DIR/test_dist" \
+      --gtest_color=no
   done
   if [ "$GPUS" -ge 2 ]; then
     # A GPU per rank: the LETs move by NCCL (required here, so that the host path cannot stand

@@ -121,6 +121,8 @@ class Job {
   int serve(const LocalFactory& make);
   /// Leader: ends every follower's serve() with this exit status.
   void finish(int status);
+  /// Whether finish() has run: the followers serve no more commands.
+  bool finished() const { return m_finished; }
 
  private:
   Job(int rank, int size) : m_rank(rank), m_size(size) {}

@@ -119,9 +119,9 @@ class DistBackend final : public Backend {
     collective(c, [&] { m_share = std::make_unique<RankShare>(std::move(local), settings); });
   }
   ~DistBackend() override {
-    if (g_job == nullptr || g_comm == MPI_COMM_NULL) return;  // the job has ended
-    Command c = command(Op::Destroy);
-    broadcast(c);
+    // Once the job has ended, or the followers were told to quit, nobody would receive it.
+    if (g_job == nullptr || g_comm == MPI_COMM_NULL || g_job->finished()) return;
+    collective(command(Op::Destroy), [] {});
   }
 
   BackendTraits traits() const override { return m_traits; }

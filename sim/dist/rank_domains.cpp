@@ -208,18 +208,23 @@ void RankShare::exchangeOnDevice(DeviceExchange& device, const OrbCuts& cuts) {
   const auto received = static_cast<std::size_t>(recvAt.back() + recvCounts.back());
   m_report.particlesSent += sent;
   // Nothing left or came: the particles, their order and their measured work stay as they are.
-  if (sent == 0 && received == 0) return;
+  const bool still = sent == 0 && received == 0;
   if (m_nccl != nullptr) {
+    // Sends and receives between pairs: a rank with nothing to move takes no part.
+    if (still) return;
     m_nccl->exchangeOn(device.stream(), sizeof(PackedParticle),
                        reinterpret_cast<const std::byte*>(device.sentDevice()), sendCounts, sendAt,
                        reinterpret_cast<std::byte*>(device.receiveDevice(received)), recvCounts,
                        recvAt);
   } else {
+    // A collective: every rank calls it, one with nothing to move too (from K = 3 two ranks may
+    // trade while a third has nothing: it returned early here, and the job hung).
     const PackedParticle* out = device.sentHost();
     PackedParticle* in = device.receiveHost(received);
     checkMpi(MPI_Alltoallv(out, sendCounts.data(), sendAt.data(), packedParticleType(), in,
                            recvCounts.data(), recvAt.data(), packedParticleType(), jobComm()),
              "MPI_Alltoallv");
+    if (still) return;
   }
   device.placeArrivals();
 }

@@ -24,6 +24,7 @@
 #include "sim/dist/dist.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
+#include "stack_watch.h"
 #if BHVIZ_HAVE_CUDA
 #include "sim/cuda/cuda_backend.h"
 #endif
@@ -404,6 +405,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "test_dist runs under mpirun (mpirun -np K test_dist)\n");
     return 2;
   }
+  watchStacks(job->rank());
   if (!job->leader()) {
     return job->serve([&](dist::LocalKind, std::size_t n) {
 #if BHVIZ_HAVE_CUDA
