@@ -9,7 +9,7 @@
 # On the lent GPU server: `source .gpu-bundle/env.sh; scripts/gpu-check.sh .gpu-bin $OUT`.
 # The whole of it outgrows one 600 s call on an H200 (2026-11-27: cut off in bench_dist at 16 M),
 # and the device tool brings back only a few files: run the tests and sanitizers
-# (BHVIZ_SKIP_BENCH=1, ~450 s) into a folder under /tmp, tar it into $OUT, and the benchmarks
+# (BHVIZ_SKIP_BENCH=1, ~510 s) into a folder under /tmp, tar it into $OUT, and the benchmarks
 # in another call.
 # Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1,
 # BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1, BHVIZ_MPI_ONLY=1 (only section 5;
