@@ -2,11 +2,11 @@
 // several sizes and block steps of several η, each under several tree-rebuild policies, the wall
 // time to reach a fixed simulation time, where it went (tree build, moments and groups, walk),
 // and two error measures: the final relative energy error, and the position error against a
-// reference run (block steps with a smaller η and deeper bins, tree rebuilt at every force
-// evaluation), matched by particle id, in units of the initial half-mass radius. The energy
-// error is one number for the whole system, where errors of opposite sign cancel and a few
-// badly integrated particles barely show; the position error is per particle, so its 99th
-// percentile sees them. GOTHIC reports a 3–5× speed-up of block steps.
+// reference run (block steps with a smaller η, a shorter longest step than any run and deeper bins,
+// tree rebuilt at every force evaluation), matched by particle id, in units of the initial
+// half-mass radius. The energy error is one number for the whole system, where errors of opposite
+// sign cancel and a few badly integrated particles barely show; the position error is per particle,
+// so its 99th percentile sees them. GOTHIC reports a 3–5× speed-up of block steps.
 //
 //   bench_block_steps --backend cuda --scenario m31 --n 1000000 --time 0.5 --rebuild auto every 4
 //
@@ -219,11 +219,17 @@ struct Options {
   std::vector<float> sharedDts{1.0f / 128, 1.0f / 256, 1.0f / 512};  ///< [time]
   std::vector<float> etas{0.4f, 0.2f, 0.1f};                         ///< [1]
   std::vector<std::string> rebuilds{"auto", "every"};
-  float blockDtMax = 1.0f / 16;       ///< [time]
-  int depth = 8;                      ///< the block runs' deepest bin [1]
-  std::optional<float> referenceEta;  ///< [1]; default: the smallest η / 4
-  std::optional<int> referenceDepth;  ///< [1]; default: depth + 2
-  std::optional<float> softening;     ///< [length]; default: the scenario's
+  float blockDtMax = 1.0f / 16;         ///< [time]
+  int depth = 8;                        ///< the block runs' deepest bin [1]
+  std::optional<float> referenceEta;    ///< [1]; default: the smallest η / 4
+  std::optional<int> referenceDepth;    ///< [1]; default: its shortest step the block runs' / 4
+  std::optional<float> referenceDtMax;  ///< [time]; default: half the runs' shortest longest step
+  std::optional<float> softening;       ///< [length]; default: the scenario's
+  /// The force's accuracy, the same in every run and the reference (default: SimParams'). With
+  /// tighter forces the position error's floor (force errors, amplified by the orbits) drops
+  /// below the time steps' errors.
+  std::string mac;
+  std::optional<float> macParam, theta;
 };
 
 /// A configuration to run. Its SimParams and its step against the end time are checked before
@@ -264,8 +270,16 @@ std::vector<Config> sweep(const Options& o, const SimParams& base) {
 SimParams referenceParams(const Options& o, const SimParams& base) {
   SimParams p = base;
   p.stepping = TimeStepping::Block;
-  p.dtMax = o.blockDtMax;
-  p.maxBinDepth = o.referenceDepth.value_or(o.depth + 2);
+  // Every particle's step in the reference must be shorter than in any run it judges: where the
+  // reference gave the halo the block runs' dtMax (as it did until 2026-11-27), a shared run of
+  // smaller steps was measured against the reference's own error there (its median Δx floored).
+  float longest = o.blockDtMax;
+  for (float dt : o.sharedDts) longest = std::min(longest, dt);
+  p.dtMax = o.referenceDtMax.value_or(longest / 2.0f);
+  // Its shortest step a quarter of the block runs' shortest (bins from its own dtMax).
+  const double finest = double(o.blockDtMax) / std::ldexp(1.0, o.depth + 2);
+  p.maxBinDepth = o.referenceDepth.value_or(
+      std::max(0, static_cast<int>(std::ceil(std::log2(double(p.dtMax) / finest) - 1e-9))));
   if (o.referenceEta) {
     p.eta = *o.referenceEta;
   } else if (!o.etas.empty()) {
@@ -291,9 +305,11 @@ void printHeader(const Options& o, const SimParams& ref, double scale,
               deviceDescription(o.backend).c_str(), o.n, o.scenario.c_str(), o.endTime,
               commandLine.c_str());
   std::printf(
-      "softening %g | block: dtMax %g, depth %d | reference: block, η %g, depth %d, "
-      "rebuild every | length scale r_h = %.4g (initial half-mass radius)\n\n",
-      ref.softening, o.blockDtMax, o.depth, ref.eta, ref.maxBinDepth, scale);
+      "softening %g | mac %s, parameter %g (0: its default), theta %g | block: dtMax %g, depth "
+      "%d | reference: block, η %g, dtMax %g, depth %d, rebuild every | length scale r_h = %.4g "
+      "(initial half-mass radius)\n\n",
+      ref.softening, std::string(toString(ref.mac)).c_str(), ref.macParam, ref.theta, o.blockDtMax,
+      o.depth, ref.eta, ref.dtMax, ref.maxBinDepth, scale);
   std::cout << kTableHeader;
 }
 
@@ -301,6 +317,14 @@ void runAll(const Options& o, const std::string& commandLine) {
   const Particles ic = makeScenario(o.scenario, o.n, 1);
   SimParams base;
   base.softening = o.softening.value_or(scenarioInfo(o.scenario).softening);
+  if (!o.mac.empty()) {
+    const std::optional<MacKind> mac = parseMacKind(o.mac);
+    if (!mac)
+      throw InvalidParameter("--mac " + o.mac + ": expected bh, bonsai, multipole or acceleration");
+    base.mac = *mac;
+  }
+  if (o.macParam) base.macParam = *o.macParam;
+  if (o.theta) base.theta = *o.theta;
   const SimParams refParams = referenceParams(o, base);
   const std::vector<Config> configs = sweep(o, base);
   const double scale = halfMassRadius(ic);
@@ -370,10 +394,21 @@ int main(int argc, char** argv) {
       "η of the reference run (default: the smallest --eta / 4)");
   app.add_option_function<int>(
       "--reference-depth", [&](const int& v) { o.referenceDepth = v; },
-      "deepest bin of the reference run (default: --max-bin-depth + 2)");
+      "deepest bin of the reference run (default: its shortest step a quarter of the block "
+      "runs')");
+  app.add_option_function<float>(
+      "--reference-dt-max", [&](const float& v) { o.referenceDtMax = v; },
+      "the reference's longest step (default: half the shortest --shared-dt or --block-dt-max)");
   app.add_option_function<float>(
       "--softening", [&](const float& v) { o.softening = v; },
       "Plummer softening (default: the scenario's)");
+  app.add_option("--mac", o.mac,
+                 "the force's MAC in every run: bh, bonsai, multipole or acceleration");
+  app.add_option_function<float>(
+      "--mac-param", [&](const float& v) { o.macParam = v; },
+      "Δ_mul for multipole, α for acceleration (default: the MAC's)");
+  app.add_option_function<float>(
+      "--theta", [&](const float& v) { o.theta = v; }, "opening angle for bh and bonsai");
   app.add_option("--csv", o.csvPath, "also write the rows as CSV");
   app.add_option(
       "--trace", o.tracePath,
