@@ -5,9 +5,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "sim/common/conserved.h"
@@ -27,24 +24,6 @@
 namespace bhviz::sim::cuda {
 
 namespace {
-
-__device__ bool finite4(const Vec4& v) {
-  return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
-}
-
-/// Up to `max` ids per tier (0: position, 1: velocity, 2: force) of non-finite particles.
-__global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
-                                const Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
-                                const std::uint32_t* __restrict__ id, std::uint32_t max,
-                                std::uint32_t* __restrict__ counts,
-                                std::uint32_t* __restrict__ ids) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int tier = !finite4(posMass[i]) ? 0 : !finite4(vel[i]) ? 1 : !finite4(accPot[i]) ? 2 : -1;
-  if (tier < 0) return;
-  const std::uint32_t slot = atomicAdd(&counts[tier], 1u);
-  if (slot < max) ids[tier * max + slot] = id[i];
-}
 
 /// Trees of at least this many cells cut their LETs on the device (essentialTree).
 constexpr std::size_t kDeviceLetCells = std::size_t(1) << 18;
@@ -173,29 +152,7 @@ class CudaBackend final : public Backend,
   }
 
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override {
-    if (max == 0 || m_p.n == 0) return {};
-    const auto cap = static_cast<std::uint32_t>(max);
-    // Checked after every substep: scratch kept between calls, so the step allocates nothing.
-    DeviceBuffer<std::uint32_t>& counts = m_nonFiniteCounts;
-    DeviceBuffer<std::uint32_t>& ids = m_nonFiniteIds;
-    counts.reserve(3);
-    ids.reserve(3 * max);
-    BHVIZ_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, 3 * sizeof(std::uint32_t), m_stream));
-    nonFiniteKernel<<<blocksFor(m_p.n), kBlock, 0, m_stream>>>(
-        count(), m_p.posMass.data(), m_p.vel.data(), m_p.accPot.data(), m_p.id.data(), cap,
-        counts.data(), ids.data());
-    BHVIZ_CUDA_CHECK_LAUNCH();
-    std::uint32_t h_counts[3];
-    copyToHost(h_counts, counts.data(), sizeof(h_counts));
-    // Positions, then velocities, then forces: the first tier with a bad particle names it.
-    for (int tier = 0; tier < 3; ++tier) {
-      if (h_counts[tier] == 0) continue;
-      std::vector<std::uint32_t> out(std::min<std::uint32_t>(h_counts[tier], cap));
-      copyToHost(out.data(), ids.data() + tier * max, out.size() * sizeof(std::uint32_t));
-      std::sort(out.begin(), out.end());  // atomics append in no particular order
-      return out;
-    }
-    return {};
+    return findNonFinite(m_p, max, m_nonFiniteCounts, m_nonFiniteIds, m_stream);
   }
 
   const StepProfile& profile() const override { return m_profile; }
@@ -249,8 +206,6 @@ class CudaBackend final : public Backend,
   }
 
  private:
-  std::uint32_t count() const { return static_cast<std::uint32_t>(m_p.n); }
-
   // ---- ForceParts: the force evaluation in parts, for a rank of a distributed run --------------
 
   void build(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
@@ -559,39 +514,6 @@ class CudaBackend final : public Backend,
 };
 
 }  // namespace
-
-std::string deviceDescription() {
-  if (deviceCount() == 0) throw CudaUnavailable("no CUDA device found");
-  int device = 0;
-  BHVIZ_CUDA_CHECK(cudaGetDevice(&device));
-  cudaDeviceProp prop{};
-  BHVIZ_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::ostringstream s;
-  s.precision(4);
-  s << prop.name << " (" << prop.multiProcessorCount << " SMs, "
-    << double(prop.totalGlobalMem) / 1073741824.0 << " GiB)";
-  return s.str();
-}
-
-void checkDeviceCapacity(std::size_t n, double bytesPerParticle) {
-  if (deviceCount() == 0) throw CudaUnavailable("no CUDA device found");
-  std::size_t freeBytes = 0, totalBytes = 0;
-  BHVIZ_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  const double need = double(n) * bytesPerParticle;
-  if (need > double(freeBytes)) {
-    std::ostringstream s;
-    s.precision(3);
-    s << n << " particles need about " << need / 1073741824.0 << " GiB of GPU memory, but only "
-      << double(freeBytes) / 1073741824.0 << " GiB are free";
-    throw CudaUnavailable(s.str());
-  }
-}
-
-void useDevice(int ordinal) {
-  const int count = deviceCount();
-  if (count == 0) throw CudaUnavailable("no CUDA device found");
-  BHVIZ_CUDA_CHECK(cudaSetDevice(ordinal % count));
-}
 
 std::unique_ptr<Backend> makeCudaBackend(std::size_t expectedParticles, double bytesPerParticle) {
   checkDeviceCapacity(expectedParticles, bytesPerParticle);

@@ -185,6 +185,13 @@ Diagnostics computeDiagnostics(const DeviceParticles& p, const Clock& clock,
                                DeviceBuffer<ConservedSums>& d_sums,
                                DeviceBuffer<unsigned long long>& d_histogram, Stream stream);
 
+/// Up to `max` ids, sorted, of the particles whose position is not finite; where every position
+/// is, of those whose velocity is not, else whose force is not; none when all are finite
+/// (blocking). `counts` and `ids` are scratch kept by the caller (checked after every substep).
+std::vector<std::uint32_t> findNonFinite(const DeviceParticles& p, std::size_t max,
+                                         DeviceBuffer<std::uint32_t>& counts,
+                                         DeviceBuffer<std::uint32_t>& ids, Stream stream);
+
 // ---- host copies and timing (device_memory.cu) --------------------------------------------------
 
 // Host copies (blocking), for tests and the CPU fallback.

@@ -1,5 +1,7 @@
 // The diagnostics on the device, the twin of sim::computeDiagnostics: the conserved sums and the
-// bin census reduced where the particles are, so only nine doubles and the census come back.
+// bin census reduced where the particles are, so only nine doubles and the census come back; and
+// the check for non-finite particles, which names a few.
+#include <algorithm>
 #include <cub/block/block_reduce.cuh>
 #include <vector>
 
@@ -51,6 +53,24 @@ __global__ void conservedKernel(std::uint32_t n, std::uint64_t tick, int depth, 
   }
 }
 
+__device__ bool finite4(const Vec4& v) {
+  return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
+}
+
+/// Up to `max` ids per tier (0: position, 1: velocity, 2: force) of non-finite particles.
+__global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
+                                const Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
+                                const std::uint32_t* __restrict__ id, std::uint32_t max,
+                                std::uint32_t* __restrict__ counts,
+                                std::uint32_t* __restrict__ ids) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int tier = !finite4(posMass[i]) ? 0 : !finite4(vel[i]) ? 1 : !finite4(accPot[i]) ? 2 : -1;
+  if (tier < 0) return;
+  const std::uint32_t slot = atomicAdd(&counts[tier], 1u);
+  if (slot < max) ids[tier * max + slot] = id[i];
+}
+
 }  // namespace
 
 Diagnostics computeDiagnostics(const DeviceParticles& p, const Clock& clock,
@@ -74,6 +94,31 @@ Diagnostics computeDiagnostics(const DeviceParticles& p, const Clock& clock,
   copyToHost(&sums, d_sums.data(), sizeof(sums));
   copyToHost(h.data(), d_histogram.data(), h.size() * sizeof(unsigned long long));
   return diagnosticsFromSums(sums, std::vector<std::uint64_t>(h.begin(), h.end()), clock);
+}
+
+std::vector<std::uint32_t> findNonFinite(const DeviceParticles& p, std::size_t max,
+                                         DeviceBuffer<std::uint32_t>& counts,
+                                         DeviceBuffer<std::uint32_t>& ids, Stream stream) {
+  if (max == 0 || p.n == 0) return {};
+  const auto cap = static_cast<std::uint32_t>(max);
+  counts.reserve(3);
+  ids.reserve(3 * max);
+  BHVIZ_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, 3 * sizeof(std::uint32_t), stream));
+  nonFiniteKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
+      static_cast<std::uint32_t>(p.n), p.posMass.data(), p.vel.data(), p.accPot.data(), p.id.data(),
+      cap, counts.data(), ids.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  std::uint32_t h_counts[3];
+  copyToHost(h_counts, counts.data(), sizeof(h_counts));
+  // Positions, then velocities, then forces: the first tier with a bad particle names it.
+  for (int tier = 0; tier < 3; ++tier) {
+    if (h_counts[tier] == 0) continue;
+    std::vector<std::uint32_t> out(std::min<std::uint32_t>(h_counts[tier], cap));
+    copyToHost(out.data(), ids.data() + tier * max, out.size() * sizeof(std::uint32_t));
+    std::sort(out.begin(), out.end());  // atomics append in no particular order
+    return out;
+  }
+  return {};
 }
 
 }  // namespace bhviz::sim::cuda
