@@ -95,6 +95,64 @@ double halfMassRadius(const Particles& p) {
   return radiusMass.empty() ? 0.0 : radiusMass.back().first;
 }
 
+/// Which of `shells` shells of equal count, by initial radius about the mass-weighted centre
+/// (0: the innermost), each particle id is in; and each shell's outer radius [length].
+struct Shells {
+  std::vector<int> ofId;
+  std::vector<double> outer;
+};
+
+Shells shellsByRadius(const Particles& p, int shells) {
+  Shells out;
+  if (shells <= 0 || p.size() == 0) return out;
+  double m = 0.0, cx = 0.0, cy = 0.0, cz = 0.0;
+  for (const Vec4& q : p.posMass) {
+    m += q.w;
+    cx += double(q.w) * q.x;
+    cy += double(q.w) * q.y;
+    cz += double(q.w) * q.z;
+  }
+  cx /= m, cy /= m, cz /= m;
+  std::vector<std::pair<double, std::uint32_t>> byRadius(p.size());  // [length], id
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Vec4& q = p.posMass[i];
+    byRadius[i] = {std::hypot(q.x - cx, q.y - cy, q.z - cz), p.id[i]};
+  }
+  std::sort(byRadius.begin(), byRadius.end());
+  out.ofId.assign(p.size(), 0);
+  out.outer.assign(static_cast<std::size_t>(shells), 0.0);
+  for (std::size_t k = 0; k < byRadius.size(); ++k) {
+    const auto shell =
+        static_cast<std::size_t>(k * static_cast<std::size_t>(shells) / byRadius.size());
+    out.ofId[byRadius[k].second] = static_cast<int>(shell);
+    out.outer[shell] = byRadius[k].first;
+  }
+  return out;
+}
+
+/// The median position error per shell (`run` and `ref` sorted by id, ids 0..N-1), in units of
+/// `scale`.
+std::vector<double> shellMedians(const Particles& run, const Particles& ref, const Shells& shells,
+                                 double scale) {
+  std::vector<std::vector<double>> dx(shells.outer.size());
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    const Vec4& a = run.posMass[i];
+    const Vec4& b = ref.posMass[i];
+    dx[static_cast<std::size_t>(shells.ofId[run.id[i]])].push_back(
+        std::hypot(double(a.x) - b.x, double(a.y) - b.y, double(a.z) - b.z) / scale);
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& d : dx) {
+    if (d.empty()) {
+      medians.push_back(0.0);
+      continue;
+    }
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    medians.push_back(d[d.size() / 2]);
+  }
+  return medians;
+}
+
 struct Result {
   double wallSeconds = 0.0;  ///< sim.advance() only
   double energyError = 0.0;  ///< |ΔE/E| at the end [1]
@@ -230,6 +288,7 @@ struct Options {
   /// below the time steps' errors.
   std::string mac;
   std::optional<float> macParam, theta;
+  int shells = 0;  ///< also the median Δx in this many shells of initial radius (0: none)
 };
 
 /// A configuration to run. Its SimParams and its step against the end time are checked before
@@ -350,6 +409,8 @@ void runAll(const Options& o, const std::string& commandLine) {
   Row ref{"reference", refParams.eta, "every", run(o.backend, ic, refParams, o.endTime), {}};
   report(ref);
   std::uint64_t finest = 0;  // the most force evaluations of any run
+  const Shells shells = shellsByRadius(ic, o.shells);
+  std::vector<std::pair<std::string, std::vector<double>>> byShell;  // --shells: run, medians
   for (const Config& c : configs) {
     const std::string rebuild = rebuildIntervalName(c.params.rebuildInterval);
     std::ostringstream label;
@@ -360,9 +421,28 @@ void runAll(const Options& o, const std::string& commandLine) {
             run(o.backend, ic, c.params, o.endTime, traceOut, label.str()),
             {}};
     row.error = positionError(row.result.finalById, ref.result.finalById, scale);
+    if (o.shells > 0) {
+      byShell.emplace_back(label.str(),
+                           shellMedians(row.result.finalById, ref.result.finalById, shells, scale));
+    }
     row.result.finalById = Particles{};  // N particles per row add up over a long sweep
     report(row);
     finest = std::max(finest, row.result.targets);
+  }
+  if (!byShell.empty()) {
+    // Where the median's error comes from: each shell of equal count by initial radius.
+    std::printf(
+        "\nmedian Δx / r_h by shell of initial radius (equal counts; outer radius / r_h):\n\n| run "
+        "|");
+    for (double r : shells.outer) std::printf(" ≤ %.3g |", r / scale);
+    std::printf("\n|---|");
+    for (std::size_t k = 0; k < shells.outer.size(); ++k) std::printf("---|");
+    std::printf("\n");
+    for (const auto& [label, medians] : byShell) {
+      std::printf("| %s |", label.c_str());
+      for (double m : medians) std::printf(" %.2e |", m);
+      std::printf("\n");
+    }
   }
   // A reference no finer than a run it judges measures its own error as much as the run's.
   if (finest > ref.result.targets) {
@@ -409,6 +489,9 @@ int main(int argc, char** argv) {
       "Δ_mul for multipole, α for acceleration (default: the MAC's)");
   app.add_option_function<float>(
       "--theta", [&](const float& v) { o.theta = v; }, "opening angle for bh and bonsai");
+  app.add_option("--shells", o.shells,
+                 "also print each run's median position error in this many shells of equal count "
+                 "by initial radius");
   app.add_option("--csv", o.csvPath, "also write the rows as CSV");
   app.add_option(
       "--trace", o.tracePath,
