@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "sim/common/hd.h"
 #include "sim/common/vec.h"
@@ -52,10 +53,72 @@ BHVIZ_HD inline void kick(Vec4& vel, const Vec4& acc, float dt) {
   vel.z += acc.z * dt;
 }
 
-BHVIZ_HD inline void drift(Vec4& posMass, const Vec4& vel, float dt) {
-  posMass.x += vel.x * dt;
-  posMass.y += vel.y * dt;
-  posMass.z += vel.z * dt;
+/// The drift's carried rounding. A position is summed in float32 from many increments, each
+/// far smaller than itself: the sum rounds the same way drift after drift (the position stays in
+/// one binade), up to half an ulp of bias each. A block run drifts every particle at every
+/// substep: a halo particle at 200 kpc moved ~9e-3 kpc off in 1161 drifts of a reference run
+/// (docs/BENCHMARKS.md, "What sets the floors"). So each drift carries what its sum lost to the
+/// next (Kahan), per axis in 1/1024 of the position's ulp, in velocity's unused w: three 10-bit
+/// two's-complement fields in the low 30 bits, the sign and the exponent's top bit zero, so the
+/// float is finite (in [0, 2), never read as a number) and 0 means "nothing carried". The
+/// quantisation leaves at most 1/2048 ulp a drift (the plain sum: 1/2). It travels wherever the
+/// velocity does (the sort, the exchanges between ranks, kept states); where it is lost (a
+/// snapshot's format without it) at most half an ulp is.
+namespace drift_detail {
+
+inline constexpr float kSteps = 1024.0f;  // the residual's resolution: 1/1024 ulp
+inline constexpr int kBits = 10;
+inline constexpr int kLimit = 511;  // |field| ≤ 511
+
+BHVIZ_HD inline std::uint32_t bitsOf(float f) {
+  std::uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+BHVIZ_HD inline float floatOf(std::uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/// The spacing of floats at x, 2^(E − 150) for the biased exponent E, from the bits (a power of
+/// two: scaling by it is exact); below 2^−103, the smallest denormal.
+BHVIZ_HD inline float ulpOf(float x) {
+  const std::uint32_t e = (bitsOf(x) >> 23) & 0xFFu;
+  return e > 23u ? floatOf((e - 23u) << 23) : floatOf(1u);
+}
+
+/// Field `axis` of the packed residuals, as a multiple of 1/1024 ulp.
+BHVIZ_HD inline int field(std::uint32_t packed, int axis) {
+  const std::uint32_t raw = (packed >> (axis * kBits)) & ((1u << kBits) - 1u);
+  return raw >= (1u << (kBits - 1)) ? static_cast<int>(raw) - (1 << kBits) : static_cast<int>(raw);
+}
+
+/// x += v·dt with the carried residual `steps` (1/1024 ulps of x) taken in; returns the new one.
+BHVIZ_HD inline int addCarried(float& x, float v, float dt, int steps) {
+  const float carried = static_cast<float>(steps) / kSteps * ulpOf(x);  // exact: scaled by 2^k
+  const float y = v * dt - carried;
+  const float t = x + y;
+  const float lost = (t - x) - y;  // what the sum dropped, negated
+  x = t;
+  const float r = rintf(lost / ulpOf(t) * kSteps);  // exact scalings, then to the nearest step
+  return static_cast<int>(fminf(fmaxf(r, -float(kLimit)), float(kLimit)));
+}
+
+}  // namespace drift_detail
+
+/// Moves the position by vel·dt, carrying the sums' rounding in vel.w from drift to drift.
+BHVIZ_HD inline void drift(Vec4& posMass, Vec4& vel, float dt) {
+  namespace d = drift_detail;
+  const std::uint32_t packed = d::bitsOf(vel.w);
+  const int cx = d::addCarried(posMass.x, vel.x, dt, d::field(packed, 0));
+  const int cy = d::addCarried(posMass.y, vel.y, dt, d::field(packed, 1));
+  const int cz = d::addCarried(posMass.z, vel.z, dt, d::field(packed, 2));
+  const std::uint32_t mask = (1u << d::kBits) - 1u;
+  vel.w = d::floatOf((static_cast<std::uint32_t>(cx) & mask) |
+                     ((static_cast<std::uint32_t>(cy) & mask) << d::kBits) |
+                     ((static_cast<std::uint32_t>(cz) & mask) << (2 * d::kBits)));
 }
 
 }  // namespace bhviz::sim

@@ -47,12 +47,14 @@ __global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, 
 }
 
 __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
-                            const Vec4* __restrict__ vel) {
+                            Vec4* __restrict__ vel) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   Vec4 x = posMass[i];
-  drift(x, vel[i], dt);
+  Vec4 v = vel[i];
+  drift(x, v, dt);  // v.w: the rounding carried to the next drift
   posMass[i] = x;
+  vel[i] = v;
 }
 
 __global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
