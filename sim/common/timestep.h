@@ -56,8 +56,9 @@ BHVIZ_HD inline void kick(Vec4& vel, const Vec4& acc, float dt) {
 /// The drift's carried rounding. A position is summed in float32 from many increments, each
 /// far smaller than itself: the sum rounds the same way drift after drift (the position stays in
 /// one binade), up to half an ulp of bias each. A block run drifts every particle at every
-/// substep: a halo particle at 200 kpc moved ~9e-3 kpc off in 1161 drifts of a reference run
-/// (docs/BENCHMARKS.md, "What sets the floors"). So each drift carries what its sum lost to the
+/// substep: in a reference run of 1161 substeps halo particles at 100–250 kpc ended ~2.5e-3 kpc
+/// off (the bound: 1161 half-ulps, ~9e-3 kpc at 200 kpc; docs/BENCHMARKS.md, "What sets the
+/// floors"). So each drift carries what its sum lost to the
 /// next (Kahan), per axis in 1/1024 of the position's ulp, in velocity's unused w: three 10-bit
 /// two's-complement fields in the low 30 bits, the sign and the exponent's top bit zero, so the
 /// float is finite (in [0, 2), never read as a number) and 0 means "nothing carried". The
