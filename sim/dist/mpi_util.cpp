@@ -15,15 +15,7 @@ void checkMpi(int code, const char* call) {
   throw std::runtime_error(std::string(call) + " failed: " + std::string(text, length));
 }
 
-MPI_Datatype packedParticleType() {
-  static MPI_Datatype type = [] {
-    MPI_Datatype t;
-    checkMpi(MPI_Type_contiguous(sizeof(PackedParticle), MPI_BYTE, &t), "MPI_Type_contiguous");
-    checkMpi(MPI_Type_commit(&t), "MPI_Type_commit");
-    return t;
-  }();
-  return type;
-}
+MPI_Datatype packedParticleType() { return bytesType(sizeof(PackedParticle)); }
 
 MPI_Datatype bytesType(std::size_t bytes) {
   static std::mutex lock;

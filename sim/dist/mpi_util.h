@@ -37,32 +37,20 @@ std::vector<T> gatherToLeader(const T& mine, int rank, int ranks) {
   return all;
 }
 
-/// Gathers a vector from every rank on rank 0, rank by rank.
+/// Gathers a vector of trivially copyable elements from every rank on rank 0, rank by rank.
 template <typename T>
-std::vector<T> gatherVectors(const std::vector<T>& mine, int rank, int ranks,
-                             MPI_Datatype type = MPI_DATATYPE_NULL) {
+std::vector<T> gatherVectors(const std::vector<T>& mine, int rank, int ranks) {
   if (mine.size() > INT_MAX) throw std::runtime_error("a rank holds more than 2^31 elements");
   const int count = static_cast<int>(mine.size());
-  std::vector<int> counts = gatherToLeader(count, rank, ranks);
-  std::vector<int> displs = rank == 0 ? displacements(counts) : std::vector<int>{};
+  const std::vector<int> counts = gatherToLeader(count, rank, ranks);
+  const std::vector<int> displs = rank == 0 ? displacements(counts) : std::vector<int>{};
   std::size_t total = 0;
   for (int c : counts) total += static_cast<std::size_t>(c);
   std::vector<T> all(total);
-  if (type == MPI_DATATYPE_NULL) {
-    // Bytes: counts and displacements scaled by the element size.
-    std::vector<int> bytes(counts.size()), at(counts.size());
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      bytes[r] = counts[r] * static_cast<int>(sizeof(T));
-      at[r] = displs[r] * static_cast<int>(sizeof(T));
-    }
-    checkMpi(MPI_Gatherv(mine.data(), count * static_cast<int>(sizeof(T)), MPI_BYTE, all.data(),
-                         bytes.data(), at.data(), MPI_BYTE, 0, jobComm()),
-             "MPI_Gatherv");
-  } else {
-    checkMpi(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type,
-                         0, jobComm()),
-             "MPI_Gatherv");
-  }
+  const MPI_Datatype type = bytesType(sizeof(T));
+  checkMpi(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0,
+                       jobComm()),
+           "MPI_Gatherv");
   return all;
 }
 
