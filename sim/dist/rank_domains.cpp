@@ -218,8 +218,9 @@ void RankShare::exchangeOnDevice(DeviceExchange& device, const OrbCuts& cuts) {
                        recvAt);
   } else {
     // A collective: every rank calls it, one with nothing to move too (from K = 3 two ranks may
-    // trade while a third has nothing: it returned early here, and the job hung).
-    const PackedParticle* out = device.sentHost();
+    // trade while a third has nothing: it returned early here, and the job hung). A rank that
+    // sends none does not wait for the device's copy of nothing.
+    const PackedParticle* out = sent > 0 ? device.sentHost() : nullptr;
     PackedParticle* in = device.receiveHost(received);
     checkMpi(MPI_Alltoallv(out, sendCounts.data(), sendAt.data(), packedParticleType(), in,
                            recvCounts.data(), recvAt.data(), packedParticleType(), jobComm()),
