@@ -19,11 +19,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
 #if BHVIZ_HAVE_CUDA
@@ -71,8 +73,8 @@ int wholeSteps(double endTime, double dt) {
   return static_cast<int>(std::lround(steps));
 }
 
-/// Radius about the mass-weighted centre that encloses half the mass [length].
-double halfMassRadius(const Particles& p) {
+/// Each particle's distance from the mass-weighted centre of all [length], in the order of p.
+std::vector<double> radiiAboutCentre(const Particles& p) {
   double m = 0.0, cx = 0.0, cy = 0.0, cz = 0.0;
   for (const Vec4& q : p.posMass) {
     m += q.w;
@@ -81,16 +83,28 @@ double halfMassRadius(const Particles& p) {
     cz += double(q.w) * q.z;
   }
   cx /= m, cy /= m, cz /= m;
-  std::vector<std::pair<double, double>> radiusMass(p.size());  // [length], [mass]
+  std::vector<double> r(p.size());
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Vec4& q = p.posMass[i];
-    radiusMass[i] = {std::hypot(q.x - cx, q.y - cy, q.z - cz), q.w};
+    r[i] = std::hypot(q.x - cx, q.y - cy, q.z - cz);
+  }
+  return r;
+}
+
+/// Radius about the mass-weighted centre that encloses half the mass [length].
+double halfMassRadius(const Particles& p) {
+  const std::vector<double> r = radiiAboutCentre(p);
+  std::vector<std::pair<double, double>> radiusMass(p.size());  // [length], [mass]
+  double m = 0.0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    radiusMass[i] = {r[i], p.posMass[i].w};
+    m += p.posMass[i].w;
   }
   std::sort(radiusMass.begin(), radiusMass.end());
   double enclosed = 0.0;
-  for (const auto& [r, mass] : radiusMass) {
+  for (const auto& [radius, mass] : radiusMass) {
     enclosed += mass;
-    if (enclosed >= 0.5 * m) return r;
+    if (enclosed >= 0.5 * m) return radius;
   }
   return radiusMass.empty() ? 0.0 : radiusMass.back().first;
 }
@@ -105,27 +119,18 @@ struct Shells {
 Shells shellsByRadius(const Particles& p, int shells) {
   Shells out;
   if (shells <= 0 || p.size() == 0) return out;
-  double m = 0.0, cx = 0.0, cy = 0.0, cz = 0.0;
-  for (const Vec4& q : p.posMass) {
-    m += q.w;
-    cx += double(q.w) * q.x;
-    cy += double(q.w) * q.y;
-    cz += double(q.w) * q.z;
-  }
-  cx /= m, cy /= m, cz /= m;
-  std::vector<std::pair<double, std::uint32_t>> byRadius(p.size());  // [length], id
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const Vec4& q = p.posMass[i];
-    byRadius[i] = {std::hypot(q.x - cx, q.y - cy, q.z - cz), p.id[i]};
-  }
-  std::sort(byRadius.begin(), byRadius.end());
+  const std::vector<double> r = radiiAboutCentre(p);
+  std::vector<std::uint32_t> byRadius(p.size());  // indices, innermost first
+  std::iota(byRadius.begin(), byRadius.end(), 0u);
+  std::sort(byRadius.begin(), byRadius.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return r[a] < r[b]; });
   out.ofId.assign(p.size(), 0);
   out.outer.assign(static_cast<std::size_t>(shells), 0.0);
   for (std::size_t k = 0; k < byRadius.size(); ++k) {
     const auto shell =
         static_cast<std::size_t>(k * static_cast<std::size_t>(shells) / byRadius.size());
-    out.ofId[byRadius[k].second] = static_cast<int>(shell);
-    out.outer[shell] = byRadius[k].first;
+    out.ofId[p.id[byRadius[k]]] = static_cast<int>(shell);
+    out.outer[shell] = r[byRadius[k]];
   }
   return out;
 }
@@ -134,22 +139,13 @@ Shells shellsByRadius(const Particles& p, int shells) {
 /// `scale`.
 std::vector<double> shellMedians(const Particles& run, const Particles& ref, const Shells& shells,
                                  double scale) {
-  std::vector<std::vector<double>> dx(shells.outer.size());
+  const std::vector<double> dx = positionErrors(run, ref, scale);
+  std::vector<std::vector<double>> byShell(shells.outer.size());
   for (std::size_t i = 0; i < run.size(); ++i) {
-    const Vec4& a = run.posMass[i];
-    const Vec4& b = ref.posMass[i];
-    dx[static_cast<std::size_t>(shells.ofId[run.id[i]])].push_back(
-        std::hypot(double(a.x) - b.x, double(a.y) - b.y, double(a.z) - b.z) / scale);
+    byShell[static_cast<std::size_t>(shells.ofId[run.id[i]])].push_back(dx[i]);
   }
   std::vector<double> medians;
-  for (std::vector<double>& d : dx) {
-    if (d.empty()) {
-      medians.push_back(0.0);
-      continue;
-    }
-    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-    medians.push_back(d[d.size() / 2]);
-  }
+  for (std::vector<double>& d : byShell) medians.push_back(summarizeErrors(std::move(d)).median);
   return medians;
 }
 

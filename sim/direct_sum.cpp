@@ -78,14 +78,18 @@ ForceError forceError(const Particles& p, const std::vector<std::uint32_t>& targ
   return summarizeErrors(relativeErrors(p, targets, ref));
 }
 
-ErrorSummary positionError(const Particles& p, const Particles& ref, double scale) {
+std::vector<double> positionErrors(const Particles& p, const Particles& ref, double scale) {
   if (p.size() != ref.size()) throw std::invalid_argument("positionError: sizes differ");
   std::vector<double> d(p.size());
   for (std::size_t i = 0; i < d.size(); ++i) {
     const Vec4 a = p.posMass[i], b = ref.posMass[i];
     d[i] = std::hypot(double(a.x) - b.x, double(a.y) - b.y, double(a.z) - b.z) / scale;
   }
-  return summarizeErrors(std::move(d));
+  return d;
+}
+
+ErrorSummary positionError(const Particles& p, const Particles& ref, double scale) {
+  return summarizeErrors(positionErrors(p, ref, scale));
 }
 
 std::vector<std::uint32_t> sampleIndices(std::size_t n, std::size_t count, std::uint64_t seed) {

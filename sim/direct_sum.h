@@ -47,7 +47,9 @@ ErrorSummary summarizeErrors(std::vector<double> errors);
 
 /// |x − x_ref| / scale of every particle of `p` against the same particle of `ref` (both in the
 /// same order, e.g. sorted by id): a run's position error against a reference run at the same
-/// time.
+/// time, particle by particle.
+std::vector<double> positionErrors(const Particles& p, const Particles& ref, double scale = 1.0);
+/// What positionErrors summarises.
 ErrorSummary positionError(const Particles& p, const Particles& ref, double scale = 1.0);
 
 /// `count` distinct random indices in [0, n) (all of them when count >= n), sorted.
