@@ -80,6 +80,17 @@ inline dist::DistSettings rebalancing(double imbalance) {
   return s;
 }
 
+/// `state` uploaded to `b` and every particle's force evaluated once: the particles as they come
+/// back (in the backend's order; its profile holds the evaluation's counts).
+inline Particles evaluatedForces(Backend& b, const Particles& state, const Clock& clock,
+                                 const SimParams& p, bool oldAccValid = false) {
+  b.upload(state);
+  b.computeForces(clock, p, ForceTargets::All, oldAccValid);
+  Particles out;
+  b.download(out);
+  return out;
+}
+
 inline bool sameIds(const Particles& p, std::size_t n) {
   std::vector<std::uint32_t> ids = p.id;
   std::sort(ids.begin(), ids.end());

@@ -53,10 +53,7 @@ TEST_P(DistForces, AsAccurateAsOneProcess) {
     const Particles byId = sortedById(state);
     const std::vector<Accel4d> exact = directSumAll(byId, p.softening);
     auto errors = [&](Backend& b, std::vector<double>& into) {
-      b.upload(state);
-      b.computeForces(clock, p, ForceTargets::All, accMac);
-      Particles out;
-      b.download(out);
+      const Particles out = evaluatedForces(b, state, clock, p, accMac);
       ASSERT_TRUE(sameIds(out, n));
       const Particles sorted = sortedById(out);
       std::vector<std::uint32_t> all(n);
@@ -101,11 +98,7 @@ TEST(Dist, MutualNearFieldGivesThePlainForces) {
     dist::DistSettings apart;  // the plain walk too, as the mutual one walks them
     apart.mergeLets = false;
     auto b = distributed(n, apart);
-    b->upload(state);
-    b->computeForces(clock, p, ForceTargets::All, false);
-    Particles out;
-    b->download(out);
-    return sortedById(out);
+    return sortedById(evaluatedForces(*b, state, clock, p));
   };
   const Particles a = forces(plain), b = forces(mutual);
   ASSERT_TRUE(sameIds(b, n));
@@ -142,10 +135,7 @@ TEST(Dist, MergedLetsWalkFewerInteractionsAsAccurately) {
     settings.mergeLets = merge;
     settings.frameOnFirstCut = false;
     auto b = distributed(n, settings);
-    b->upload(state);
-    b->computeForces(clock, p, ForceTargets::All, false);
-    Particles out;
-    b->download(out);
+    const Particles out = evaluatedForces(*b, state, clock, p);
     const InteractionCounts c = b->profile().interactions;
     return Run{c.cell + c.particle, summarizeErrors(relativeErrors(sortedById(out), all, exact))};
   };
