@@ -183,7 +183,8 @@ BHVIZ_HD inline std::uint64_t orbWeight(std::uint32_t work, std::uint8_t bin) {
 /// The CPU twin: positions read in place, weights and domain names its own.
 class HostOrbParticles final : public OrbParticles {
  public:
-  /// `posMass` is read, not copied: it must outlive this object.
+  /// `posMass` is read, not copied: it must outlive this object. `weight`: one per particle, or
+  /// none for unit weights (as the device twin's null work).
   HostOrbParticles(const std::vector<Vec4>& posMass, std::vector<std::uint64_t> weight);
   void weighBelow(const std::vector<OrbCut>& cuts,
                   std::vector<std::uint64_t>& below) const override;

@@ -95,6 +95,28 @@ TEST(Orb, WeightsNotCounts) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(orb.domain()[i], i < 7 ? 0 : 1) << i;
 }
 
+// No weights are unit weights: the same cuts, domains and sums as an array of ones (the leader's
+// start cut and a CPU rank's first cuts pass none).
+TEST(Orb, NoWeightsAreUnitWeights) {
+  const Particles s = makePlummer(5000, 9);
+  const Box root = boundsOf(s.posMass);
+  for (int K : {2, 3, 5}) {
+    SCOPED_TRACE(K);
+    HostOrbParticles ones(s.posMass, std::vector<std::uint64_t>(s.size(), 1));
+    HostOrbParticles none(s.posMass, {});
+    const OrbResult a = decompose(K, root, ones, kOneProcess);
+    const OrbResult b = decompose(K, root, none, kOneProcess);
+    EXPECT_EQ(a.weight, b.weight);
+    EXPECT_EQ(ones.domain(), none.domain());
+    ASSERT_EQ(a.cuts.cut.size(), b.cuts.cut.size());
+    for (std::size_t c = 0; c < a.cuts.cut.size(); ++c) {
+      EXPECT_EQ(a.cuts.cut[c].position, b.cuts.cut[c].position) << c;
+    }
+  }
+  EXPECT_THROW(HostOrbParticles(s.posMass, std::vector<std::uint64_t>(3, 1)),
+               std::invalid_argument);
+}
+
 // The longest axis is cut: a box long in z is cut in z.
 TEST(Orb, CutsTheLongestAxis) {
   std::vector<Vec4> p;

@@ -166,8 +166,9 @@ void CpuBackend::closeKicks(const Clock& clock) {
 
 std::unique_ptr<OrbParticles> CpuBackend::orbParticles(bool unitWeights) const {
   const Particles& s = m_particles;
-  std::vector<std::uint64_t> weight(s.size(), 1);
+  std::vector<std::uint64_t> weight;  // none: unit weights
   if (!unitWeights && m_work.size() == s.size()) {
+    weight.resize(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) weight[i] = orbWeight(m_work[i], s.bin[i]);
   }
   return std::make_unique<HostOrbParticles>(s.posMass, std::move(weight));

@@ -16,15 +16,15 @@ float component(const Vec4& p, int axis) { return axis == 0 ? p.x : axis == 1 ? 
 HostOrbParticles::HostOrbParticles(const std::vector<Vec4>& posMass,
                                    std::vector<std::uint64_t> weight)
     : m_posMass(posMass), m_weight(std::move(weight)), m_domain(posMass.size(), 0) {
-  if (m_weight.size() != m_posMass.size()) {
-    throw std::invalid_argument("ORB: one weight per particle is needed");
+  if (!m_weight.empty() && m_weight.size() != m_posMass.size()) {
+    throw std::invalid_argument("ORB: one weight per particle, or none, is needed");
   }
 }
 
 namespace {
 
-/// Adds each particle's weight to entry entry(i) of `sums` (none where it is negative): per
-/// thread, then merged, so the integer sums are those of any order.
+/// Adds each particle's weight (1 where there are none) to entry entry(i) of `sums` (none where
+/// it is negative): per thread, then merged, so the integer sums are those of any order.
 template <typename Entry>
 void sumWeights(std::size_t n, const std::vector<std::uint64_t>& weight, Entry&& entry,
                 std::vector<std::uint64_t>& sums) {
@@ -34,7 +34,7 @@ void sumWeights(std::size_t n, const std::vector<std::uint64_t>& weight, Entry&&
 #pragma omp for nowait
     for (std::size_t i = 0; i < n; ++i) {
       const long long k = entry(i);
-      if (k >= 0) mine[static_cast<std::size_t>(k)] += weight[i];
+      if (k >= 0) mine[static_cast<std::size_t>(k)] += weight.empty() ? 1u : weight[i];
     }
 #pragma omp critical
     for (std::size_t k = 0; k < mine.size(); ++k) sums[k] += mine[k];

@@ -45,14 +45,11 @@ void RankShare::upload(const Particles* all) {
   std::vector<int> counts(K, 0);
   std::vector<std::uint32_t> order;  // leader: the particles by domain
   if (leader) {
-    std::vector<int> domain;
-    {
-      HostOrbParticles orb(all->posMass, std::vector<std::uint64_t>(all->size(), 1));
-      const Box root = cpu::boundingBox(all->posMass);
-      dist::decompose(
-          m_ranks, root, orb, [](std::vector<std::uint64_t>&) {}, orbSettingsFor(root));
-      domain = orb.domains();
-    }
+    HostOrbParticles orb(all->posMass, {});  // unit weights: no array of ones
+    const Box root = cpu::boundingBox(all->posMass);
+    dist::decompose(
+        m_ranks, root, orb, [](std::vector<std::uint64_t>&) {}, orbSettingsFor(root));
+    const std::vector<int>& domain = orb.domain();
     std::vector<std::uint64_t> held(K, 0);
     for (int d : domain) ++held[static_cast<std::size_t>(d)];
     for (std::size_t r = 0; r < K; ++r) {
