@@ -158,7 +158,10 @@ struct Result {
   double buildMs = 0.0;          ///< bbox + keys + sort + tree, summed over substeps
   double momentsGroupsMs = 0.0;  ///< summed over substeps
   double walkMs = 0.0;           ///< summed over substeps
-  Particles finalById;           ///< the state at endTime, index = id
+  /// The wall time outside every timed stage [ms]: the device idle while the host waits for it
+  /// and launches the next stage, and the untimed work (the non-finite check, the host's own).
+  double untimedMs = 0.0;
+  Particles finalById;  ///< the state at endTime, index = id
 };
 
 /// One substep as the --trace file shows it: its targets, interactions and walk time, whether it
@@ -186,12 +189,12 @@ void writeTrace(std::ostream& out, const std::string& label, const TraceLine& l)
       << ',' << (l.rebuilt ? 1 : 0) << ',' << t.age << ',' << t.evaluations << ','
       << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ',' << t.fit.c << ','
       << t.rebuildMs << ',' << t.targetsPerTime << ',' << t.bestInterval << ',' << t.predictedWalkMs
-      << ',' << l.groupSize << '\n';
+      << ',' << l.groupSize << ',' << c.groups << '\n';
 }
 
 const char* const kTraceHeader =
     "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
-    "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size\n";
+    "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size,groups\n";
 
 /// `trace`: where each substep's line goes (writeTrace), or null.
 Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,
@@ -224,6 +227,7 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
   r.buildMs = s.rebuildMs();
   r.momentsGroupsMs = s[Stage::Moments] + s[Stage::Groups];
   r.walkMs = s[Stage::Walk];
+  r.untimedMs = 1e3 * wall - s.total();
   r.finalById = sortedById(sim.particles());
   return r;
 }
@@ -239,21 +243,22 @@ struct Row {
 
 const char* const kTableHeader =
     "| mode | dt or η | rebuild | substeps | force evaluations / N | rebuilds | wall s | "
-    "build ms | moments+groups ms | walk ms | |ΔE/E| | Δx median / r_h | Δx p99 / r_h |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    "build ms | moments+groups ms | walk ms | untimed ms | |ΔE/E| | Δx median / r_h | "
+    "Δx p99 / r_h |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 const char* const kCsvHeader =
     "scenario,n,mode,dt_or_eta,rebuild,substeps,force_evaluations_per_n,rebuilds,wall_s,build_ms,"
-    "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99\n";
+    "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99,untimed_ms\n";
 
 void printRow(const Row& row, std::size_t n) {
   const Result& r = row.result;
   std::printf(
-      "| %s | %.4g | %s | %llu | %.1f | %llu | %.3f | %.1f | %.1f | %.1f | %.2e | %.2e | "
+      "| %s | %.4g | %s | %llu | %.1f | %llu | %.3f | %.1f | %.1f | %.1f | %.1f | %.2e | %.2e | "
       "%.2e |\n",
       row.mode.c_str(), row.dtOrEta, row.rebuild.c_str(),
       static_cast<unsigned long long>(r.substeps), double(r.targets) / double(n),
       static_cast<unsigned long long>(r.rebuilds), r.wallSeconds, r.buildMs, r.momentsGroupsMs,
-      r.walkMs, r.energyError, row.error.median, row.error.p99);
+      r.walkMs, r.untimedMs, r.energyError, row.error.median, row.error.p99);
   std::fflush(stdout);
 }
 
@@ -262,7 +267,8 @@ void writeCsvRow(std::ostream& csv, const Row& row, const std::string& scenario,
   csv << scenario << ',' << n << ',' << row.mode << ',' << row.dtOrEta << ',' << row.rebuild << ','
       << r.substeps << ',' << double(r.targets) / double(n) << ',' << r.rebuilds << ','
       << r.wallSeconds << ',' << r.buildMs << ',' << r.momentsGroupsMs << ',' << r.walkMs << ','
-      << r.energyError << ',' << row.error.median << ',' << row.error.p99 << '\n'
+      << r.energyError << ',' << row.error.median << ',' << row.error.p99 << ',' << r.untimedMs
+      << '\n'
       << std::flush;  // a long sweep that dies still leaves its finished rows
 }
 
@@ -284,6 +290,7 @@ struct Options {
   /// below the time steps' errors.
   std::string mac;
   std::optional<float> macParam, theta;
+  std::optional<int> nGroup;  ///< N_group in every run (default: SimParams')
   int shells = 0;  ///< also the median Δx in this many shells of initial radius (0: none)
 };
 
@@ -380,6 +387,7 @@ void runAll(const Options& o, const std::string& commandLine) {
   }
   if (o.macParam) base.macParam = *o.macParam;
   if (o.theta) base.theta = *o.theta;
+  if (o.nGroup) base.nGroup = *o.nGroup;
   const SimParams refParams = referenceParams(o, base);
   const std::vector<Config> configs = sweep(o, base);
   const double scale = halfMassRadius(ic);
@@ -485,6 +493,9 @@ int main(int argc, char** argv) {
       "Δ_mul for multipole, α for acceleration (default: the MAC's)");
   app.add_option_function<float>(
       "--theta", [&](const float& v) { o.theta = v; }, "opening angle for bh and bonsai");
+  app.add_option_function<int>(
+      "--n-group", [&](const int& v) { o.nGroup = v; },
+      "N_group in every run (default: the app's)");
   app.add_option("--shells", o.shells,
                  "also print each run's median position error in this many shells of equal count "
                  "by initial radius");

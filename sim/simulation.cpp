@@ -46,9 +46,12 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
   m_backend->upload(start);
   m_backend->resetProfile();
   // The first walk runs cold (first launches, caches): its time would mislead the tuners.
-  computeForces({true, 0}, ForceTargets::All, false, false);
+  const Evaluation first{true, 0};
+  const bool rebuilt = computeForces(first, ForceTargets::All, false);
+  const std::vector<std::uint32_t> bad = m_backend->nonFiniteIds(kNamedNonFinite);
+  recordEvaluation(first, rebuilt, false);
   m_last = m_backend->profile();
-  checkFinite();
+  throwIfNonFinite(bad);
 }
 
 void Simulation::setParams(const SimParams& params) {
@@ -89,16 +92,21 @@ void Simulation::substep() {
   m_backend->drift(static_cast<float>(static_cast<double>(next - m_clock.tick) * m_clock.tickDt()));
   m_clock.tick = next;
   Evaluation e = chooseEvaluation();
-  computeForces(e, ForceTargets::Active, true);
+  const bool rebuilt = computeForces(e, ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
+  // The substep's launches are queued (the CUDA backend waits for nothing in between but the
+  // deepest bin and a rebuild's level table); the check waits for them, and with it everything
+  // the profile reads has arrived.
+  const std::vector<std::uint32_t> bad = m_backend->nonFiniteIds(kNamedNonFinite);
+  recordEvaluation(e, rebuilt, true);
   m_last = m_backend->profile();
   m_total += m_last;
-  e.rebuild = lastRebuilt();  // also where the backend could not refit
+  e.rebuild = rebuilt;  // also where the backend could not refit
   e.generation = m_generation;
   if (m_choices.size() <= m_substeps) m_choices.resize(m_substeps + 1);
   m_choices[m_substeps] = e;
   ++m_substeps;
-  checkFinite();
+  throwIfNonFinite(bad);
 }
 
 void Simulation::advance(int steps) {
@@ -114,8 +122,11 @@ void Simulation::recomputeForces() {
     throw std::logic_error("recomputeForces needs every particle synchronised");
   }
   m_backend->resetProfile();
-  computeForces({true, 0}, ForceTargets::All, true);
-  checkFinite();
+  const Evaluation all{true, 0};
+  const bool rebuilt = computeForces(all, ForceTargets::All, true);
+  const std::vector<std::uint32_t> bad = m_backend->nonFiniteIds(kNamedNonFinite);
+  recordEvaluation(all, rebuilt, true);
+  throwIfNonFinite(bad);
 }
 
 Simulation::Evaluation Simulation::chooseEvaluation() const {
@@ -153,7 +164,7 @@ int Simulation::tunerKind(int kind, int groups) {
          groups;
 }
 
-void Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccValid, bool timed) {
+bool Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccValid) {
   SimParams p = m_params;
   p.nGroup = GroupTuner::groupSize(m_params.nGroup, e.groups);
   bool rebuilt = true;
@@ -170,6 +181,10 @@ void Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccVa
     ++m_sinceRebuild;
   }
   m_lastGroupSize = p.nGroup;
+  return rebuilt;
+}
+
+void Simulation::recordEvaluation(Evaluation e, bool rebuilt, bool timed) {
   const StepProfile& prof = m_backend->profile();
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
   const double given = double(prof.interactions.targets);
@@ -225,14 +240,13 @@ Particles Simulation::particles() const {
   return p;
 }
 
-void Simulation::checkFinite() const {
-  const std::vector<std::uint32_t> ids = m_backend->nonFiniteIds(10);
+void Simulation::throwIfNonFinite(const std::vector<std::uint32_t>& ids) const {
   if (ids.empty()) return;
   std::ostringstream s;
   s << "the state became non-finite (NaN or Inf) at t = " << m_clock.time() << " in particle";
   s << (ids.size() > 1 ? "s" : "");
   for (std::size_t k = 0; k < ids.size(); ++k) s << (k ? ", " : " ") << ids[k];
-  if (ids.size() == 10) s << ", ...";
+  if (ids.size() == kNamedNonFinite) s << ", ...";
   throw NonFiniteState(s.str(), ids);
 }
 

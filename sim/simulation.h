@@ -96,7 +96,10 @@ class Simulation {
 
  private:
   void applyClockSettings();
-  void checkFinite() const;
+  /// Particles a NonFiniteState names at most.
+  static constexpr std::size_t kNamedNonFinite = 10;
+  /// Throws NonFiniteState naming `ids` (the backend's nonFiniteIds), if any.
+  void throwIfNonFinite(const std::vector<std::uint32_t>& ids) const;
   /// The choices of one force evaluation: logged per substep, so a replay makes them again.
   struct Evaluation {
     bool rebuild = true;  ///< rebuild the tree (else refit it)
@@ -110,9 +113,12 @@ class Simulation {
   Evaluation chooseEvaluation() const;
   /// The rebuild tuner's kind for an evaluation kind and group candidate.
   static int tunerKind(int kind, int groups);
-  /// Rebuilds or refits, evaluates the forces of `targets`, and tells the tuners (its times too
-  /// when `timed`).
-  void computeForces(Evaluation e, ForceTargets targets, bool oldAccValid, bool timed = true);
+  /// Rebuilds or refits and evaluates the forces of `targets`; true where it rebuilt. A backend
+  /// may only have queued the work: recordEvaluation reads its profile afterwards.
+  bool computeForces(Evaluation e, ForceTargets targets, bool oldAccValid);
+  /// Tells the tuners of the evaluation just made (its times too when `timed`), from the
+  /// backend's profile.
+  void recordEvaluation(Evaluation e, bool rebuilt, bool timed);
 
   std::unique_ptr<Backend> m_backend;
   SimParams m_params;

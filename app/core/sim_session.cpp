@@ -155,6 +155,7 @@ SimSession::Advance SimSession::advanceInterval() {
   a.profile.interactions.cell -= totalBefore.interactions.cell;
   a.profile.interactions.particle -= totalBefore.interactions.particle;
   a.profile.interactions.targets -= totalBefore.interactions.targets;
+  a.profile.interactions.groups -= totalBefore.interactions.groups;
   a.wallMs = msSince(t0);
   m_targetTime = m_sim->time();
   return a;

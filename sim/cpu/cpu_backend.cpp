@@ -123,7 +123,10 @@ void CpuBackend::walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::W
   m_profile.interactions.cell += counts.cell;
   m_profile.interactions.particle += counts.particle;
   // A target of several trees is one target.
-  if (mode == cpu::WalkMode::Write) m_profile.interactions.targets += counts.targets;
+  if (mode == cpu::WalkMode::Write) {
+    m_profile.interactions.targets += counts.targets;
+    m_profile.interactions.groups += m_groups.size();
+  }
 }
 
 void CpuBackend::walkLocal() { walk(m_tree, m_particles.posMass, cpu::WalkMode::Write); }

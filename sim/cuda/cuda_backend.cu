@@ -1,7 +1,9 @@
 // The CUDA backend: the particles stay on the device; each stage is a CUDA twin of the CPU
-// stage with the same output layout. Host round trips per substep: the tree build's level
-// table, the deepest occupied bin, the interaction counters and the stage events — a few
-// scalars, read where the step waits anyway.
+// stage with the same output layout. A substep launches its stages without waiting for them,
+// except where the host needs a number before it can launch the next: the deepest occupied bin
+// (block steps only: it sets the drift) and a rebuild's level table (it sizes the moments'
+// launches and tells whether the tree's buffers sufficed). The stage times and the walks'
+// counters are read at the substep's end (settle), where the non-finite check waits anyway.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -105,12 +107,14 @@ class CudaBackend final : public Backend,
   std::size_t size() const override { return m_p.n; }
 
   int openKicks(const Clock& clock, const SimParams& p) override {
-    m_deepest.reserve(1);
+    // One bin (shared steps): the deepest is 0, and the substep goes on without a wait.
+    const bool binned = clock.depth > 0;
+    if (binned) m_deepest.reserve(1);
     timed(m_events, Stage::Predict, m_stream,
-          [&] { launchOpenKicks(m_p, clock, p, m_deepest.data(), m_stream); });
-    m_events.collect(m_profile);
+          [&] { launchOpenKicks(m_p, clock, p, binned ? m_deepest.data() : nullptr, m_stream); });
+    if (!binned) return 0;
     int deepest = 0;
-    copyToHost(&deepest, m_deepest.data(), sizeof(int));
+    copyToHost(&deepest, m_deepest.data(), sizeof(int));  // a block substep's first wait
     return deepest;
   }
 
@@ -144,7 +148,6 @@ class CudaBackend final : public Backend,
 
   void closeKicks(const Clock& clock) override {
     timed(m_events, Stage::Integrate, m_stream, [&] { launchCloseKicks(m_p, clock, m_stream); });
-    m_events.collect(m_profile);
   }
 
   Diagnostics diagnostics(const Clock& clock) const override {
@@ -155,18 +158,26 @@ class CudaBackend final : public Backend,
     return findNonFinite(m_p, max, m_nonFiniteCounts, m_nonFiniteIds, m_stream);
   }
 
-  const StepProfile& profile() const override { return m_profile; }
-  void resetProfile() override { m_profile = {}; }
+  const StepProfile& profile() const override {
+    settle();
+    return m_profile;
+  }
+  void resetProfile() override {
+    settle();  // what is still on its way belongs to the profile reset
+    m_profile = {};
+  }
 
   // ---- Exports ------------------------------------------------------------------------------
 
   TreeCensus treeCensus() const override {
+    settle();  // the groups come with the walk's counters
     const auto& begin = m_tree.levelBegin;
     if (begin.empty()) return {};
     return {begin.back(), static_cast<int>(begin.size()) - 1, m_groupCount};
   }
   TreeStatistics treeStatistics() const override {
     if (!m_statisticsValid) return {};
+    settle();
     return computeTreeStatistics(
         TreeStatisticsSource{&m_tree, &m_p, m_work.data(), m_rule, m_leafSize, m_groupCount},
         m_statisticsSums, m_stream);
@@ -194,6 +205,7 @@ class CudaBackend final : public Backend,
   ReferenceSum referenceSum() const override { return directSumDevice; }
 
   DrawSource drawSource() const {
+    settle();
     DrawSource src;
     src.levelBegin = &m_tree.levelBegin;
     src.frame = m_ws.frame.data();
@@ -348,7 +360,7 @@ class CudaBackend final : public Backend,
   void endWalkLocal() override {
     if (!m_walkPending) return;
     m_walkPending = false;
-    collectWalk(false);
+    readCountersLater(false);
   }
 
   void walkImported(const LetTree& let) override {
@@ -434,6 +446,7 @@ class CudaBackend final : public Backend,
   }
   /// After an exchange: no tree, groups or work of these particles yet.
   void particlesExchanged() {
+    settle();                   // so that no walk's counters read later bring back its groups
     m_tree.levelBegin.clear();  // the tree was of the particles before
     m_tree.cells = 0;
     m_groupCount = 0;
@@ -446,7 +459,7 @@ class CudaBackend final : public Backend,
   /// One walk of the built groups over `sources`: written, or added (an imported tree).
   void walk(const WalkSources& sources, bool add) {
     launchOneWalk(sources, add);
-    collectWalk(add);
+    readCountersLater(add);
   }
   /// The walk's launch, on the stream (no wait).
   void launchOneWalk(const WalkSources& sources, bool add) {
@@ -456,13 +469,21 @@ class CudaBackend final : public Backend,
     timed(m_events, Stage::Walk, s,
           [&] { launchWalk(sources, m_groups, m_p, m_walk, out, m_counters.data(), m_device, s); });
   }
-  /// Waits for the walk, and adds its counts and time to the profile.
-  void collectWalk(bool add) {
-    const InteractionCounts c = downloadCounters(m_counters.data(), &m_groupCount);
-    m_profile.interactions.cell += c.cell;
-    m_profile.interactions.particle += c.particle;
-    if (!add) m_profile.interactions.targets += c.targets;  // a target of several trees is one
+  /// Queues the copy of the walk's counters to the host, read when the step settles.
+  void readCountersLater(bool add) {
+    if (m_readback.queue(m_counters.data(), add, m_stream)) return;
+    settle();  // every slot taken (a run of many ranks): read them first
+    m_readback.queue(m_counters.data(), add, m_stream);
+  }
+
+  /// Waits for the stream and reads what its launches left for the host since the last settle:
+  /// the stage times and the walks' counts into the profile, the groups walked. No wait where
+  /// the caller waited already (the non-finite check at the end of a substep).
+  void settle() const {
+    if (!m_events.pending() && !m_readback.pending()) return;
+    synchronize(m_stream);
     m_events.collect(m_profile);
+    m_readback.collect(m_profile.interactions, &m_groupCount);
   }
 
   Stream m_stream = nullptr;
@@ -473,7 +494,8 @@ class CudaBackend final : public Backend,
   DeviceTree m_tree;
   DeviceGroups m_groups;
   DeviceBuffer<WalkCounters> m_counters;
-  std::uint32_t m_groupCount = 0;  // groups of the last walk (host copy, from the counters)
+  mutable CounterReadback m_readback;      // the walks' counters on their way to the host
+  mutable std::uint32_t m_groupCount = 0;  // groups of the last walk (from the counters)
   DeviceBuffer<int> m_deepest;
   DeviceBuffer<OrbCut> m_domainCuts;           // the domains of the last build (ForceParts::build)
   OrbCutsView m_domains;                       // ... as the moments read them (levels 0: none)
@@ -482,8 +504,8 @@ class CudaBackend final : public Backend,
   mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch
   mutable DeviceBuffer<DrawBox> m_drawScratch;                // boxes() on their way to the host
   mutable DeviceBuffer<TreeStatisticsSums> m_statisticsSums;  // treeStatistics() scratch
-  StageEvents m_events;
-  StepProfile m_profile;
+  mutable StageEvents m_events;                               // read by settle(), as m_profile
+  mutable StepProfile m_profile;
 
   // The parts of the last build (ForceParts).
   MacSetup m_mac;

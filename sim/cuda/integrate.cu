@@ -40,6 +40,7 @@ __global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, 
       vel[i] = v;
     }
   }
+  if (deepest == nullptr) return;  // one bin (shared steps): nothing to find
   // One atomic per warp: the deepest bin of the warp's particles.
   for (int offset = 16; offset > 0; offset >>= 1)
     b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
@@ -73,7 +74,7 @@ __global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth,
 
 void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& params,
                      int* d_deepest, Stream stream) {
-  BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_deepest, 0, sizeof(int), stream));
+  if (d_deepest != nullptr) BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_deepest, 0, sizeof(int), stream));
   openKicksKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
       static_cast<std::uint32_t>(p.n), clock.tick, clock.depth, params.softening, params.eta,
       static_cast<float>(clock.dtMax), halfSteps(clock), p.vel.data(), p.accPot.data(),

@@ -1,10 +1,11 @@
 #pragma once
-// A CUDA backend's stage timing: a pair of events per stage around its launches on the
-// backend's stream, read into the step's profile where the step waits anyway (cuda_backend.cu).
+// A CUDA backend's stage timing: a pair of events around each stage's launches on the
+// backend's stream, read into the step's profile when the step settles (cuda_backend.cu), so
+// that timing a stage adds no wait of its own.
 
 #include <cuda_runtime.h>
 
-#include <array>
+#include <vector>
 
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
@@ -12,42 +13,57 @@
 
 namespace bhviz::sim::cuda {
 
-/// A pair of CUDA events per stage; stage times are read when the step waits anyway.
+/// Pairs of CUDA events, one per timed span; a stage may be timed several times before the
+/// spans are read (the predict stage twice a substep, the walk once per tree). The pairs are
+/// kept and reused: after the first steps no event is created.
 class StageEvents {
  public:
-  StageEvents() {
-    for (auto& e : m_start) BHVIZ_CUDA_CHECK(cudaEventCreate(&e));
-    for (auto& e : m_stop) BHVIZ_CUDA_CHECK(cudaEventCreate(&e));
-  }
+  StageEvents() = default;
   ~StageEvents() {
-    for (auto& e : m_start) (void)cudaEventDestroy(e);
-    for (auto& e : m_stop) (void)cudaEventDestroy(e);
+    for (const Span& s : m_spans) {
+      (void)cudaEventDestroy(s.start);
+      (void)cudaEventDestroy(s.stop);
+    }
   }
   StageEvents(const StageEvents&) = delete;
   StageEvents& operator=(const StageEvents&) = delete;
 
-  void begin(Stage stage, Stream s) { BHVIZ_CUDA_CHECK(cudaEventRecord(m_start[index(stage)], s)); }
-  void end(Stage stage, Stream s) {
-    BHVIZ_CUDA_CHECK(cudaEventRecord(m_stop[index(stage)], s));
-    m_pending[index(stage)] = true;
-  }
-  /// Adds the pending stages' times to the profile (waits for their stop events).
-  void collect(StepProfile& profile) {
-    for (int k = 0; k < kStages; ++k) {
-      if (!m_pending[k]) continue;
-      BHVIZ_CUDA_CHECK(cudaEventSynchronize(m_stop[k]));
-      float ms = 0.0f;
-      BHVIZ_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start[k], m_stop[k]));
-      profile.ms[k] += ms;
-      m_pending[k] = false;
+  /// Opens a span of `stage`; end() closes the last span opened.
+  void begin(Stage stage, Stream s) {
+    if (m_used == m_spans.size()) {
+      Span span{};
+      BHVIZ_CUDA_CHECK(cudaEventCreate(&span.start));
+      BHVIZ_CUDA_CHECK(cudaEventCreate(&span.stop));
+      m_spans.push_back(span);
     }
+    Span& span = m_spans[m_used++];
+    span.stage = stage;
+    BHVIZ_CUDA_CHECK(cudaEventRecord(span.start, s));
+  }
+  void end(Stream s) { BHVIZ_CUDA_CHECK(cudaEventRecord(m_spans[m_used - 1].stop, s)); }
+
+  bool pending() const { return m_used > 0; }
+
+  /// Adds the spans' times to the profile and frees them (waits for their stop events: none
+  /// where the caller has waited for the stream already).
+  void collect(StepProfile& profile) {
+    for (std::size_t k = 0; k < m_used; ++k) {
+      const Span& span = m_spans[k];
+      BHVIZ_CUDA_CHECK(cudaEventSynchronize(span.stop));
+      float ms = 0.0f;
+      BHVIZ_CUDA_CHECK(cudaEventElapsedTime(&ms, span.start, span.stop));
+      profile[span.stage] += ms;
+    }
+    m_used = 0;
   }
 
  private:
-  static constexpr int kStages = static_cast<int>(Stage::Count);
-  static int index(Stage s) { return static_cast<int>(s); }
-  std::array<cudaEvent_t, kStages> m_start{}, m_stop{};
-  std::array<bool, kStages> m_pending{};
+  struct Span {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    Stage stage = Stage::Predict;
+  };
+  std::vector<Span> m_spans;  ///< the first m_used are open or waiting to be read
+  std::size_t m_used = 0;
 };
 
 /// Runs `launch` between a stage's two events.
@@ -55,7 +71,7 @@ template <typename Launch>
 void timed(StageEvents& events, Stage stage, Stream s, Launch&& launch) {
   events.begin(stage, s);
   launch();
-  events.end(stage, s);
+  events.end(s);
 }
 
 }  // namespace bhviz::sim::cuda

@@ -32,6 +32,15 @@
 // of most expected work first (WalkSchedule: their targets' last measured work), so that the grid
 // ends on short groups.
 //
+// Fewer groups than warps (a block substep whose few active particles sit in the centre, or a
+// small N): most warps would idle while a few walk a whole group each, so each group's targets
+// are split into `parts` runs (up to kMaxParts, as many as the idle warps allow), each walked by
+// its own warp against the whole group's box and |a_old| minimum. Every target so meets the same
+// cells as unsplit, and the same interaction counts; only the order of its sums changes (fp32).
+// On M31 1 M with block steps the deepest substeps' walks (25 k targets in ~660 groups of ~39,
+// on 3696 warps of an H200) took 0.98 ms each, 38 ns a target against 3.2 where the groups fill
+// the warps; split, 0.43 ms (docs/BENCHMARKS.md).
+//
 // The rings, the target slots and the flush are in walk_flush.cuh; the traversal, the kernel and
 // its launch here.
 #include <algorithm>
@@ -71,7 +80,18 @@ struct WalkArgs {
   unsigned stackMask;  // shared stack entries in use − 1
   std::uint32_t* __restrict__ stack;
   WalkCounters* counters;
+  unsigned maxParts;  // WalkSettings::maxParts, or kMaxParts
 };
+
+/// Runs a group's targets are split into where warps would idle: warps per group, rounded to
+/// the nearest, within [1, maxParts] (M31 1 M: 2189 groups on 3696 warps took 13 ns a target
+/// unsplit, against 3.2 with every warp busy). The same in every warp of a walk.
+__device__ inline std::uint32_t partsPerGroup(std::uint32_t groups, std::uint32_t warps,
+                                              unsigned maxParts) {
+  if (groups == 0) return 1;
+  const std::uint32_t nearest = (warps + groups / 2) / groups;
+  return max(1u, min(static_cast<std::uint32_t>(maxParts), nearest));
+}
 
 /// Ring positions of one warp (the same in every lane).
 struct Rings {
@@ -262,17 +282,21 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
   const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   std::uint32_t* stack = a.stack + std::size_t(warp) * kStackCapacity;
   const std::uint32_t groups = *a.groups;
+  const std::uint32_t parts = partsPerGroup(groups, gridDim.x * (blockDim.x / 32), a.maxParts);
   __shared__ WarpTotals warpTotals[kWalkWarps];
   WarpTotals& total = warpTotals[threadIdx.x / 32];
   if (lane == 0) total = {0, 0, 0, 0, globalTimer(), 0, 0};
   __syncwarp();
   for (;;) {
-    std::uint32_t g = 0;
-    if (lane == 0) g = atomicAdd(&a.counters->nextGroup, 1u);
-    g = __shfl_sync(kFull, g, 0);
-    if (g >= groups) break;
-    g = a.order[g];
-    const std::uint32_t first = a.targetFirst[g], n = a.targetCount[g];
+    std::uint32_t item = 0;  // a group's part: the parts of a group are consecutive
+    if (lane == 0) item = atomicAdd(&a.counters->nextGroup, 1u);
+    item = __shfl_sync(kFull, item, 0);
+    if (item >= groups * parts) break;
+    const std::uint32_t g = a.order[item / parts];
+    const std::uint32_t all = a.targetCount[g], share = (all + parts - 1) / parts;
+    const std::uint32_t begin = min(all, (item % parts) * share);
+    const std::uint32_t first = a.targetFirst[g] + begin, n = min(all - begin, share);
+    if (n == 0) continue;  // a group of fewer targets than parts
     Targets<kTargets> t;
     loadTargets(a.posMass, a.targets, first, n, lane, t);
     Rings r;
@@ -383,6 +407,10 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                                 ", supported 1.." + std::to_string(kMaxWalkGroup));
   }
   const int shared = s.sharedStack == 0 ? kSharedStack : s.sharedStack;
+  if (s.maxParts < 0 || s.maxParts > int(kMaxParts)) {
+    throw std::invalid_argument("launchWalk: maxParts " + std::to_string(s.maxParts) +
+                                ", supported 0.." + std::to_string(kMaxParts));
+  }
   if (shared < 256 || shared > int(kSharedStack) || (shared & (shared - 1)) != 0) {
     throw std::invalid_argument("launchWalk: sharedStack " + std::to_string(s.sharedStack) +
                                 ", supported 0 or a power of two in 256.." +
@@ -407,7 +435,8 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    s.softening * s.softening,
                    unsigned(shared - 1),
                    nullptr,
-                   d_counters};
+                   d_counters,
+                   s.maxParts == 0 ? kMaxParts : unsigned(s.maxParts)};
   const int targets = (g.nGroup + 31) / 32;
   if (targets <= 1) {
     s.quadrupole ? launchFor<1, true>(a, g, device, stream)
@@ -421,15 +450,50 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
   }
 }
 
-InteractionCounts downloadCounters(const WalkCounters* d_counters, std::uint32_t* groups) {
-  WalkCounters h{};
-  copyToHost(&h, d_counters, sizeof(h));
-  if (groups != nullptr) *groups = h.groups;
+namespace {
+
+void checkNoOverflow(const WalkCounters& h) {
   if (h.overflow != 0) {
     throw std::runtime_error("CUDA walk: a warp's cell stack overflowed (capacity " +
                              std::to_string(kStackCapacity) + " cells); the forces are incomplete");
   }
+}
+
+}  // namespace
+
+InteractionCounts downloadCounters(const WalkCounters* d_counters, std::uint32_t* groups) {
+  WalkCounters h{};
+  copyToHost(&h, d_counters, sizeof(h));
+  if (groups != nullptr) *groups = h.groups;
+  checkNoOverflow(h);
   return {h.cell, h.particle, h.targets};
+}
+
+bool CounterReadback::queue(const WalkCounters* d_counters, bool add, Stream stream) {
+  if (m_used == kSlots) return false;
+  if (m_slots.size() == 0) m_slots.resize(kSlots * sizeof(WalkCounters));  // never grows after
+  auto* slot = reinterpret_cast<WalkCounters*>(m_slots.data()) + m_used;
+  BHVIZ_CUDA_CHECK(
+      cudaMemcpyAsync(slot, d_counters, sizeof(WalkCounters), cudaMemcpyDeviceToHost, stream));
+  m_add[m_used++] = add;
+  return true;
+}
+
+void CounterReadback::collect(InteractionCounts& counts, std::uint32_t* groups) {
+  const std::size_t used = m_used;
+  m_used = 0;  // freed even when a walk below reports an overflow
+  const auto* slots = reinterpret_cast<const WalkCounters*>(m_slots.data());
+  for (std::size_t k = 0; k < used; ++k) {
+    const WalkCounters& h = slots[k];
+    checkNoOverflow(h);
+    counts.cell += h.cell;
+    counts.particle += h.particle;
+    if (!m_add[k]) {  // a target of several trees is one
+      counts.targets += h.targets;
+      counts.groups += h.groups;
+    }
+    *groups = h.groups;
+  }
 }
 
 }  // namespace bhviz::sim::cuda

@@ -7,6 +7,7 @@
 
 #include "sim/common/mac.h"
 #include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/device_buffer.h"
 #include "sim/cuda/device_properties.h"
 #include "sim/cuda/groups.h"
 #include "sim/profile.h"
@@ -25,7 +26,13 @@ struct WalkSettings {
   /// false: the opened leaves are skipped, so the walk has no P2P and its forces are wrong.
   /// Only bench_cuda_walk clears it, to time what the near field costs.
   bool nearField = true;
+  /// The most warps one group's targets are split over when there are fewer groups than warps
+  /// (walk.cu): 0 for kMaxParts, 1 for one warp per group. Only tests and benchmarks set it.
+  int maxParts = 0;
 };
+
+/// The most warps a group's targets are split over (WalkSettings::maxParts).
+inline constexpr unsigned kMaxParts = 8;
 
 /// Cell-stack entries per warp in shared memory (the stack's top; deeper entries spill).
 inline constexpr int kWalkSharedStack = 512;
@@ -36,7 +43,7 @@ struct WalkCounters {
   unsigned long long cell;      ///< M2P interactions (per target: cells in its group's list)
   unsigned long long particle;  ///< P2P interactions (per target: leaf particles, self included)
   unsigned long long targets;   ///< particles that received a force
-  unsigned int nextGroup;       ///< the persistent grid's work counter
+  unsigned int nextGroup;       ///< the persistent grid's work counter (parts of groups)
   unsigned int overflow;        ///< nonzero if a warp's cell stack overflowed (a bug: see walk.cu)
   // diagnostics (bench_cuda_walk, tests)
   unsigned int warps;           ///< warps of the persistent grid
@@ -88,5 +95,26 @@ void queryWalkBlocks(DeviceProperties& device);
 /// Reads the counters (and, when `groups` is given, the number of groups walked); throws
 /// std::runtime_error if the walk reported an overflow.
 InteractionCounts downloadCounters(const WalkCounters* d_counters, std::uint32_t* groups = nullptr);
+
+/// The walks' counters on their way to the host without a wait: each walk's are copied into a
+/// slot of pinned memory behind it on the stream, and read once the caller has waited for the
+/// stream anyway (the backend's settle).
+class CounterReadback {
+ public:
+  static constexpr std::size_t kSlots = 64;  ///< walks queued before a collect must come
+  /// Queues the copy of *d_counters behind the work on `stream`; `add`: the walk of another
+  /// tree for targets already counted. False when every slot is taken (collect first).
+  bool queue(const WalkCounters* d_counters, bool add, Stream stream);
+  bool pending() const { return m_used > 0; }
+  /// Adds the queued walks' counts to `counts` and frees the slots; *groups: the groups of the
+  /// last walk. The stream must have passed the copies. Throws std::runtime_error if a walk
+  /// reported a stack overflow.
+  void collect(InteractionCounts& counts, std::uint32_t* groups);
+
+ private:
+  PinnedBytes m_slots;
+  bool m_add[kSlots] = {};
+  std::size_t m_used = 0;
+};
 
 }  // namespace bhviz::sim::cuda

@@ -59,6 +59,8 @@ int RankShare::openKicks(const Clock& clock, const SimParams& p) {
     decompose();
   }
   int deepest = m_local->openKicks(clock, p);
+  // One bin (shared steps, the same clock on every rank): 0 everywhere, nothing to reduce.
+  if (clock.depth == 0) return 0;
   checkMpi(MPI_Allreduce(MPI_IN_PLACE, &deepest, 1, MPI_INT, MPI_MAX, jobComm()), "MPI_Allreduce");
   return deepest;
 }
@@ -276,6 +278,7 @@ StepProfile RankShare::profile() {
     slowest.interactions.cell += p.interactions.cell;
     slowest.interactions.particle += p.interactions.particle;
     slowest.interactions.targets += p.interactions.targets;
+    slowest.interactions.groups += p.interactions.groups;
   }
   return slowest;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/device_buffer.h"
@@ -279,6 +280,51 @@ TEST(CudaBackend, DiagnosticsOnTheDeviceEqualTheHostSumsMidStep) {
   for (int k = 0; k < 3; ++k) {
     EXPECT_NEAR(device.momentum[k], host.momentum[k], 1e-12);
     EXPECT_NEAR(device.angularMomentum[k], host.angularMomentum[k], 1e-12);
+  }
+}
+
+// A substep launches its stages without waiting for them (but for the deepest bin of block
+// steps and a rebuild's level table) and reads their times and the walk's counts once, at its
+// end. Each substep's profile must still be its own: every stage it ran, the sort only where it
+// rebuilt, and as targets exactly the particles active at its tick.
+TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
+  REQUIRE_GPU();
+  for (const bool blockSteps : {false, true}) {
+    SimParams p = plummerParams();
+    p.rebuildInterval = 3;  // refits between the rebuilds
+    if (blockSteps) {
+      p.stepping = TimeStepping::Block;
+      p.dtMax = 1.0f / 8.0f;
+      p.maxBinDepth = 5;
+      p.eta = 0.05f;
+    }
+    Simulation sim = cudaSim(makePlummer(30000, 9), p);
+    std::uint64_t targets = 0;
+    int partial = 0;
+    for (int k = 0; k < 16; ++k) {
+      sim.substep();
+      const StepProfile& prof = sim.lastProfile();
+      const Clock& c = sim.clock();
+      std::uint64_t active = 0;
+      for (const std::uint8_t b : sim.particles().bin) {
+        active += isActive(std::min<int>(b, c.depth), c.tick, c.depth) ? 1 : 0;
+      }
+      const std::string at =
+          (blockSteps ? "block" : "shared") + std::string(" substep ") + std::to_string(k);
+      EXPECT_EQ(prof.interactions.targets, active) << at;
+      EXPECT_GT(prof.interactions.cell + prof.interactions.particle, active) << at;
+      for (const Stage s :
+           {Stage::Predict, Stage::Moments, Stage::Groups, Stage::Walk, Stage::Integrate}) {
+        EXPECT_GT(prof[s], 0.0) << at << " " << stageName(s);
+      }
+      EXPECT_EQ(prof[Stage::Sort] > 0.0, sim.lastRebuilt()) << at;
+      targets += active;
+      partial += active < sim.particles().size() ? 1 : 0;
+    }
+    EXPECT_EQ(sim.totalProfile().interactions.targets, targets);
+    if (blockSteps) {
+      EXPECT_GT(partial, 8) << "substeps with only some particles active";
+    }
   }
 }
 

@@ -282,6 +282,57 @@ TEST(CudaWalk, AccurateAgainstDirectSummation) {
               e.median, e.p99, e.max, double(counts.cell + counts.particle) / double(n));
 }
 
+// The walks' counters on their way to the host without a wait (what the backend reads when a
+// substep settles): every queued walk's counts summed, the targets of the walks that add another
+// tree's share counted once, and a full set of slots refused until it is read.
+TEST(CudaWalk, CounterReadbackSumsTheQueuedWalks) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 20000;
+  Particles h = makePlummer(n, baseSeed() + 31);
+  setBins(h, true, baseSeed() + 32);
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  const cuda::WalkSettings s{mac, true, 0.05f};
+  Scene scene;
+  scene.build(h, 16, mac);
+  const InteractionCounts one = scene.forces(kSparse, 64, s);  // launches groups and one walk
+  std::uint32_t groups = 0;
+  cuda::downloadCounters(scene.counters.data(), &groups);
+  ASSERT_GT(one.targets, 0u);
+  ASSERT_LT(one.targets, n) << "a sparse rule";
+
+  cuda::CounterReadback readback;
+  EXPECT_FALSE(readback.pending());
+  std::size_t adds = 0;
+  for (std::size_t k = 0; k < cuda::CounterReadback::kSlots; ++k) {
+    const bool add = k % 3 == 1;
+    adds += add ? 1 : 0;
+    cuda::launchWalk(scene.tree, scene.groups, scene.d, s, scene.counters.data(), scene.device,
+                     nullptr);
+    ASSERT_TRUE(readback.queue(scene.counters.data(), add, nullptr)) << "slot " << k;
+  }
+  EXPECT_TRUE(readback.pending());
+  EXPECT_FALSE(readback.queue(scene.counters.data(), false, nullptr)) << "every slot taken";
+  cuda::synchronize(nullptr);
+  InteractionCounts sum{1, 2, 3};  // collect adds to what is there
+  std::uint32_t collectedGroups = 0;
+  readback.collect(sum, &collectedGroups);
+  const std::uint64_t walks = cuda::CounterReadback::kSlots;
+  EXPECT_EQ(sum.cell, 1 + walks * one.cell);
+  EXPECT_EQ(sum.particle, 2 + walks * one.particle);
+  EXPECT_EQ(sum.targets, 3 + (walks - adds) * one.targets);
+  EXPECT_EQ(collectedGroups, groups);
+  EXPECT_FALSE(readback.pending());
+  // The slots are free again, and a collect reads only what was queued since.
+  cuda::launchWalk(scene.tree, scene.groups, scene.d, s, scene.counters.data(), scene.device,
+                   nullptr);
+  ASSERT_TRUE(readback.queue(scene.counters.data(), false, nullptr));
+  cuda::synchronize(nullptr);
+  InteractionCounts again;
+  readback.collect(again, &collectedGroups);
+  EXPECT_EQ(again.cell, one.cell);
+  EXPECT_EQ(again.targets, one.targets);
+}
+
 // The walk's schedule: each group expects the sum of its targets' last measured work (1 for a
 // target never measured, and for every target without any), and the walk takes the groups most
 // expected work first by half octaves (2k + b for 2^k ≤ w < 2^(k+1), b = 1 from 1.5·2^k on),
@@ -416,4 +467,66 @@ TEST(CudaWalk, StackSpillToGlobalMemoryChangesNothing) {
   std::printf("stack peak %u entries; spilled %llu (shared %d) and %llu (shared 256)\n",
               raw[0].stackPeak, raw[0].spilled, cuda::kWalkSharedStack, raw[1].spilled);
   EXPECT_THROW(scene.forces(kAll, 64, {mac, true, 0.01f, 300}), std::invalid_argument);
+}
+
+// Fewer groups than warps: each group's targets are split over idle warps, each walking the
+// whole group's box. The interaction counts stay exact (every target meets the same cells), the
+// forces change only by the order of their fp32 sums; where the groups fill the warps nothing
+// is split and the bits are the same.
+TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  for (const bool sparse : {true, false}) {
+    const std::size_t n = sparse ? 20000 : 400000;  // ~1/8 active at 20 k: few groups
+    Particles h = makePlummer(n, baseSeed() + (sparse ? 41 : 43));
+    setBins(h, sparse, baseSeed() + 42);
+    const cuda::ActiveRule rule = sparse ? kSparse : kAll;
+    Scene scene;
+    scene.build(h, 16, mac);
+    cuda::WalkSettings s{mac, true, 0.05f};
+    std::vector<Particles> out(2);
+    std::vector<cuda::WalkCounters> raw(2);
+    for (int k = 0; k < 2; ++k) {
+      s.maxParts = k == 0 ? 1 : 0;  // one warp per group, then the split
+      scene.d.accPot.poison();
+      scene.forces(rule, 64, s);
+      cuda::copyToHost(&raw[k], scene.counters.data(), sizeof(cuda::WalkCounters));
+      cuda::downloadParticles(scene.d, out[k]);
+    }
+    const std::string what = sparse ? "sparse, 20 k" : "all active, 400 k";
+    if (sparse) {
+      ASSERT_GE(raw[1].warps, 2 * raw[1].groups) << "the test needs fewer groups than warps";
+    } else {
+      ASSERT_GT(2 * raw[1].groups, raw[1].warps) << "the test needs as many groups as warps";
+    }
+    EXPECT_EQ(raw[0].cell, raw[1].cell) << what;
+    EXPECT_EQ(raw[0].particle, raw[1].particle) << what;
+    EXPECT_EQ(raw[0].targets, raw[1].targets) << what;
+    std::vector<double> diff;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!cuda::isTarget(rule, out[0].bin[i])) {
+        EXPECT_TRUE(sameBits(&out[1].accPot[i], &out[0].accPot[i], sizeof(Vec4)))
+            << "a particle that is no target was written";
+        continue;
+      }
+      const Vec4 a = out[0].accPot[i], b = out[1].accPot[i];
+      const double d = std::sqrt(double(a.x - b.x) * (a.x - b.x) + double(a.y - b.y) * (a.y - b.y) +
+                                 double(a.z - b.z) * (a.z - b.z));
+      diff.push_back(d / std::sqrt(double(a.x) * a.x + double(a.y) * a.y + double(a.z) * a.z));
+    }
+    if (sparse) {
+      EXPECT_LE(quantile(diff, 0.5), 1e-6) << what << ": only the order of the sums changes";
+      EXPECT_LE(quantile(diff, 1.0), 1e-4) << what;
+    } else {
+      EXPECT_TRUE(sameBits(out[0].accPot.data(), out[1].accPot.data(), n * sizeof(Vec4)))
+          << what << ": nothing to split, the same bits";
+    }
+    std::printf("%s: %u groups, %u warps; median relative change %.2g\n", what.c_str(),
+                raw[1].groups, raw[1].warps, diff.empty() ? 0.0 : quantile(diff, 0.5));
+  }
+  Scene scene;
+  scene.build(makePlummer(1000, baseSeed() + 44), 16, mac);
+  cuda::WalkSettings nine{mac, true, 0.05f};
+  nine.maxParts = int(cuda::kMaxParts) + 1;
+  EXPECT_THROW(scene.forces(kAll, 64, nine), std::invalid_argument);
 }
