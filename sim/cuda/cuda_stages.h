@@ -109,6 +109,9 @@ BHVIZ_HD inline WalkCell walkCellOf(const Vec4& comMass, const Quadrupole& q, co
   return w;
 }
 
+/// DeviceTree::parent of the root.
+inline constexpr std::uint32_t kNoParent = 0xffffffffu;
+
 /// The octree on the device, in the layout of sim::Tree.
 struct DeviceTree {
   std::vector<std::uint32_t> levelBegin;  ///< host copy, as Tree::levelBegin (depth + 1 entries)
@@ -117,6 +120,8 @@ struct DeviceTree {
   std::size_t firstGuess = 0;  ///< cells to reserve before the first build; 0: from n and nLeaf
 
   DeviceBuffer<std::uint32_t> first, count, child;
+  DeviceBuffer<std::uint32_t> parent;    ///< kNoParent for the root (launchTree fills it)
+  DeviceBuffer<std::uint32_t> arrivals;  ///< launchMoments' count of children done, per cell
   DeviceBuffer<std::uint8_t> childCount, level;
   DeviceBuffer<Vec4> comMass;
   DeviceBuffer<Quadrupole> quad;
@@ -133,7 +138,7 @@ struct DeviceTree {
 
 /// The twin of cpu::openKicks: the particles at a step boundary choose their new bin and get
 /// their opening half-kick. Resets *d_deepest (device memory), then makes it the deepest bin of
-/// any particle.
+/// any particle; null where the clock has one bin (the deepest is 0).
 void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& params,
                      int* d_deepest, Stream stream);
 

@@ -172,6 +172,8 @@ void DeviceTree::reserve(std::size_t cellCount) {
   first.reserve(cellCount);
   count.reserve(cellCount);
   child.reserve(cellCount);
+  parent.reserve(cellCount);
+  arrivals.reserve(cellCount);
   childCount.reserve(cellCount);
   level.reserve(cellCount);
   comMass.reserve(cellCount);
@@ -180,15 +182,18 @@ void DeviceTree::reserve(std::size_t cellCount) {
   bmax.reserve(cellCount);
   opening.reserve(cellCount);
   // Every array grows alike; the smallest capacity is what all of them hold.
-  capacity = std::min({first.capacity(), count.capacity(), child.capacity(), childCount.capacity(),
-                       level.capacity(), comMass.capacity(), quad.capacity(), box.capacity(),
-                       bmax.capacity(), opening.capacity()});
+  capacity =
+      std::min({first.capacity(), count.capacity(), child.capacity(), parent.capacity(),
+                arrivals.capacity(), childCount.capacity(), level.capacity(), comMass.capacity(),
+                quad.capacity(), box.capacity(), bmax.capacity(), opening.capacity()});
 }
 
 void DeviceTree::poison() {
   first.poison();
   count.poison();
   child.poison();
+  parent.poison();
+  arrivals.poison();
   childCount.poison();
   level.poison();
   comMass.poison();

@@ -283,6 +283,16 @@ std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nL
   return h;
 }
 
+/// Each cell's parent, from the children's ranges (the moments go up through it).
+__global__ void parentsKernel(std::uint32_t cells, const std::uint32_t* __restrict__ child,
+                              const std::uint8_t* __restrict__ childCount,
+                              std::uint32_t* __restrict__ parent) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= cells) return;
+  if (c == 0) parent[0] = kNoParent;
+  for (std::uint32_t k = child[c]; k < child[c] + childCount[c]; ++k) parent[k] = c;
+}
+
 }  // namespace
 
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream) {
@@ -299,6 +309,10 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
         tree.levelBegin.push_back(table[L + 1]);
       }
       tree.cells = tree.levelBegin.back();
+      const auto cells = static_cast<std::uint32_t>(tree.cells);
+      parentsKernel<<<blocksFor(cells), kBlock, 0, stream>>>(
+          cells, tree.child.data(), tree.childCount.data(), tree.parent.data());
+      BHVIZ_CUDA_CHECK_LAUNCH();
       return;
     }
     tree.reserve(std::max<std::size_t>(2 * tree.capacity, table[kMaxLevel + 1]));

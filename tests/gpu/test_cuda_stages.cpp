@@ -303,6 +303,56 @@ TEST(CudaStages, TreeBuildRetriesWhenItsBuffersOverflow) {
   EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
 }
 
+// The moments go up the tree in one launch, each parent computed by whichever thread completes
+// its children (moments.cu). Whatever thread that is, and whatever the SMs cached, a parent must
+// be the same bits every time: launches on poisoned outputs, with deep single-child chains
+// (clustered duplicates at N_leaf 1) and the retried build above, give identical arrays, and
+// every cell's parent links back to it.
+TEST(CudaStages, MomentsUpTheTreeAreTheSameBitsEveryLaunch) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 200000;
+  const Particles h = clusteredParticles(n, baseSeed() + 23);
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  cuda::uploadParticles(h, d);
+  cuda::launchBuild(d, Curve::Hilbert, 1, mac, ws, tree, nullptr);
+  Tree first;
+  cuda::downloadTree(tree, ws, first, true);
+  ASSERT_GT(first.levelBegin.size(), 15u) << "the test needs a deep tree";
+  std::vector<std::uint32_t> parent(tree.cells);
+  cuda::copyToHost(parent.data(), tree.parent.data(), tree.cells * sizeof(std::uint32_t));
+  EXPECT_EQ(parent[0], cuda::kNoParent);
+  for (std::uint32_t c = 0; c < first.cellCount(); ++c) {
+    for (std::uint32_t k = first.child[c]; k < first.child[c] + first.childCount[c]; ++k) {
+      ASSERT_EQ(parent[k], c) << "cell " << k;
+    }
+  }
+  for (int launch = 0; launch < 5; ++launch) {
+    tree.comMass.poison();
+    tree.quad.poison();
+    tree.box.poison();
+    tree.bmax.poison();
+    tree.opening.poison();
+    tree.walkCell.poison();
+    cuda::launchMoments(tree, d, ws, mac, nullptr);
+    Tree again;
+    cuda::downloadTree(tree, ws, again, true);
+    const std::size_t cells = first.cellCount();
+    EXPECT_EQ(std::memcmp(again.comMass.data(), first.comMass.data(), cells * sizeof(Vec4)), 0);
+    EXPECT_EQ(std::memcmp(again.quad.data(), first.quad.data(), cells * sizeof(Quadrupole)), 0);
+    EXPECT_EQ(std::memcmp(again.box.data(), first.box.data(), cells * sizeof(Box)), 0);
+    EXPECT_EQ(std::memcmp(again.bmax.data(), first.bmax.data(), cells * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(again.opening.data(), first.opening.data(), cells * sizeof(float)), 0);
+  }
+  // The mass of the whole tree is every particle's, and the root's box holds them all.
+  double mass = 0.0;
+  for (const Vec4& q : h.posMass) mass += q.w;
+  EXPECT_NEAR(first.comMass[0].w, mass, 1e-5 * mass);
+  for (const Vec4& q : h.posMass) ASSERT_EQ(distSqPointBox(xyz(q), first.box[0]), 0.0f);
+}
+
 TEST(CudaStages, BuffersGrowAndNeverShrink) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   cuda::DeviceBuffer<float> b;
