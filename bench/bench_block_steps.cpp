@@ -246,6 +246,7 @@ const char* const kTableHeader =
     "build ms | moments+groups ms | walk ms | untimed ms | |ΔE/E| | Δx median / r_h | "
     "Δx p99 / r_h |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+// New columns go last, so that the CSVs of earlier runs still read alike.
 const char* const kCsvHeader =
     "scenario,n,mode,dt_or_eta,rebuild,substeps,force_evaluations_per_n,rebuilds,wall_s,build_ms,"
     "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99,untimed_ms\n";
@@ -495,7 +496,7 @@ int main(int argc, char** argv) {
       "--theta", [&](const float& v) { o.theta = v; }, "opening angle for bh and bonsai");
   app.add_option_function<int>(
       "--n-group", [&](const int& v) { o.nGroup = v; },
-      "N_group in every run (default: the app's)");
+      "N_group in every run (default: SimParams')");
   app.add_option("--shells", o.shells,
                  "also print each run's median position error in this many shells of equal count "
                  "by initial radius");

@@ -29,9 +29,7 @@ void fullStep(benchmark::State& state) {
     sim.substep();
     const StepProfile& s = sim.lastProfile();
     for (std::size_t k = 0; k < sum.ms.size(); ++k) sum.ms[k] += s.ms[k];
-    sum.interactions.cell += s.interactions.cell;
-    sum.interactions.particle += s.interactions.particle;
-    sum.interactions.targets += s.interactions.targets;
+    sum.interactions += s.interactions;
     ++steps;
   }
   for (int k = 0; k < static_cast<int>(Stage::Count); ++k) {

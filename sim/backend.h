@@ -166,8 +166,8 @@ class ForceParts {
   /// Walks the built groups over the local tree: writes accPot of the targets.
   virtual void walkLocal() = 0;
   /// walkLocal in two halves, so that the caller's host work (a rank's MPI exchange) runs while
-  /// the device walks: begin launches it, end waits for it and takes its counts. A backend that
-  /// computes on the host walks in begin.
+  /// the device walks: begin launches it, end takes its counts (the CUDA backend queues their
+  /// copy, read with the profile). A backend that computes on the host walks in begin.
   virtual void beginWalkLocal() { walkLocal(); }
   virtual void endWalkLocal() {}
   /// Walks the built groups over another rank's LET: adds to accPot of the targets.

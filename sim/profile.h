@@ -35,6 +35,21 @@ struct InteractionCounts {
   /// Groups walked (each walks its targets together; the walks of other trees' shares of the
   /// same groups not counted again). Few of them leave the GPU's warps idle.
   std::uint64_t groups = 0;
+
+  InteractionCounts& operator+=(const InteractionCounts& o) {
+    cell += o.cell;
+    particle += o.particle;
+    targets += o.targets;
+    groups += o.groups;
+    return *this;
+  }
+  InteractionCounts& operator-=(const InteractionCounts& o) {
+    cell -= o.cell;
+    particle -= o.particle;
+    targets -= o.targets;
+    groups -= o.groups;
+    return *this;
+  }
 };
 
 struct StepProfile {
@@ -46,10 +61,7 @@ struct StepProfile {
   /// Adds another profile's stage times and interactions.
   StepProfile& operator+=(const StepProfile& o) {
     for (std::size_t s = 0; s < ms.size(); ++s) ms[s] += o.ms[s];
-    interactions.cell += o.interactions.cell;
-    interactions.particle += o.interactions.particle;
-    interactions.targets += o.interactions.targets;
-    interactions.groups += o.interactions.groups;
+    interactions += o.interactions;
     return *this;
   }
   /// What a rebuild costs beyond a refit: bbox, keys, sort and topology [ms].

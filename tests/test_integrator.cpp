@@ -31,6 +31,14 @@ SimParams plummerParams(TimeStepping stepping) {
   return p;
 }
 
+SimParams blockParams(float dtMax, int maxBinDepth, float eta) {
+  SimParams p = plummerParams(TimeStepping::Block);
+  p.dtMax = dtMax;
+  p.maxBinDepth = maxBinDepth;
+  p.eta = eta;
+  return p;
+}
+
 double relativeDrift(const Diagnostics& a, const Diagnostics& b) {
   return std::fabs((b.total() - a.total()) / a.total());
 }
@@ -66,11 +74,7 @@ TEST(Integrator, SharedStepsConserveEnergyOverOneTimeUnit) {
 }
 
 TEST(Integrator, BlockStepsConserveEnergyAndUseSeveralBins) {
-  SimParams p = plummerParams(TimeStepping::Block);
-  p.dtMax = 1.0f / 16.0f;
-  p.maxBinDepth = 6;
-  p.eta = 0.1f;
-  Simulation sim(makeCpuBackend(), makePlummer(4096, 2), p);
+  Simulation sim(makeCpuBackend(), makePlummer(4096, 2), blockParams(1.0f / 16.0f, 6, 0.1f));
   const Diagnostics start = sim.diagnostics();
   sim.advance(16);
   EXPECT_NEAR(sim.time(), 1.0, 1e-9);
@@ -85,6 +89,28 @@ TEST(Integrator, BlockStepsConserveEnergyAndUseSeveralBins) {
     if (end.binHistogram[b]) deepest = int(b);
   const double sharedForces = 4096.0 * 16.0 * double(1 << deepest);
   EXPECT_LT(double(sim.totalProfile().interactions.targets), 0.9 * sharedForces);
+}
+
+// What a substep's profile says it walked: as targets exactly the particles active at its tick,
+// and the groups the backend built for them (the tree census's count), fewer than the targets.
+TEST(Integrator, EachSubstepsProfileCountsItsTargetsAndGroups) {
+  Simulation sim(makeCpuBackend(), makePlummer(4096, 9), blockParams(1.0f / 8.0f, 5, 0.05f));
+  int partial = 0;
+  for (int k = 0; k < 12; ++k) {
+    sim.substep();
+    const InteractionCounts& c = sim.lastProfile().interactions;
+    const Clock& clock = sim.clock();
+    std::uint64_t active = 0;
+    for (const std::uint8_t b : sim.particles().bin) {
+      active += isActive(std::min<int>(b, clock.depth), clock.tick, clock.depth) ? 1 : 0;
+    }
+    EXPECT_EQ(c.targets, active) << "substep " << k;
+    EXPECT_EQ(c.groups, sim.backend().treeCensus().groups) << "substep " << k;
+    EXPECT_GT(c.groups, 0u) << "substep " << k;
+    EXPECT_LE(c.groups, c.targets) << "substep " << k;
+    partial += active < 4096 ? 1 : 0;
+  }
+  EXPECT_GT(partial, 4) << "the test needs substeps with only some particles active";
 }
 
 TEST(Integrator, BlockStepsWithOneBinEqualSharedSteps) {
@@ -225,10 +251,7 @@ TEST(Integrator, ResultDoesNotDependOnTheThreadCount) {
 }
 
 TEST(Integrator, ClockChangesWaitForSynchronisation) {
-  SimParams p = plummerParams(TimeStepping::Block);
-  p.dtMax = 1.0f / 8.0f;
-  p.maxBinDepth = 5;
-  p.eta = 0.05f;
+  const SimParams p = blockParams(1.0f / 8.0f, 5, 0.05f);
   Simulation sim(makeCpuBackend(), makePlummer(1000, 5), p);
   sim.substep();
   ASSERT_FALSE(sim.synchronized()) << "η is small enough that some particle steps shorter";

@@ -152,10 +152,7 @@ SimSession::Advance SimSession::advanceInterval() {
   a.substeps = static_cast<int>(m_sim->substeps() - before);
   a.profile = m_sim->totalProfile();
   for (std::size_t s = 0; s < a.profile.ms.size(); ++s) a.profile.ms[s] -= totalBefore.ms[s];
-  a.profile.interactions.cell -= totalBefore.interactions.cell;
-  a.profile.interactions.particle -= totalBefore.interactions.particle;
-  a.profile.interactions.targets -= totalBefore.interactions.targets;
-  a.profile.interactions.groups -= totalBefore.interactions.groups;
+  a.profile.interactions -= totalBefore.interactions;
   a.wallMs = msSince(t0);
   m_targetTime = m_sim->time();
   return a;

@@ -268,6 +268,7 @@ class CudaBackend final : public Backend,
     m_statisticsValid = m_p.n > 0;
     if (m_p.n > 0) return true;
     // A rank of a distributed run may hold none.
+    settle();  // so that no walk's counters read later bring back their groups
     m_tree.levelBegin.clear();
     m_tree.cells = 0;
     m_groupCount = 0;

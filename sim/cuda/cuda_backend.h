@@ -24,14 +24,16 @@ struct CudaUnavailable : std::runtime_error {
 
 /// Device memory a run needs per particle: two copies of the particle arrays (the sort's
 /// gather), keys and permutations (double-buffered), the tree (about one cell per two
-/// particles at N_leaf = 16), groups and CUB scratch, rounded up (320 B); and the walk
-/// schedule's last work per particle with its sort scratch and a group's expected work (12 B).
-inline constexpr double kDeviceBytesPerParticle = 332.0;
+/// particles at N_leaf = 16), groups and CUB scratch, rounded up (320 B); the walk schedule's
+/// last work per particle with its sort scratch and a group's expected work (12 B); and each
+/// cell's parent and arrival count for the moments' climb (8 B a cell, 4 B a particle).
+inline constexpr double kDeviceBytesPerParticle = 336.0;
 /// The same for a rank of a distributed run, whose share also holds the LET cut's scratch
 /// (sized by the tree: ~110 B a cell, and 16 B a particle), the exchange's domain and selection
 /// arrays, the ORB's domain names and the LETs' bytes and walk records: measured 474 and
 /// 508 B a particle (device_bytes_peak) on the two ranks of a 480 M merger (two H200s,
-/// 2026-11-27, docs/BENCHMARKS.md "Past one GPU"), rounded up.
+/// 2026-11-27, docs/BENCHMARKS.md "Past one GPU"), rounded up (the moments' climb added ~4 B
+/// since: within it).
 inline constexpr double kDeviceBytesPerRankParticle = 520.0;
 
 /// "NVIDIA H200 (132 SMs, 139.8 GiB)"; throws CudaUnavailable when there is no device.

@@ -170,8 +170,9 @@ void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 /// the level table (and rebuilds with larger buffers in the rare case they overflowed).
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
 
-/// Moments bottom-up in fp32 (one thread per cell, one launch per level), opening values and
-/// the walk's records. Positions must be in key order (after launchSort); n < 2^28. `domains`
+/// Moments bottom-up in fp32 (one launch: each leaf's thread climbs, the thread that completes a
+/// parent's children computes it), opening values and the walk's records. Needs the parents
+/// launchTree filled. Positions must be in key order (after launchSort); n < 2^28. `domains`
 /// (device cuts, sided in ws's frame; none: levels 0): a distributed run's, whose faces cut
 /// some cubes into parts (paramOfParts), as cpu::computeMoments.
 void launchMoments(DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,

@@ -8,10 +8,10 @@
 // launches whose small upper levels each cost a few µs of device time: a block substep, which
 // refits the moments of the whole tree every time, paid it ~0.15 ms at 65 k particles.
 //
-// Sums are taken about a
-// reference point inside the cell (the first particle, or the first child's centre of mass),
-// so their rounding is relative to the cell's size rather than to the absolute coordinates;
-// this keeps the quadrupole of a small cell far from the origin accurate in fp32.
+// Sums are taken about a reference point inside the cell (the first particle, or the first
+// child's centre of mass), so their rounding is relative to the cell's size rather than to the
+// absolute coordinates; this keeps the quadrupole of a small cell far from the origin accurate
+// in fp32.
 //
 // bmax is a guaranteed upper bound of the distance from the stored (rounded) centre of mass to
 // every particle of the cell: each fp32 distance is rounded up by 2^-20 relative, which covers

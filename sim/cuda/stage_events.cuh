@@ -28,33 +28,40 @@ class StageEvents {
   StageEvents(const StageEvents&) = delete;
   StageEvents& operator=(const StageEvents&) = delete;
 
-  /// Opens a span of `stage`; end() closes the last span opened.
+  /// Opens a span of `stage`; end() closes it, or drop() forgets it (its launch threw).
   void begin(Stage stage, Stream s) {
     if (m_used == m_spans.size()) {
       Span span{};
       BHVIZ_CUDA_CHECK(cudaEventCreate(&span.start));
-      BHVIZ_CUDA_CHECK(cudaEventCreate(&span.stop));
+      if (const cudaError_t e = cudaEventCreate(&span.stop); e != cudaSuccess) {
+        (void)cudaEventDestroy(span.start);
+        BHVIZ_CUDA_CHECK(e);
+      }
       m_spans.push_back(span);
     }
-    Span& span = m_spans[m_used++];
+    Span& span = m_spans[m_used];
     span.stage = stage;
     BHVIZ_CUDA_CHECK(cudaEventRecord(span.start, s));
+    ++m_used;  // only once its start is recorded
   }
   void end(Stream s) { BHVIZ_CUDA_CHECK(cudaEventRecord(m_spans[m_used - 1].stop, s)); }
+  /// Forgets the span begin() opened last: its stop will never be recorded.
+  void drop() { --m_used; }
 
   bool pending() const { return m_used > 0; }
 
   /// Adds the spans' times to the profile and frees them (waits for their stop events: none
   /// where the caller has waited for the stream already).
   void collect(StepProfile& profile) {
-    for (std::size_t k = 0; k < m_used; ++k) {
+    const std::size_t used = m_used;
+    m_used = 0;  // freed even when a read below throws
+    for (std::size_t k = 0; k < used; ++k) {
       const Span& span = m_spans[k];
       BHVIZ_CUDA_CHECK(cudaEventSynchronize(span.stop));
       float ms = 0.0f;
       BHVIZ_CUDA_CHECK(cudaEventElapsedTime(&ms, span.start, span.stop));
       profile[span.stage] += ms;
     }
-    m_used = 0;
   }
 
  private:
@@ -66,11 +73,16 @@ class StageEvents {
   std::size_t m_used = 0;
 };
 
-/// Runs `launch` between a stage's two events.
+/// Runs `launch` between a stage's two events; a launch that throws leaves no open span.
 template <typename Launch>
 void timed(StageEvents& events, Stage stage, Stream s, Launch&& launch) {
   events.begin(stage, s);
-  launch();
+  try {
+    launch();
+  } catch (...) {
+    events.drop();
+    throw;
+  }
   events.end(s);
 }
 

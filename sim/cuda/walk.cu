@@ -25,18 +25,21 @@
 // level-L cell already there lay above a popped level-(L−1) cell and was popped with it: a
 // level never holds more than one push, 32 × 8 = 256 cells. With levels 1..kMaxLevel that is
 // at most 1 + 256 kMaxLevel cells; kStackCapacity is above it. The overflow flag is a guard
-// against a broken invariant, reported by downloadCounters, never silent.
+// against a broken invariant, never silent: downloadCounters throws on it, and so does the
+// backend when it reads the counters (CounterReadback::collect, at the substep's end).
 //
 // A persistent grid: as many warps as are resident at once, each taking groups from an atomic
 // counter (groups differ widely in cost, so static scheduling would leave warps idle), the groups
 // of most expected work first (WalkSchedule: their targets' last measured work), so that the grid
 // ends on short groups.
 //
-// Fewer groups than warps (a block substep whose few active particles sit in the centre, or a
-// small N): most warps would idle while a few walk a whole group each, so each group's targets
-// are split into `parts` runs (up to kMaxParts, as many as the idle warps allow), each walked by
-// its own warp against the whole group's box and |a_old| minimum. Every target so meets the same
-// cells as unsplit, and the same interaction counts; only the order of its sums changes (fp32).
+// Fewer groups than warps (below ~2/3 of them: a block substep whose few active particles sit in
+// the centre, or a small N): most warps would idle while a few walk a whole group each, so each
+// group's targets are split into `parts` balanced runs (warps per group rounded, up to
+// kMaxParts), each walked by its own warp against the whole group's box and |a_old| minimum.
+// Every target so meets the same cells as unsplit, and the same interaction counts; only the
+// order of its sums changes (fp32). `parts` depends on the grid's size, so the forces' bits
+// depend on the GPU's SM count and the kernel's occupancy (test_cuda_determinism).
 // On M31 1 M with block steps the deepest substeps' walks (25 k targets in ~660 groups of ~39,
 // on 3696 warps of an H200) took 0.98 ms each, 38 ns a target against 3.2 where the groups fill
 // the warps; split, 0.43 ms (docs/BENCHMARKS.md).
@@ -286,16 +289,17 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
   __shared__ WarpTotals warpTotals[kWalkWarps];
   WarpTotals& total = warpTotals[threadIdx.x / 32];
   if (lane == 0) total = {0, 0, 0, 0, globalTimer(), 0, 0};
+  if (warp == 0 && lane == 0) a.counters->parts = parts;
   __syncwarp();
   for (;;) {
     std::uint32_t item = 0;  // a group's part: the parts of a group are consecutive
     if (lane == 0) item = atomicAdd(&a.counters->nextGroup, 1u);
     item = __shfl_sync(kFull, item, 0);
     if (item >= groups * parts) break;
-    const std::uint32_t g = a.order[item / parts];
-    const std::uint32_t all = a.targetCount[g], share = (all + parts - 1) / parts;
-    const std::uint32_t begin = min(all, (item % parts) * share);
-    const std::uint32_t first = a.targetFirst[g] + begin, n = min(all - begin, share);
+    const std::uint32_t g = a.order[item / parts], part = item % parts;
+    const std::uint32_t all = a.targetCount[g];
+    const std::uint32_t begin = part * all / parts, end = (part + 1) * all / parts;
+    const std::uint32_t first = a.targetFirst[g] + begin, n = end - begin;
     if (n == 0) continue;  // a group of fewer targets than parts
     Targets<kTargets> t;
     loadTargets(a.posMass, a.targets, first, n, lane, t);

@@ -2,6 +2,7 @@
 // The CUDA twin of the walk stage (cpu::walkGroups). Plain C++: compiles under g++ and nvcc;
 // the CUDA runtime stays inside walk.cu. The groups it walks come from groups.h.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -54,6 +55,7 @@ struct WalkCounters {
   unsigned long long endMax;    ///< latest warp end [ns, %globaltimer]
   unsigned int groups;          ///< the groups walked (a copy of DeviceGroups::size), so that the
                                 ///< counters' one read-back brings it to the host too
+  unsigned int parts;           ///< warps each group's targets were split over (walk.cu)
 };
 
 /// The tree walk: writes p.accPot of every group's targets (its active particles, as
@@ -113,7 +115,7 @@ class CounterReadback {
 
  private:
   PinnedBytes m_slots;
-  bool m_add[kSlots] = {};
+  std::array<bool, kSlots> m_add{};
   std::size_t m_used = 0;
 };
 

@@ -275,10 +275,7 @@ StepProfile RankShare::profile() {
   StepProfile slowest;
   for (const StepProfile& p : all) {
     for (std::size_t s = 0; s < p.ms.size(); ++s) slowest.ms[s] = std::max(slowest.ms[s], p.ms[s]);
-    slowest.interactions.cell += p.interactions.cell;
-    slowest.interactions.particle += p.interactions.particle;
-    slowest.interactions.targets += p.interactions.targets;
-    slowest.interactions.groups += p.interactions.groups;
+    slowest.interactions += p.interactions;
   }
   return slowest;
 }

@@ -312,6 +312,7 @@ TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
       const std::string at =
           (blockSteps ? "block" : "shared") + std::string(" substep ") + std::to_string(k);
       EXPECT_EQ(prof.interactions.targets, active) << at;
+      EXPECT_EQ(prof.interactions.groups, sim.backend().treeCensus().groups) << at;
       EXPECT_GT(prof.interactions.cell + prof.interactions.particle, active) << at;
       for (const Stage s :
            {Stage::Predict, Stage::Moments, Stage::Groups, Stage::Walk, Stage::Integrate}) {

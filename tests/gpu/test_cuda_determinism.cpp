@@ -6,19 +6,23 @@
 //   - Bounding box: cub::DeviceReduce of min/max, exact in any order. Keys: one per thread. Sort:
 //     cub::DeviceRadixSort, stable. Tree: block scans. Groups: cub::DeviceSelect (order-keeping),
 //     boxes and |a|_min by warp shuffles of min/max, exact.
-//   - Moments: one thread per cell, its particles or children summed in order.
-//   - Walk: the persistent grid takes groups from an atomic counter, so which warp walks a group
-//     changes from run to run, but not what the warp computes: the stack pops, the ballot-ordered
-//     ring appends, the flushes of 32 sources and the sum of the copies (reduceCopies) depend on
-//     the group alone, and each target is written once. The walk's other atomics add integers
-//     (interaction counters).
+//   - Moments: one launch up the tree; whichever thread completes a parent computes it, from its
+//     particles or children summed in order.
+//   - Walk: the persistent grid takes groups (or a group's parts) from an atomic counter, so which
+//     warp walks one changes from run to run, but not what the warp computes: the stack pops, the
+//     ballot-ordered ring appends, the flushes of 32 sources and the sum of the copies
+//     (reduceCopies) depend on the group and the part alone, and each target is written once.
+//     The walk's other atomics add integers (interaction counters).
 //   - Kicks and drift: one thread per particle; the deepest bin: atomicMax of integers.
 // The one floating-point sum in varying order, the double atomicAdd of the diagnostics
-// (conservedKernel), feeds nothing back into the state; nor does the grid's size (the number of
-// SMs). So one binary gives the same bits on GPUs of one architecture: built with nvcc 13.0 for
-// sm_90, an H100 and an H200 both ended the merger in 0x6c91778b2e36036d and the Plummer sphere in
-// 0x64722b59caadc8ef (the test prints them; they are not golden values, since another nvcc may
-// schedule the fused multiply–adds differently).
+// (conservedKernel), feeds nothing back into the state. The grid's size does, since 2026-11-27:
+// with fewer groups than warps a group's targets are split over several warps (walk.cu), as many
+// as the persistent grid has to spare, and a target's sums then come in another order. So one
+// binary gives the same bits on GPUs of one architecture with as many resident walk warps (SMs ×
+// blocks per SM): built with nvcc 13.0 for sm_90, an H100 SXM and an H200 (132 SMs each) both
+// ended the merger in 0x6c91778b2e36036d and the Plummer sphere in 0x64722b59caadc8ef before the
+// split (the test prints them; they are not golden values, since another nvcc may schedule the
+// fused multiply–adds differently).
 //
 // Not the CPU's bits: the device's rsqrtf is not the CPU's correctly rounded 1/sqrt, nvcc fuses
 // multiply–adds (the kicks, drifts, force sums) that the CPU rounds twice, the moments are fp32

@@ -306,8 +306,8 @@ TEST(CudaStages, TreeBuildRetriesWhenItsBuffersOverflow) {
 // The moments go up the tree in one launch, each parent computed by whichever thread completes
 // its children (moments.cu). Whatever thread that is, and whatever the SMs cached, a parent must
 // be the same bits every time: launches on poisoned outputs, with deep single-child chains
-// (clustered duplicates at N_leaf 1) and the retried build above, give identical arrays, and
-// every cell's parent links back to it.
+// (clustered duplicates at N_leaf 1) and after a build retried with larger buffers, give
+// identical arrays (the walk's records too), and every cell's parent links back to it.
 TEST(CudaStages, MomentsUpTheTreeAreTheSameBitsEveryLaunch) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const std::size_t n = 200000;
@@ -316,6 +316,7 @@ TEST(CudaStages, MomentsUpTheTreeAreTheSameBitsEveryLaunch) {
   cuda::DeviceParticles d;
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
+  tree.firstGuess = 3;  // the first attempt overflows: the parents come from the retry
   cuda::uploadParticles(h, d);
   cuda::launchBuild(d, Curve::Hilbert, 1, mac, ws, tree, nullptr);
   Tree first;
@@ -329,6 +330,8 @@ TEST(CudaStages, MomentsUpTheTreeAreTheSameBitsEveryLaunch) {
       ASSERT_EQ(parent[k], c) << "cell " << k;
     }
   }
+  std::vector<cuda::WalkCell> records(tree.cells);
+  cuda::copyToHost(records.data(), tree.walkCell.data(), tree.cells * sizeof(cuda::WalkCell));
   for (int launch = 0; launch < 5; ++launch) {
     tree.comMass.poison();
     tree.quad.poison();
@@ -345,6 +348,9 @@ TEST(CudaStages, MomentsUpTheTreeAreTheSameBitsEveryLaunch) {
     EXPECT_EQ(std::memcmp(again.box.data(), first.box.data(), cells * sizeof(Box)), 0);
     EXPECT_EQ(std::memcmp(again.bmax.data(), first.bmax.data(), cells * sizeof(float)), 0);
     EXPECT_EQ(std::memcmp(again.opening.data(), first.opening.data(), cells * sizeof(float)), 0);
+    std::vector<cuda::WalkCell> now(cells);
+    cuda::copyToHost(now.data(), tree.walkCell.data(), cells * sizeof(cuda::WalkCell));
+    EXPECT_EQ(std::memcmp(now.data(), records.data(), cells * sizeof(cuda::WalkCell)), 0);
   }
   // The mass of the whole tree is every particle's, and the root's box holds them all.
   double mass = 0.0;

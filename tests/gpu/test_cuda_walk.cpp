@@ -320,6 +320,7 @@ TEST(CudaWalk, CounterReadbackSumsTheQueuedWalks) {
   EXPECT_EQ(sum.cell, 1 + walks * one.cell);
   EXPECT_EQ(sum.particle, 2 + walks * one.particle);
   EXPECT_EQ(sum.targets, 3 + (walks - adds) * one.targets);
+  EXPECT_EQ(sum.groups, (walks - adds) * groups) << "groups counted once, as the targets";
   EXPECT_EQ(collectedGroups, groups);
   EXPECT_FALSE(readback.pending());
   // The slots are free again, and a collect reads only what was queued since.
@@ -494,15 +495,18 @@ TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
       cuda::downloadParticles(scene.d, out[k]);
     }
     const std::string what = sparse ? "sparse, 20 k" : "all active, 400 k";
-    if (sparse) {
-      ASSERT_GE(raw[1].warps, 2 * raw[1].groups) << "the test needs fewer groups than warps";
-    } else {
-      ASSERT_GT(2 * raw[1].groups, raw[1].warps) << "the test needs as many groups as warps";
+    EXPECT_EQ(raw[0].parts, 1u) << what << ": maxParts 1";
+    // How many parts the grid allows depends on the GPU (its resident walk warps).
+    if (sparse && raw[1].parts < 2) {
+      GTEST_SKIP() << raw[1].groups << " groups on " << raw[1].warps << " warps: no split";
+    }
+    if (!sparse && raw[1].parts != 1) {
+      GTEST_SKIP() << raw[1].groups << " groups on " << raw[1].warps << " warps: split";
     }
     EXPECT_EQ(raw[0].cell, raw[1].cell) << what;
     EXPECT_EQ(raw[0].particle, raw[1].particle) << what;
     EXPECT_EQ(raw[0].targets, raw[1].targets) << what;
-    std::vector<double> diff;
+    std::vector<double> diff, potDiff;
     for (std::size_t i = 0; i < n; ++i) {
       if (!cuda::isTarget(rule, out[0].bin[i])) {
         EXPECT_TRUE(sameBits(&out[1].accPot[i], &out[0].accPot[i], sizeof(Vec4)))
@@ -513,16 +517,19 @@ TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
       const double d = std::sqrt(double(a.x - b.x) * (a.x - b.x) + double(a.y - b.y) * (a.y - b.y) +
                                  double(a.z - b.z) * (a.z - b.z));
       diff.push_back(d / std::sqrt(double(a.x) * a.x + double(a.y) * a.y + double(a.z) * a.z));
+      potDiff.push_back(std::fabs(double(a.w) - b.w) / std::fabs(double(a.w)));
     }
     if (sparse) {
       EXPECT_LE(quantile(diff, 0.5), 1e-6) << what << ": only the order of the sums changes";
-      EXPECT_LE(quantile(diff, 1.0), 1e-4) << what;
+      EXPECT_LE(quantile(diff, 0.99), 1e-5) << what;
+      EXPECT_LE(quantile(potDiff, 0.99), 1e-6) << what;
     } else {
       EXPECT_TRUE(sameBits(out[0].accPot.data(), out[1].accPot.data(), n * sizeof(Vec4)))
           << what << ": nothing to split, the same bits";
     }
-    std::printf("%s: %u groups, %u warps; median relative change %.2g\n", what.c_str(),
-                raw[1].groups, raw[1].warps, diff.empty() ? 0.0 : quantile(diff, 0.5));
+    std::printf("%s: %u groups, %u warps, %u parts; median relative change %.2g\n", what.c_str(),
+                raw[1].groups, raw[1].warps, raw[1].parts,
+                diff.empty() ? 0.0 : quantile(diff, 0.5));
   }
   Scene scene;
   scene.build(makePlummer(1000, baseSeed() + 44), 16, mac);
