@@ -10,7 +10,11 @@
 # The whole of it outgrows one 600 s call on an H200 (2026-11-27: cut off in bench_dist at 16 M),
 # and the device tool brings back only a few files: run the tests and sanitizers
 # (BHVIZ_SKIP_BENCH=1, ~510 s) into a folder under /tmp, tar it into $OUT, and the benchmarks
-# in another call.
+# in another call. At 853b777 (2026-11-27, H200) the sanitizer section alone took 472 s, 280 of
+# them racecheck of test_cuda_backend (not timed before; the walk now splits small tests' groups
+# over up to 8 warps each): split the check over three calls, BHVIZ_SKIP_SANITIZE=1
+# BHVIZ_SKIP_MPI=1 (tests, render), BHVIZ_SKIP_TESTS=1 BHVIZ_SKIP_MPI=1 (the sanitizers), and
+# BHVIZ_MPI_ONLY=1.
 # Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1,
 # BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1, BHVIZ_MPI_ONLY=1 (only section 5;
 # to split the checks over calls of a time limit), BHVIZ_DIST_RANKS (the rank counts of test_dist
