@@ -38,6 +38,7 @@ struct CellArrays {
   std::uint32_t* first;
   std::uint32_t* count;
   std::uint32_t* child;
+  std::uint32_t* parent;  ///< written with each child (the moments climb through it)
   std::uint8_t* childCount;
   std::uint8_t* level;
   std::uint32_t capacity;
@@ -102,6 +103,7 @@ __global__ void treeRootKernel(std::uint32_t n, CellArrays cells, std::uint32_t*
     cells.first[0] = 0;
     cells.count[0] = n;
     cells.child[0] = 0;
+    cells.parent[0] = kNoParent;
     cells.childCount[0] = 0;
     cells.level[0] = 0;
   }
@@ -165,6 +167,7 @@ __global__ void __launch_bounds__(kTreeBlock)
         cells.first[k] = run.begin;
         cells.count[k] = run.end - run.begin;
         cells.child[k] = 0;
+        cells.parent[k] = c;
         cells.childCount[k] = 0;
         cells.level[k] = static_cast<std::uint8_t>(L + 1);
       } else {
@@ -177,8 +180,13 @@ __global__ void __launch_bounds__(kTreeBlock)
 }
 
 CellArrays cellArrays(DeviceTree& tree) {
-  return {tree.first.data(),      tree.count.data(), tree.child.data(),
-          tree.childCount.data(), tree.level.data(), static_cast<std::uint32_t>(tree.capacity)};
+  return {tree.first.data(),
+          tree.count.data(),
+          tree.child.data(),
+          tree.parent.data(),
+          tree.childCount.data(),
+          tree.level.data(),
+          static_cast<std::uint32_t>(tree.capacity)};
 }
 
 /// The launches of one attempt at the build: the root, then three per level (kMaxLevel levels,
@@ -224,8 +232,8 @@ struct TreeLevelGraph {
       return n == o.n && capacity == o.capacity && nLeaf == o.nLeaf && keys == o.keys &&
              table == o.table && offsets == o.offsets && cells.first == o.cells.first &&
              cells.count == o.cells.count && cells.child == o.cells.child &&
-             cells.childCount == o.cells.childCount && cells.level == o.cells.level &&
-             cells.capacity == o.cells.capacity;
+             cells.parent == o.cells.parent && cells.childCount == o.cells.childCount &&
+             cells.level == o.cells.level && cells.capacity == o.cells.capacity;
     }
   };
   Key key;
@@ -283,16 +291,6 @@ std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nL
   return h;
 }
 
-/// Each cell's parent, from the children's ranges (the moments go up through it).
-__global__ void parentsKernel(std::uint32_t cells, const std::uint32_t* __restrict__ child,
-                              const std::uint8_t* __restrict__ childCount,
-                              std::uint32_t* __restrict__ parent) {
-  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= cells) return;
-  if (c == 0) parent[0] = kNoParent;
-  for (std::uint32_t k = child[c]; k < child[c] + childCount[c]; ++k) parent[k] = c;
-}
-
 }  // namespace
 
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream) {
@@ -309,10 +307,6 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
         tree.levelBegin.push_back(table[L + 1]);
       }
       tree.cells = tree.levelBegin.back();
-      const auto cells = static_cast<std::uint32_t>(tree.cells);
-      parentsKernel<<<blocksFor(cells), kBlock, 0, stream>>>(
-          cells, tree.child.data(), tree.childCount.data(), tree.parent.data());
-      BHVIZ_CUDA_CHECK_LAUNCH();
       return;
     }
     tree.reserve(std::max<std::size_t>(2 * tree.capacity, table[kMaxLevel + 1]));

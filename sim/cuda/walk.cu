@@ -456,11 +456,13 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
 
 namespace {
 
-void checkNoOverflow(const WalkCounters& h) {
+/// One walk's counts; throws if the walk reported a stack overflow.
+InteractionCounts countsOf(const WalkCounters& h) {
   if (h.overflow != 0) {
     throw std::runtime_error("CUDA walk: a warp's cell stack overflowed (capacity " +
                              std::to_string(kStackCapacity) + " cells); the forces are incomplete");
   }
+  return {h.cell, h.particle, h.targets, h.groups};
 }
 
 }  // namespace
@@ -469,8 +471,7 @@ InteractionCounts downloadCounters(const WalkCounters* d_counters, std::uint32_t
   WalkCounters h{};
   copyToHost(&h, d_counters, sizeof(h));
   if (groups != nullptr) *groups = h.groups;
-  checkNoOverflow(h);
-  return {h.cell, h.particle, h.targets};
+  return countsOf(h);
 }
 
 bool CounterReadback::queue(const WalkCounters* d_counters, bool add, Stream stream) {
@@ -488,15 +489,10 @@ void CounterReadback::collect(InteractionCounts& counts, std::uint32_t* groups) 
   m_used = 0;  // freed even when a walk below reports an overflow
   const auto* slots = reinterpret_cast<const WalkCounters*>(m_slots.data());
   for (std::size_t k = 0; k < used; ++k) {
-    const WalkCounters& h = slots[k];
-    checkNoOverflow(h);
-    counts.cell += h.cell;
-    counts.particle += h.particle;
-    if (!m_add[k]) {  // a target of several trees is one
-      counts.targets += h.targets;
-      counts.groups += h.groups;
-    }
-    *groups = h.groups;
+    InteractionCounts c = countsOf(slots[k]);
+    if (m_add[k]) c.targets = c.groups = 0;  // a target of several trees is one
+    counts += c;
+    *groups = slots[k].groups;
   }
 }
 
