@@ -7,10 +7,22 @@
 #include <random>
 #include <utility>
 
+#include "sim/clock.h"
+#include "sim/common/timestep.h"
 #include "sim/particles.h"
 #include "sim/rng.h"
 
 namespace bhviz::test {
+
+/// The particles active at the clock's tick (bins deeper than its depth count as its deepest, as
+/// the backends take them): the targets of the substep that evaluated at that tick.
+inline std::uint64_t activeAt(const sim::Particles& p, const sim::Clock& c) {
+  std::uint64_t active = 0;
+  for (const std::uint8_t b : p.bin) {
+    active += sim::isActive(b < c.depth ? b : c.depth, c.tick, c.depth) ? 1 : 0;
+  }
+  return active;
+}
 
 /// A dense clump (60 %), a wide flat background (37 %) and a pile of exact duplicates (3 %),
 /// which force cells down to the deepest level. Every particle array is filled with random

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenes.h"
 #include "sim/common/timestep.h"
 #include "sim/simulation.h"
 #include "test_support.h"
@@ -99,11 +100,7 @@ TEST(Integrator, EachSubstepsProfileCountsItsTargetsAndGroups) {
   for (int k = 0; k < 12; ++k) {
     sim.substep();
     const InteractionCounts& c = sim.lastProfile().interactions;
-    const Clock& clock = sim.clock();
-    std::uint64_t active = 0;
-    for (const std::uint8_t b : sim.particles().bin) {
-      active += isActive(std::min<int>(b, clock.depth), clock.tick, clock.depth) ? 1 : 0;
-    }
+    const std::uint64_t active = bhviz::test::activeAt(sim.particles(), sim.clock());
     EXPECT_EQ(c.targets, active) << "substep " << k;
     EXPECT_EQ(c.groups, sim.backend().treeCensus().groups) << "substep " << k;
     EXPECT_GT(c.groups, 0u) << "substep " << k;

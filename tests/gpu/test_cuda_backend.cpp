@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "../scenes.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/device_buffer.h"
 #include "sim/ic/initial_conditions.h"
@@ -304,11 +305,7 @@ TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
     for (int k = 0; k < 16; ++k) {
       sim.substep();
       const StepProfile& prof = sim.lastProfile();
-      const Clock& c = sim.clock();
-      std::uint64_t active = 0;
-      for (const std::uint8_t b : sim.particles().bin) {
-        active += isActive(std::min<int>(b, c.depth), c.tick, c.depth) ? 1 : 0;
-      }
+      const std::uint64_t active = bhviz::test::activeAt(sim.particles(), sim.clock());
       const std::string at =
           (blockSteps ? "block" : "shared") + std::string(" substep ") + std::to_string(k);
       EXPECT_EQ(prof.interactions.targets, active) << at;
@@ -320,7 +317,7 @@ TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
       }
       EXPECT_EQ(prof[Stage::Sort] > 0.0, sim.lastRebuilt()) << at;
       targets += active;
-      partial += active < sim.particles().size() ? 1 : 0;
+      partial += active < sim.backend().size() ? 1 : 0;
     }
     EXPECT_EQ(sim.totalProfile().interactions.targets, targets);
     if (blockSteps) {

@@ -183,10 +183,26 @@ struct Scene {
     cuda::uploadParticles(h, d);
     cuda::launchBuild(d, Curve::Hilbert, nLeaf, mac, ws, tree, nullptr);
   }
+  /// A Plummer sphere of n particles, its bins setBins(sparse), built at N_leaf 16.
+  void buildPlummer(std::size_t n, std::uint64_t seed, bool sparse, const MacSetup& mac) {
+    Particles h = makePlummer(n, seed);
+    setBins(h, sparse, seed);
+    build(h, 16, mac);
+  }
   InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s) {
     cuda::launchGroups(tree, d, ws, rule, nGroup, groups, device, nullptr);
     cuda::launchWalk(tree, groups, d, s, counters.data(), device, nullptr);
     return cuda::downloadCounters(counters.data());
+  }
+  /// forces() on poisoned accelerations: the walk's raw counters, and the particles in `out`.
+  cuda::WalkCounters forcesRaw(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s,
+                               Particles& out) {
+    d.accPot.poison();
+    forces(rule, nGroup, s);
+    cuda::WalkCounters raw{};
+    cuda::copyToHost(&raw, counters.data(), sizeof raw);
+    cuda::downloadParticles(d, out);
+    return raw;
   }
 };
 
@@ -288,15 +304,12 @@ TEST(CudaWalk, AccurateAgainstDirectSummation) {
 TEST(CudaWalk, CounterReadbackSumsTheQueuedWalks) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const std::size_t n = 20000;
-  Particles h = makePlummer(n, baseSeed() + 31);
-  setBins(h, true, baseSeed() + 32);
   const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
   const cuda::WalkSettings s{mac, true, 0.05f};
   Scene scene;
-  scene.build(h, 16, mac);
+  scene.buildPlummer(n, baseSeed() + 31, true, mac);
   const InteractionCounts one = scene.forces(kSparse, 64, s);  // launches groups and one walk
-  std::uint32_t groups = 0;
-  cuda::downloadCounters(scene.counters.data(), &groups);
+  const std::uint64_t groups = one.groups;
   ASSERT_GT(one.targets, 0u);
   ASSERT_LT(one.targets, n) << "a sparse rule";
 
@@ -341,11 +354,9 @@ TEST(CudaWalk, CounterReadbackSumsTheQueuedWalks) {
 TEST(CudaWalk, ScheduleTakesTheMostExpectedWorkFirst) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const std::size_t n = 100000;
-  Particles h = makePlummer(n, baseSeed() + 41);
-  setBins(h, true, baseSeed() + 41);
   const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
   Scene scene;
-  scene.build(h, 16, mac);
+  scene.buildPlummer(n, baseSeed() + 41, true, mac);
   Particles sorted;
   cuda::downloadParticles(scene.d, sorted);
   std::mt19937 rng(static_cast<std::uint32_t>(baseSeed()));
@@ -454,10 +465,7 @@ TEST(CudaWalk, StackSpillToGlobalMemoryChangesNothing) {
   std::vector<cuda::WalkCounters> raw(2);
   for (int k = 0; k < 2; ++k) {
     s.sharedStack = k == 0 ? 0 : 256;
-    scene.d.accPot.poison();
-    scene.forces(kAll, 64, s);
-    cuda::copyToHost(&raw[k], scene.counters.data(), sizeof(cuda::WalkCounters));
-    cuda::downloadParticles(scene.d, out[k]);
+    raw[k] = scene.forcesRaw(kAll, 64, s, out[k]);
   }
   EXPECT_GT(raw[1].stackPeak, 256u) << "the test needs a stack deeper than the shared part";
   EXPECT_GT(raw[1].spilled, 0ull);
@@ -479,20 +487,15 @@ TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
   const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
   for (const bool sparse : {true, false}) {
     const std::size_t n = sparse ? 20000 : 400000;  // ~1/8 active at 20 k: few groups
-    Particles h = makePlummer(n, baseSeed() + (sparse ? 41 : 43));
-    setBins(h, sparse, baseSeed() + 42);
     const cuda::ActiveRule rule = sparse ? kSparse : kAll;
     Scene scene;
-    scene.build(h, 16, mac);
+    scene.buildPlummer(n, baseSeed() + (sparse ? 41 : 43), sparse, mac);
     cuda::WalkSettings s{mac, true, 0.05f};
     std::vector<Particles> out(2);
     std::vector<cuda::WalkCounters> raw(2);
     for (int k = 0; k < 2; ++k) {
       s.maxParts = k == 0 ? 1 : 0;  // one warp per group, then the split
-      scene.d.accPot.poison();
-      scene.forces(rule, 64, s);
-      cuda::copyToHost(&raw[k], scene.counters.data(), sizeof(cuda::WalkCounters));
-      cuda::downloadParticles(scene.d, out[k]);
+      raw[k] = scene.forcesRaw(rule, 64, s, out[k]);
     }
     const std::string what = sparse ? "sparse, 20 k" : "all active, 400 k";
     EXPECT_EQ(raw[0].parts, 1u) << what << ": maxParts 1";
@@ -532,7 +535,7 @@ TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
                 diff.empty() ? 0.0 : quantile(diff, 0.5));
   }
   Scene scene;
-  scene.build(makePlummer(1000, baseSeed() + 44), 16, mac);
+  scene.buildPlummer(1000, baseSeed() + 44, false, mac);
   cuda::WalkSettings nine{mac, true, 0.05f};
   nine.maxParts = int(cuda::kMaxParts) + 1;
   EXPECT_THROW(scene.forces(kAll, 64, nine), std::invalid_argument);
