@@ -165,7 +165,7 @@ struct Result {
 };
 
 /// One substep as the --trace file shows it: its targets, interactions and walk time, whether it
-/// rebuilt, and the rebuild tuner's fit and choice after it. Taken during the run, written after.
+/// rebuilt, the rebuild tuner's fit and choice after it, and its other stages' times. Taken during the run, written after.
 struct TraceLine {
   std::uint64_t substep = 0;
   double time = 0.0;
@@ -189,12 +189,15 @@ void writeTrace(std::ostream& out, const std::string& label, const TraceLine& l)
       << ',' << (l.rebuilt ? 1 : 0) << ',' << t.age << ',' << t.evaluations << ','
       << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ',' << t.fit.c << ','
       << t.rebuildMs << ',' << t.targetsPerTime << ',' << t.bestInterval << ',' << t.predictedWalkMs
-      << ',' << l.groupSize << ',' << c.groups << '\n';
+      << ',' << l.groupSize << ',' << c.groups << ',' << l.profile[Stage::Predict] << ','
+      << l.profile.rebuildMs() << ',' << l.profile[Stage::Moments] << ','
+      << l.profile[Stage::Groups] << ',' << l.profile[Stage::Integrate] << '\n';
 }
 
 const char* const kTraceHeader =
     "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
-    "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size,groups\n";
+    "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size,groups,"
+    "predict_ms,build_ms,moments_ms,groups_ms,integrate_ms\n";
 
 /// `trace`: where each substep's line goes (writeTrace), or null.
 Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,

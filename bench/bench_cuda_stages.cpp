@@ -1,10 +1,11 @@
-// Per-stage device time of a tree build on a Plummer sphere: CUDA events around each stage,
+// Per-stage device time of a tree build on a Plummer sphere (or a scenario): CUDA events around each stage,
 // warm-up first, then the median (and min/max) of repeated builds. Before every build the
 // unsorted particles are restored from a pristine device copy (untimed), so the sort and the
 // gather see the same input each time.
 //
 //   bench_cuda_stages [N ...]         default: 1000000 4000000
-//   env BHVIZ_BENCH_REPS (default 25), BHVIZ_BENCH_LEAF (16), BHVIZ_BENCH_CURVE (hilbert|morton)
+//   env BHVIZ_BENCH_REPS (default 25), BHVIZ_BENCH_LEAF (16), BHVIZ_BENCH_CURVE (hilbert|morton),
+//       BHVIZ_BENCH_SCENARIO (a built-in scenario, seed 1, instead of the Plummer sphere)
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -38,8 +39,8 @@ Summary summarize(std::vector<double> v) {
   return {v[v.size() / 2], v.front(), v.back()};
 }
 
-void benchOne(std::size_t n, int nLeaf, Curve curve, int reps) {
-  const Particles h = makePlummer(n, 12345);
+void benchOne(std::size_t n, int nLeaf, Curve curve, int reps, const char* scenario) {
+  const Particles h = scenario != nullptr ? makeScenario(scenario, n, 1) : makePlummer(n, 12345);
   cuda::DeviceParticles pristine, d;
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
@@ -74,7 +75,8 @@ void benchOne(std::size_t n, int nLeaf, Curve curve, int reps) {
     }
     if (rep >= 0) total.push_back(sum);
   }
-  std::printf("N=%zu nLeaf=%d curve=%s cells=%zu depth=%d reps=%d\n", n, nLeaf,
+  std::printf("N=%zu %s nLeaf=%d curve=%s cells=%zu depth=%d reps=%d\n", n,
+              scenario != nullptr ? scenario : "plummer", nLeaf,
               curve == Curve::Hilbert ? "hilbert" : "morton", tree.cells, tree.depth(), reps);
   std::printf("  %-8s %10s %10s %10s\n", "stage", "median_ms", "min_ms", "max_ms");
   for (int s = 0; s < kStages; ++s) {
@@ -101,7 +103,8 @@ int main(int argc, char** argv) {
     const char* curveName = std::getenv("BHVIZ_BENCH_CURVE");
     const Curve curve =
         curveName && std::strcmp(curveName, "morton") == 0 ? Curve::Morton : Curve::Hilbert;
-    for (std::size_t n : sizes) benchOne(n, nLeaf, curve, reps);
+    const char* scenario = std::getenv("BHVIZ_BENCH_SCENARIO");  // default: makePlummer's sphere
+    for (std::size_t n : sizes) benchOne(n, nLeaf, curve, reps, scenario);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_stages: %s\n", e.what());

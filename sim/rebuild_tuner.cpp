@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 
 namespace bhviz::sim {
 
@@ -181,7 +182,41 @@ AgingFit fitBestAging(const std::vector<AgingSample>& samples) {
   return best;
 }
 
-bool RebuildTuner::shouldRebuild(double age, int kind, double targets) const {
+namespace {
+
+/// Whether the cheapest plan of rebuilds over the evaluations ahead rebuilds at the first, the
+/// last rebuild having been `age` before it: each refitted evaluation k costs targets[k]·g(its
+/// age), each rebuild `rebuildMs`, and nothing past the horizon. cost[j]: the least cost of
+/// evaluations j… given a rebuild at j; the next rebuild at m costs the aging of j+1…m−1, then
+/// cost[m].
+bool cheapestPlanRebuildsFirst(const AgingFit& fit, double rebuildMs, double age, double spacing,
+                               const std::vector<double>& targets) {
+  const std::size_t h = targets.size();
+  std::vector<double> fresh(h), aged(h), cost(h + 1, 0.0);
+  // A fit may dip below 0 in its noise: a refit never walks faster than a fresh tree.
+  for (std::size_t d = 0; d < h; ++d) {
+    fresh[d] = std::max(0.0, fit.growth(double(d) * spacing));  // d after a rebuild
+    aged[d] = std::max(0.0, fit.growth(age + double(d) * spacing));  // d after now, without one
+  }
+  // The least cost of evaluations `from`… when the aging of evaluation k is targets[k]·g[k − base].
+  const auto cheapest = [&](std::size_t from, const std::vector<double>& g, std::size_t base) {
+    double best = kInf, aging = 0.0;
+    for (std::size_t m = from; m <= h && aging < best; ++m) {  // cost[m] ≥ 0: aging alone bounds
+      best = std::min(best, aging + cost[m]);
+      if (m < h) aging += targets[m] * g[m - base];
+    }
+    return best;
+  };
+  for (std::size_t j = h; j-- > 0;) cost[j] = rebuildMs + cheapest(j + 1, fresh, j);
+  const double refit = targets[0] * aged[0] + cheapest(1, aged, 0);
+  // A tie (to rounding) refits: where rebuilding now or at the next evaluation cost the same, a
+  // tie going to the rebuild would be met again at the next one, and the plan never followed.
+  return cost[0] < refit * (1.0 - 1e-9);
+}
+
+}  // namespace
+
+bool RebuildTuner::shouldRebuild(double age, int kind, const Outlook& ahead) const {
   const RebuildTunerState& s = m_state;
   if (s.rebuilds == 0 || s.evaluations > kMaxRefits) return true;
   // Nothing to hold a refit against: rebuild, which measures the kind's fresh walk.
@@ -191,14 +226,17 @@ bool RebuildTuner::shouldRebuild(double age, int kind, double targets) const {
     fewest = std::min(fewest, e.second);
     mean += e.second / double(m_recent.size());
   }
-  if (targets <= 0.0) targets = mean;
+  std::vector<double> targets(ahead.targets.begin(),
+                              ahead.targets.begin() +
+                                  std::ptrdiff_t(std::min(ahead.targets.size(), kHorizon)));
+  if (targets.empty()) targets.push_back(0.0);
+  for (double& t : targets) t = t > 0.0 ? t : mean;
   // No fit, or an old one: refit once to measure the aging, where it costs least (among the
   // kinds of evaluation lately, one with the fewest targets).
   if (s.fit.model == AgingModel::None || m_samplesAge >= kProbeAfter) {
-    return targets > 1.5 * fewest;
+    return targets[0] > 1.5 * fewest;
   }
-  return targets * s.fit.growth(age) >= m_rebuildMs ||
-         s.targetsPerTime * s.fit.excess(age) >= m_rebuildMs;
+  return cheapestPlanRebuildsFirst(s.fit, m_rebuildMs, age, ahead.spacing, targets);
 }
 
 void RebuildTuner::rewind(double time) {

@@ -91,7 +91,7 @@ void Simulation::substep() {
   const std::uint64_t next = m_clock.tick - m_clock.tick % period + period;
   m_backend->drift(static_cast<float>(static_cast<double>(next - m_clock.tick) * m_clock.tickDt()));
   m_clock.tick = next;
-  Evaluation e = chooseEvaluation();
+  Evaluation e = chooseEvaluation(period);
   const bool rebuilt = computeForces(e, ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
   // The substep's launches are queued (the CUDA backend waits for nothing in between but the
@@ -129,7 +129,7 @@ void Simulation::recomputeForces() {
   throwIfNonFinite(bad);
 }
 
-Simulation::Evaluation Simulation::chooseEvaluation() const {
+Simulation::Evaluation Simulation::chooseEvaluation(std::uint64_t period) const {
   if (m_substeps < m_replayUntil) {
     Evaluation e = m_choices[m_substeps];
     e.rebuild = e.rebuild || m_rebuildNext;
@@ -138,13 +138,8 @@ Simulation::Evaluation Simulation::chooseEvaluation() const {
   if (m_params.rebuildInterval != kRebuildAuto) {
     return {m_rebuildNext || m_sinceRebuild + 1 >= m_params.rebuildInterval, 0};
   }
-  // The evaluation's kind (its shallowest active bin) and its targets as the last one of its
-  // kind had (every particle where all are synchronised).
+  // The evaluation's kind (its shallowest active bin).
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
-  const double known = m_targetsByBin[kind];
-  const double targets = known >= 0.0             ? known
-                         : m_clock.synchronized() ? double(m_backend->size())
-                                                  : 0.0;
   Evaluation e;
   // The acceleration MAC tests each cell against the group's smallest |a_old|: a smaller group
   // walks faster and less accurately, so its size is not the tuner's to choose (α sets the
@@ -153,8 +148,22 @@ Simulation::Evaluation Simulation::chooseEvaluation() const {
                  ? std::uint8_t{0}
                  : static_cast<std::uint8_t>(m_groupTuner.choose(kind, m_params.nGroup));
   e.rebuild = m_rebuildNext || m_tuner.shouldRebuild(m_clock.time() - m_treeTime,
-                                                     tunerKind(kind, e.groups), targets);
+                                                     tunerKind(kind, e.groups), outlook(period));
   return e;
+}
+
+RebuildTuner::Outlook Simulation::outlook(std::uint64_t period) const {
+  // The evaluations ahead at the deepest bin's period (as long as it stays the deepest), each
+  // with the targets the last one of its kind had (every particle where all are synchronised).
+  RebuildTuner::Outlook ahead;
+  ahead.spacing = double(period) * m_clock.tickDt();
+  ahead.targets.resize(RebuildTuner::kHorizon);
+  for (std::size_t k = 0; k < ahead.targets.size(); ++k) {
+    const int kind = shallowestAlignedBin(m_clock.tick + k * period, m_clock.depth);
+    const double known = m_targetsByBin[kind];
+    ahead.targets[k] = known >= 0.0 ? known : kind == 0 ? double(m_backend->size()) : 0.0;
+  }
+  return ahead;
 }
 
 int Simulation::tunerKind(int kind, int groups) {

@@ -109,8 +109,10 @@ class Simulation {
     /// only while this is the kept state's.
     std::uint32_t generation = 0;
   };
-  /// The choices of the evaluation at the current tick.
-  Evaluation chooseEvaluation() const;
+  /// The choices of the evaluation at the current tick, substeps `period` ticks apart.
+  Evaluation chooseEvaluation(std::uint64_t period) const;
+  /// The evaluations ahead for the rebuild tuner: `period` ticks apart from the current one.
+  RebuildTuner::Outlook outlook(std::uint64_t period) const;
   /// The rebuild tuner's kind for an evaluation kind and group candidate.
   static int tunerKind(int kind, int groups);
   /// Rebuilds or refits and evaluates the forces of `targets`; true where it rebuilt. A backend

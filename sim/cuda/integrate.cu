@@ -41,10 +41,16 @@ __global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, 
     }
   }
   if (deepest == nullptr) return;  // one bin (shared steps): nothing to find
-  // One atomic per warp: the deepest bin of the warp's particles.
+  // One atomic per block: the deepest bin of the block's particles. (One per warp, all on one
+  // address, took 0.11 ms of a block substep's 0.12 at 8 M particles on an H200.)
   for (int offset = 16; offset > 0; offset >>= 1)
     b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
-  if ((threadIdx.x & 31) == 0 && b > 0) atomicMax(deepest, b);
+  __shared__ int warpDeepest[kBlock / 32];
+  if ((threadIdx.x & 31) == 0) warpDeepest[threadIdx.x / 32] = b;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < kBlock / 32; ++w) b = max(b, warpDeepest[w]);
+  if (b > 0) atomicMax(deepest, b);
 }
 
 __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
