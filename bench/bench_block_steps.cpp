@@ -165,7 +165,8 @@ struct Result {
 };
 
 /// One substep as the --trace file shows it: its targets, interactions and walk time, whether it
-/// rebuilt, the rebuild tuner's fit and choice after it, and its other stages' times. Taken during the run, written after.
+/// rebuilt, the rebuild tuner's fit and choice after it, and its other stages' times. Taken during
+/// the run, written after.
 struct TraceLine {
   std::uint64_t substep = 0;
   double time = 0.0;

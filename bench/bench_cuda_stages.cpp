@@ -1,6 +1,6 @@
-// Per-stage device time of a tree build on a Plummer sphere (or a scenario): CUDA events around each stage,
-// warm-up first, then the median (and min/max) of repeated builds. Before every build the
-// unsorted particles are restored from a pristine device copy (untimed), so the sort and the
+// Per-stage device time of a tree build on a Plummer sphere (or a scenario): CUDA events around
+// each stage, warm-up first, then the median (and min/max) of repeated builds. Before every build
+// the unsorted particles are restored from a pristine device copy (untimed), so the sort and the
 // gather see the same input each time.
 //
 //   bench_cuda_stages [N ...]         default: 1000000 4000000

@@ -195,7 +195,7 @@ bool cheapestPlanRebuildsFirst(const AgingFit& fit, double rebuildMs, double age
   std::vector<double> fresh(h), aged(h), cost(h + 1, 0.0);
   // A fit may dip below 0 in its noise: a refit never walks faster than a fresh tree.
   for (std::size_t d = 0; d < h; ++d) {
-    fresh[d] = std::max(0.0, fit.growth(double(d) * spacing));  // d after a rebuild
+    fresh[d] = std::max(0.0, fit.growth(double(d) * spacing));       // d after a rebuild
     aged[d] = std::max(0.0, fit.growth(age + double(d) * spacing));  // d after now, without one
   }
   // The least cost of evaluations `from`… when the aging of evaluation k is targets[k]·g[k − base].
@@ -226,9 +226,9 @@ bool RebuildTuner::shouldRebuild(double age, int kind, const Outlook& ahead) con
     fewest = std::min(fewest, e.second);
     mean += e.second / double(m_recent.size());
   }
-  std::vector<double> targets(ahead.targets.begin(),
-                              ahead.targets.begin() +
-                                  std::ptrdiff_t(std::min(ahead.targets.size(), kHorizon)));
+  std::vector<double> targets(
+      ahead.targets.begin(),
+      ahead.targets.begin() + std::ptrdiff_t(std::min(ahead.targets.size(), kHorizon)));
   if (targets.empty()) targets.push_back(0.0);
   for (double& t : targets) t = t > 0.0 ? t : mean;
   // No fit, or an old one: refit once to measure the aging, where it costs least (among the

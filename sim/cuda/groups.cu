@@ -233,6 +233,8 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   const std::size_t n = p.n;
   g.reserve(n);
   g.nGroup = nGroup;
+  // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf).
+  g.bound = std::min(n, tree.cells + n / std::size_t(nGroup));
   if (n == 0 || tree.cells == 0) {
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(g.size.data(), 0, sizeof(std::uint32_t), stream));
     return;
@@ -275,8 +277,6 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(g.temp.data(), tempBytes, indices, g.first.data(),
                                          g.size.data(), items, keep, stream));
 
-  // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf).
-  const std::size_t bound = std::min(n, tree.cells + n / std::size_t(nGroup));
   const GroupArrays arrays{g.first.data(),
                            g.count.data(),
                            g.box.data(),
@@ -287,7 +287,7 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
                            g.compact ? g.activeBefore.data() : nullptr,
                            lastWork,
                            g.expected.data()};
-  groupBoxKernel<<<residentBlocks(bound * 32, kBlock, device), kBlock, 0, stream>>>(
+  groupBoxKernel<<<residentBlocks(g.bound * 32, kBlock, device), kBlock, 0, stream>>>(
       arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
   BHVIZ_CUDA_CHECK_LAUNCH();
 }

@@ -66,7 +66,10 @@ struct DeviceGroups {
   DeviceBuffer<std::uint32_t> expected;
   bool compact = false;      ///< `targets` is in use; else target k is particle k
   std::size_t capacity = 0;  ///< groups the buffers hold (an upper bound, n)
-  int nGroup = 0;            ///< N_group of the last launchGroups (host copy)
+  /// Groups the last launchGroups can have made at most (host; its count stays on the device):
+  /// cells + n / nGroup, the walk order's sort length (a quarter of n at 8 M particles).
+  std::size_t bound = 0;
+  int nGroup = 0;  ///< N_group of the last launchGroups (host copy)
 
   // scratch
   DeviceBuffer<std::uint32_t>

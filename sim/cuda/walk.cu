@@ -33,16 +33,20 @@
 // of most expected work first (WalkSchedule: their targets' last measured work), so that the grid
 // ends on short groups.
 //
-// Fewer groups than warps (below ~2/3 of them: a block substep whose few active particles sit in
-// the centre, or a small N): most warps would idle while a few walk a whole group each, so each
-// group's targets are split into `parts` balanced runs (warps per group rounded, up to
+// Fewer groups than two per warp (a block substep whose few active particles sit in the centre,
+// or a small N): many warps would idle while the rest walk their last group, so each group's
+// targets are split into `parts` balanced runs (enough for two parts per warp, rounded up, up to
 // kMaxParts), each walked by its own warp against the whole group's box and |a_old| minimum.
 // Every target so meets the same cells as unsplit, and the same interaction counts; only the
 // order of its sums changes (fp32). `parts` depends on the grid's size, so the forces' bits
 // depend on the GPU's SM count and the kernel's occupancy (test_cuda_determinism).
 // On M31 1 M with block steps the deepest substeps' walks (25 k targets in ~660 groups of ~39,
 // on 3696 warps of an H200) took 0.98 ms each, 38 ns a target against 3.2 where the groups fill
-// the warps; split, 0.43 ms (docs/BENCHMARKS.md).
+// the warps; split (then to the nearest warps per group), 0.43 ms (docs/BENCHMARKS.md). The
+// nearest left 2,850 groups (131 k particles) or the 5,160 of M31 2²³'s centre unsplit, one full
+// wave and a part of another; two waves of parts took the full step's walk at 131 k from 1.59 to
+// 1.10 ms (Plummer; merger 1.40 to 0.89) and the M31 block runs 3-8 % lower, at a cost of 4 % on
+// Plummer 65 k (0.65 to 0.68 ms; sim/cuda/NOTES.md has the four rules tried).
 //
 // The rings, the target slots and the flush are in walk_flush.cuh; the traversal, the kernel and
 // its launch here.
@@ -86,14 +90,14 @@ struct WalkArgs {
   unsigned maxParts;  // WalkSettings::maxParts, or kMaxParts
 };
 
-/// Runs a group's targets are split into where warps would idle: warps per group, rounded to
-/// the nearest, within [1, maxParts] (M31 1 M: 2189 groups on 3696 warps took 13 ns a target
+/// Runs a group's targets are split into where warps would idle: enough for two parts per warp,
+/// rounded up, within [1, maxParts] (M31 1 M: 2189 groups on 3696 warps took 13 ns a target
 /// unsplit, against 3.2 with every warp busy). The same in every warp of a walk.
 __device__ inline std::uint32_t partsPerGroup(std::uint32_t groups, std::uint32_t warps,
                                               unsigned maxParts) {
   if (groups == 0) return 1;
-  const std::uint32_t nearest = (warps + groups / 2) / groups;
-  return max(1u, min(static_cast<std::uint32_t>(maxParts), nearest));
+  const std::uint32_t twoWaves = (2 * warps + groups - 1) / groups;
+  return max(1u, min(static_cast<std::uint32_t>(maxParts), twoWaves));
 }
 
 /// Ring positions of one warp (the same in every lane).

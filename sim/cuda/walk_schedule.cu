@@ -8,6 +8,7 @@
 // |a| → 0, took 16× the mean group's work on the 1 M merger (docs/BENCHMARKS.md, "Against
 // Ryoanji on its own cube, every MAC"); bench_walk_schedule's model of the grid put the walk at
 // 1.22 of perfect balance taking the fullest first, 1.01 taking the most work first.
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "sim/cuda/cuda_check.cuh"
@@ -57,7 +58,8 @@ __global__ void carryWorkKernel(const std::uint32_t* __restrict__ order, std::ui
 
 const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream) {
   WalkSchedule& w = g.schedule;
-  const std::size_t items = g.capacity;
+  // Every slot a group of the last launchGroups can be in (the count is on the device).
+  const std::size_t items = std::max<std::size_t>(1, std::min(g.bound, g.capacity));
   for (int k = 0; k < 2; ++k) {
     w.key[k].reserve(items);
     w.order[k].reserve(items);
