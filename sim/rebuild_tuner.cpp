@@ -207,6 +207,8 @@ bool cheapestPlanRebuildsFirst(const AgingFit& fit, double rebuildMs, double age
     }
     return best;
   };
+  // cost[m] ≥ 0, which the pruning in `cheapest` needs.
+  rebuildMs = std::max(0.0, rebuildMs);
   for (std::size_t j = h; j-- > 0;) cost[j] = rebuildMs + cheapest(j + 1, fresh, j);
   const double refit = targets[0] * aged[0] + cheapest(1, aged, 0);
   // A tie (to rounding) refits: where rebuilding now or at the next evaluation cost the same, a

@@ -28,12 +28,12 @@
 // evaluations' targets differ by 40× (M31 at 2²³: the centre's 217,000 between steps of 0.76,
 // 2.5, 5 and 8.4 million), and the plan refits the small ones, whose aging costs less than a
 // rebuild, and rebuilds before the large ones. The rule it replaces held one rate W of targets per
-// unit of time against the aging (GOTHIC's interval, where W·(A·g(A) − ∫₀^A g) = R), which there
-// called for a rebuild at every substep, or at every other, from one call to the next (57 or 33
-// rebuilds in 64 substeps, 0.52 or 0.49 s). Past the horizon the plan costs nothing, so the
-// horizon (kHorizon) is several of the best intervals long. Without a fit the tuner refits once
-// to measure (a probe), and probes again when its last measurement is kProbeAfter rebuilds old.
-// The best interval of the uniform rate is still reported (RebuildTunerState::bestInterval).
+// unit of time against the aging (GOTHIC's interval, where W·(A·g(A) − ∫₀^A g) = R), which cannot
+// tell them apart (docs/BENCHMARKS.md, "Rebuilds planned"). Past the horizon (kHorizon
+// evaluations) the plan costs nothing: where the best interval is longer, the plan rebuilds a
+// little late (on a tree that ages slowly, where that costs little). Without a fit the tuner
+// refits once to measure (a probe), and probes again when its last measurement is kProbeAfter
+// rebuilds old. GOTHIC's interval of the mean rate is still reported (bestInterval).
 
 #include <array>
 #include <cstdint>
@@ -63,7 +63,8 @@ struct AgingFit {
 
   /// g(x) [ms per target]
   double growth(double age) const;
-  /// x·g(x) − ∫₀^x g: the left side of the rebuild condition per target [ms·time]
+  /// x·g(x) − ∫₀^x g per target [ms·time]: GOTHIC's interval A has W·excess(A) = R
+  /// (RebuildTunerState::bestInterval)
   double excess(double age) const;
 };
 
@@ -81,7 +82,9 @@ struct RebuildTunerState {
   double age = 0.0;             ///< of the last evaluation [time]
   double rebuildMs = 0.0;       ///< R: what a rebuild costs beyond a refit [ms]
   double targetsPerTime = 0.0;  ///< W [1 / time]
-  double bestInterval = std::numeric_limits<double>::infinity();  ///< A [time]; ∞: no aging seen
+  /// GOTHIC's interval for the mean rate W, where W·excess(A) = R [time]; ∞: no aging seen. Shown
+  /// for comparison: the tuner plans over the evaluations ahead instead (shouldRebuild).
+  double bestInterval = std::numeric_limits<double>::infinity();
   double predictedWalkMs = 0.0;  ///< the last evaluation's walk time as predicted [ms]
   double measuredWalkMs = 0.0;   ///< and as measured [ms]
   std::uint64_t rebuilds = 0;    ///< force evaluations that rebuilt, since the start [1]
@@ -105,8 +108,8 @@ class RebuildTuner {
   /// The evaluations ahead as the caller expects them.
   struct Outlook {
     double spacing = 0.0;  ///< simulated time from one to the next [time]
-    /// Particles each gives forces to, the current evaluation first (0: not known; the mean of
-    /// the last evaluations' is taken).
+    /// Particles each gives forces to [1], the current evaluation first (0: not known; the mean
+    /// of the last evaluations' is taken).
     std::vector<double> targets;
   };
   /// Whether the evaluation of `kind` at `age` (time since the last rebuild), the first of

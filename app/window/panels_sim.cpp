@@ -179,8 +179,9 @@ bool rebuildControls(sim::SimParams& p, const UiInfo& info) {
   ImGui::Text("fit: %s; a rebuild costs %.3f ms more than a refit",
               std::string(sim::toString(t.fit.model)).c_str(), t.rebuildMs);
   if (std::isfinite(t.bestInterval)) {
-    ImGui::Text("best interval %.3g time units (now %.3g, %d evaluations)", t.bestInterval, t.age,
-                t.evaluations);
+    // The tuner plans over the substeps ahead; GOTHIC's interval for the mean rate is a yardstick.
+    ImGui::Text("mean-rate interval %.3g time units (tree age %.3g, %d evaluations)",
+                t.bestInterval, t.age, t.evaluations);
   } else {
     ImGui::Text("no aging measured yet (%d evaluations since the rebuild)", t.evaluations);
   }

@@ -67,6 +67,7 @@ class CudaBackend final : public Backend,
 
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
+    m_watch = Watch::None;
     m_statisticsValid = false;  // the tree and the work are of the particles before
     forgetWork();
     m_treeShape = {};
@@ -92,6 +93,7 @@ class CudaBackend final : public Backend,
     return state;
   }
   void restoreState(const BackendState& state) override {
+    m_watch = Watch::None;
     const auto* device = dynamic_cast<const DeviceState*>(&state);
     if (device == nullptr) {
       Backend::restoreState(state);
@@ -119,7 +121,11 @@ class CudaBackend final : public Backend,
   }
 
   void drift(float dt) override {
-    timed(m_events, Stage::Predict, m_stream, [&] { launchDrift(m_p, dt, m_stream); });
+    m_bad.reserve(1);
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_bad.data(), 0, sizeof(std::uint32_t), m_stream));
+    timed(m_events, Stage::Predict, m_stream,
+          [&] { launchDrift(m_p, dt, m_stream, m_bad.data()); });
+    m_watch = m_watch == Watch::Checked ? Watch::Drifted : Watch::None;
   }
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
@@ -147,7 +153,10 @@ class CudaBackend final : public Backend,
   ForceParts* forceParts() override { return this; }
 
   void closeKicks(const Clock& clock) override {
-    timed(m_events, Stage::Integrate, m_stream, [&] { launchCloseKicks(m_p, clock, m_stream); });
+    const bool watched = m_watch == Watch::Drifted;
+    timed(m_events, Stage::Integrate, m_stream,
+          [&] { launchCloseKicks(m_p, clock, m_stream, watched ? m_bad.data() : nullptr); });
+    m_watch = watched ? Watch::Complete : Watch::None;
   }
 
   Diagnostics diagnostics(const Clock& clock) const override {
@@ -155,7 +164,20 @@ class CudaBackend final : public Backend,
   }
 
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override {
-    return findNonFinite(m_p, max, m_nonFiniteCounts, m_nonFiniteIds, m_stream);
+    if (m_watch == Watch::Complete) {
+      // A whole substep watched since a check that found every particle finite: its drift saw
+      // every position and velocity, its close kicks every force it made. One flag to read.
+      std::uint32_t bad = 0;
+      copyToHost(&bad, m_bad.data(), sizeof bad);
+      if (bad == 0) {
+        m_watch = Watch::Checked;
+        return {};
+      }
+    }
+    std::vector<std::uint32_t> ids =
+        findNonFinite(m_p, max, m_nonFiniteCounts, m_nonFiniteIds, m_stream);
+    m_watch = ids.empty() ? Watch::Checked : Watch::None;
+    return ids;
   }
 
   const StepProfile& profile() const override {
@@ -260,6 +282,8 @@ class CudaBackend final : public Backend,
 
   /// The settings of a force evaluation; false when there are no particles.
   bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid) {
+    // Forces other than a substep's, between its drift and its close kicks, are not watched.
+    if (m_watch != Watch::Drifted) m_watch = Watch::None;
     m_mac = macSetup(p, oldAccValid);
     m_hostTreeValid = false;
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
@@ -445,8 +469,10 @@ class CudaBackend final : public Backend,
   CarriedArrays carriedCounts() {
     return {m_workAligned ? &m_work : nullptr, m_lastWorkValid ? &m_lastWork : nullptr};
   }
-  /// After an exchange: no tree, groups or work of these particles yet.
+  /// After an exchange: no tree, groups or work of these particles yet, and arrivals no kernel
+  /// of this rank watched.
   void particlesExchanged() {
+    m_watch = Watch::None;
     settle();                   // so that no walk's counters read later bring back its groups
     m_tree.levelBegin.clear();  // the tree was of the particles before
     m_tree.cells = 0;
@@ -503,6 +529,14 @@ class CudaBackend final : public Backend,
   mutable DeviceBuffer<ConservedSums> m_sums;  // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
   mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch
+  /// How far the kernels watched the state for non-finite values since the last check that
+  /// found none (Checked): a substep's drift (Drifted), then its close kicks (Complete), each
+  /// setting m_bad where they made one. Anything else that changes the particles (upload,
+  /// restore, an exchange, forces outside a substep) leaves None: the next check passes over
+  /// every particle. The pass took 0.09 ms of a block substep at 8 M particles (H200).
+  enum class Watch { None, Checked, Drifted, Complete };
+  mutable Watch m_watch = Watch::None;
+  DeviceBuffer<std::uint32_t> m_bad;                          // 1 element
   mutable DeviceBuffer<DrawBox> m_drawScratch;                // boxes() on their way to the host
   mutable DeviceBuffer<TreeStatisticsSums> m_statisticsSums;  // treeStatistics() scratch
   mutable StageEvents m_events;                               // read by settle(), as m_profile

@@ -142,12 +142,15 @@ struct DeviceTree {
 void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& params,
                      int* d_deepest, Stream stream);
 
-/// The twin of cpu::drift: every particle drifts by dt [time].
-void launchDrift(DeviceParticles& p, float dt, Stream stream);
+/// The twin of cpu::drift: every particle drifts by dt [time]. Where `d_bad` (device memory) is
+/// given, sets it to 1 if a drifted position or velocity is not finite (else leaves it).
+void launchDrift(DeviceParticles& p, float dt, Stream stream, std::uint32_t* d_bad = nullptr);
 
 /// The twin of cpu::closeKicks: the closing half-kicks of the particles whose step ends at the
-/// clock's tick.
-void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream);
+/// clock's tick. Where `d_bad` is given, sets it to 1 if such a particle's force (potential
+/// included) or kicked velocity is not finite.
+void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream,
+                      std::uint32_t* d_bad = nullptr);
 
 // ---- bbox (bbox.cu), keys (keys.cu), sort (sort.cu) ---------------------------------------------
 

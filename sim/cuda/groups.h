@@ -89,7 +89,8 @@ struct DeviceGroups {
 GroupRegion groupRegion(const DeviceGroups& g, Stream stream);
 
 /// The groups' walk order (walk_schedule.cu): a stable radix sort of the expected work's half
-/// octaves over every slot the groups' buffers hold (the number of groups stays on the device).
+/// octaves over the slots the last launchGroups can have filled (DeviceGroups::bound; the number
+/// of groups stays on the device).
 /// Returns the group indices in walk order, in `g.schedule`.
 const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream);
 

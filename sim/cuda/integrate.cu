@@ -23,10 +23,12 @@ HalfSteps halfSteps(const Clock& clock) {
 
 __device__ float magnitude(const Vec4& a) { return sqrtf(a.x * a.x + a.y * a.y + a.z * a.z); }
 
-__global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, float eps,
-                                float eta, float dtMax, HalfSteps half, Vec4* __restrict__ vel,
-                                const Vec4* __restrict__ accPot, std::uint8_t* __restrict__ bin,
-                                int* __restrict__ deepest) {
+// One block of kBlock threads: the deepest bin is reduced through shared memory per block.
+__global__ void __launch_bounds__(kBlock)
+    openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, float eps, float eta,
+                    float dtMax, HalfSteps half, Vec4* __restrict__ vel,
+                    const Vec4* __restrict__ accPot, std::uint8_t* __restrict__ bin,
+                    int* __restrict__ deepest) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   int b = 0;
   if (i < n) {
@@ -53,8 +55,12 @@ __global__ void openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, 
   if (b > 0) atomicMax(deepest, b);
 }
 
+__device__ bool finite4(const Vec4& v) {
+  return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
+}
+
 __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
-                            Vec4* __restrict__ vel) {
+                            Vec4* __restrict__ vel, std::uint32_t* __restrict__ bad) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   Vec4 x = posMass[i];
@@ -62,18 +68,22 @@ __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMas
   drift(x, v, dt);  // v.w: the rounding carried to the next drift
   posMass[i] = x;
   vel[i] = v;
+  if (bad != nullptr && !(finite4(x) && finite4(v))) atomicOr(bad, 1u);
 }
 
 __global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
                                  Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
-                                 const std::uint8_t* __restrict__ bin) {
+                                 const std::uint8_t* __restrict__ bin,
+                                 std::uint32_t* __restrict__ bad) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const int b = min(static_cast<int>(bin[i]), depth);
   if (!isActive(b, tick, depth)) return;
   Vec4 v = vel[i];
-  kick(v, accPot[i], half.dt[b]);
+  const Vec4 a = accPot[i];
+  kick(v, a, half.dt[b]);
   vel[i] = v;
+  if (bad != nullptr && !(finite4(a) && finite4(v))) atomicOr(bad, 1u);
 }
 
 }  // namespace
@@ -88,16 +98,16 @@ void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& pa
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
-void launchDrift(DeviceParticles& p, float dt, Stream stream) {
+void launchDrift(DeviceParticles& p, float dt, Stream stream, std::uint32_t* d_bad) {
   driftKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(static_cast<std::uint32_t>(p.n), dt,
-                                                     p.posMass.data(), p.vel.data());
+                                                     p.posMass.data(), p.vel.data(), d_bad);
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
-void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream) {
+void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream, std::uint32_t* d_bad) {
   closeKicksKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
       static_cast<std::uint32_t>(p.n), clock.tick, clock.depth, halfSteps(clock), p.vel.data(),
-      p.accPot.data(), p.bin.data());
+      p.accPot.data(), p.bin.data(), d_bad);
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 

@@ -43,10 +43,10 @@
 // On M31 1 M with block steps the deepest substeps' walks (25 k targets in ~660 groups of ~39,
 // on 3696 warps of an H200) took 0.98 ms each, 38 ns a target against 3.2 where the groups fill
 // the warps; split (then to the nearest warps per group), 0.43 ms (docs/BENCHMARKS.md). The
-// nearest left 2,850 groups (131 k particles) or the 5,160 of M31 2²³'s centre unsplit, one full
-// wave and a part of another; two waves of parts took the full step's walk at 131 k from 1.59 to
-// 1.10 ms (Plummer; merger 1.40 to 0.89) and the M31 block runs 3-8 % lower, at a cost of 4 % on
-// Plummer 65 k (0.65 to 0.68 ms; sim/cuda/NOTES.md has the four rules tried).
+// nearest left ~2,850 groups (131 k particles) or the 5,160 of M31 2²³'s centre unsplit, one
+// full wave and a part of another; two waves of parts took the full step's walk at 131 k from
+// 1.59 to 1.10 ms (Plummer; merger 1.40 to 0.89) and the M31 block runs 2-8 % lower, at a cost
+// of 4-11 % on Plummer 65 k (sim/cuda/NOTES.md has the four rules tried).
 //
 // The rings, the target slots and the flush are in walk_flush.cuh; the traversal, the kernel and
 // its launch here.

@@ -27,8 +27,8 @@ struct WalkSettings {
   /// false: the opened leaves are skipped, so the walk has no P2P and its forces are wrong.
   /// Only bench_cuda_walk clears it, to time what the near field costs.
   bool nearField = true;
-  /// The most warps one group's targets are split over when there are fewer groups than warps
-  /// (walk.cu): 0 for kMaxParts, 1 for one warp per group. Only tests and benchmarks set it.
+  /// The most warps one group's targets are split over when there are fewer groups than two per
+  /// warp (walk.cu): 0 for kMaxParts, 1 for one warp per group. Only tests and benchmarks set it.
   int maxParts = 0;
 };
 

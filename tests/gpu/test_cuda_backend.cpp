@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <string>
 
 #include "../scenes.h"
@@ -260,6 +262,60 @@ TEST(CudaBackend, NonFiniteStateNamesTheRunawayParticle) {
     ASSERT_EQ(e.ids.size(), 1u);
     EXPECT_EQ(e.ids[0], 123u);
   }
+}
+
+/// Plays a kernel gone wrong: the velocity of the particle with `id` made NaN in device memory.
+void poisonVelocity(const Backend& b, std::uint32_t id) {
+  Particles h;
+  b.download(h);  // in the device's order
+  const std::size_t k = std::size_t(std::find(h.id.begin(), h.id.end(), id) - h.id.begin());
+  ASSERT_LT(k, h.size());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  cuda::copyToDevice(const_cast<Vec4*>(b.deviceAccess()->particles().vel) + k, &nan, sizeof nan);
+}
+
+TEST(CudaBackend, TheCheckAfterASubstepSeesWhatItsKernelsMadeAndPassesOverAllAfterAnythingElse) {
+  // The check after a substep reads a flag its drift and close kicks set (no pass over every
+  // particle); after forces made outside a substep, or new particles, it passes over them all.
+  // Driven stage by stage, as Simulation::substep does, shared steps.
+  REQUIRE_GPU();
+  const SimParams p = plummerParams();
+  const Particles ic = makePlummer(3000, 12);
+  std::unique_ptr<Backend> b = cuda::makeCudaBackend(ic.size());
+  Clock clock{0.0, 0, 0, p.dtMax};
+  const auto start = [&](const Particles& particles) {
+    b->upload(particles);
+    clock.tick = 0;
+    b->computeForces(clock, p, ForceTargets::All, false);
+    return b->nonFiniteIds(10);
+  };
+  const auto substepUpToTheCheck = [&](bool poisonBeforeCloseKicks) {
+    b->openKicks(clock, p);
+    b->drift(p.dtMax);
+    ++clock.tick;
+    b->computeForces(clock, p, ForceTargets::Active, true);
+    if (poisonBeforeCloseKicks) poisonVelocity(*b, 77);
+    b->closeKicks(clock);
+  };
+  ASSERT_TRUE(start(ic).empty());
+  substepUpToTheCheck(false);
+  EXPECT_TRUE(b->nonFiniteIds(10).empty());
+  substepUpToTheCheck(true);
+  EXPECT_EQ(b->nonFiniteIds(10), std::vector<std::uint32_t>{77u}) << "the close kicks' flag";
+
+  // Between a substep's close kicks and its check: forces of every particle (their flag is not
+  // set by anything), then new particles.
+  ASSERT_TRUE(start(ic).empty());
+  substepUpToTheCheck(false);
+  poisonVelocity(*b, 1234);
+  b->computeForces(clock, p, ForceTargets::All, true);
+  EXPECT_EQ(b->nonFiniteIds(10), std::vector<std::uint32_t>{1234u}) << "forces outside a substep";
+  ASSERT_TRUE(start(ic).empty());
+  substepUpToTheCheck(false);
+  Particles bad = ic;
+  bad.vel[5].y = std::numeric_limits<float>::infinity();
+  b->upload(bad);
+  EXPECT_EQ(b->nonFiniteIds(10), std::vector<std::uint32_t>{bad.id[5]}) << "uploaded particles";
 }
 
 TEST(CudaBackend, DiagnosticsOnTheDeviceEqualTheHostSumsMidStep) {

@@ -16,8 +16,8 @@
 //   - Kicks and drift: one thread per particle; the deepest bin: atomicMax of integers.
 // The one floating-point sum in varying order, the double atomicAdd of the diagnostics
 // (conservedKernel), feeds nothing back into the state. The grid's size does, since 2026-11-27:
-// with fewer groups than warps a group's targets are split over several warps (walk.cu), as many
-// as the persistent grid has to spare, and a target's sums then come in another order. So one
+// with fewer groups than two per warp a group's targets are split over several warps (walk.cu), as
+// many as the persistent grid has to spare, and a target's sums then come in another order. So one
 // binary gives the same bits on GPUs of one architecture with as many resident walk warps (SMs ×
 // blocks per SM): built with nvcc 13.0 for sm_90, an H100 SXM and an H200 (132 SMs each) both
 // ended the merger in 0x6c91778b2e36036d and the Plummer sphere in 0x64722b59caadc8ef before the

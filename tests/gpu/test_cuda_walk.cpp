@@ -478,7 +478,7 @@ TEST(CudaWalk, StackSpillToGlobalMemoryChangesNothing) {
   EXPECT_THROW(scene.forces(kAll, 64, {mac, true, 0.01f, 300}), std::invalid_argument);
 }
 
-// Fewer groups than warps: each group's targets are split over idle warps, each walking the
+// Fewer groups than two per warp: each group's targets are split over idle warps, each walking the
 // whole group's box. The interaction counts stay exact (every target meets the same cells), the
 // forces change only by the order of their fp32 sums; where the groups fill the warps nothing
 // is split and the bits are the same.
