@@ -25,9 +25,11 @@ struct CudaUnavailable : std::runtime_error {
 /// Device memory a run needs per particle: two copies of the particle arrays (the sort's
 /// gather), keys and permutations (double-buffered), the tree (about one cell per two
 /// particles at N_leaf = 16), groups and CUB scratch, rounded up (320 B); the walk schedule's
-/// last work per particle with its sort scratch and a group's expected work (12 B); and each
-/// cell's parent and arrival count for the moments' climb (8 B a cell, 4 B a particle).
-inline constexpr double kDeviceBytesPerParticle = 336.0;
+/// last work per particle with its sort scratch and a group's expected work (12 B); each
+/// cell's parent and arrival count for the moments' climb (8 B a cell, 4 B a particle); and the
+/// tree build's searches of its largest level kept for its write kernel (32 B a cell of that
+/// level, a quarter more: ~4 B a particle).
+inline constexpr double kDeviceBytesPerParticle = 340.0;
 /// The same for a rank of a distributed run, whose share also holds the LET cut's scratch
 /// (sized by the tree: ~110 B a cell, and 16 B a particle), the exchange's domain and selection
 /// arrays, the ORB's domain names and the LETs' bytes and walk records: measured 474 and

@@ -57,7 +57,11 @@ struct BuildWorkspace {
   DeviceParticles scratch;                   ///< the gather's target, swapped in afterwards
   DeviceBuffer<std::uint32_t> levelOffsets;  ///< tree build: per-block child offsets of a level
   DeviceBuffer<std::uint32_t> levelTable;    ///< levelBegin[0..kMaxLevel+1] + overflow flag
-  DeviceBuffer<unsigned char> temp;          ///< CUB temporary storage
+  /// The tree build's binary searches of one level (the first particle of each child digit, 8
+  /// per cell), made by its count kernel for its write kernel; sized from the largest level of
+  /// the last build (the cells of a larger level are searched again).
+  DeviceBuffer<std::uint32_t> childStarts;
+  DeviceBuffer<unsigned char> temp;  ///< CUB temporary storage
   /// launchTree's level launches, captured as a CUDA graph and replayed while their arguments
   /// stay the same (tree_build.cu); empty until the first build.
   std::shared_ptr<TreeLevelGraph> treeGraph;

@@ -5,10 +5,13 @@
 // L is three small launches over (cell, digit) pairs, eight threads per cell:
 //   1. countChildrenKernel: for each cell with count > nLeaf, thread d binary-searches the
 //      first key of the cell whose digit at level L+1 is ≥ d; child d exists when that run is
-//      not empty. Each block sums the flags of its contiguous chunk of cells;
+//      not empty, and keeps the search (BuildWorkspace::childStarts). Each block sums the flags
+//      of its contiguous chunk of cells;
 //   2. scanBlockTotalsKernel: one block scans the per-block totals and writes levelBegin[L+2];
-//   3. writeChildrenKernel: each block scans its flags again (cub::BlockScan, tile by tile) on
-//      top of its block offset, which gives every child its slot, and writes the children.
+//   3. writeChildrenKernel: each block reads the searches back (searching again only for cells
+//      past the kept ones), scans its flags again (cub::BlockScan, tile by tile) on top of its
+//      block offset, which gives every child its slot, and writes the children. (It made the
+//      searches again until 2026-11-27: half of a level's time at 8 M particles.)
 // Flags are scanned in (cell, digit) order, so children are appended in parent order and in
 // digit order: exactly the CPU's cell order. The 1 + 3 kMaxLevel launches are replayed from a
 // CUDA graph (TreeLevelGraph), one host call per build. The cell buffers are sized by an
@@ -42,6 +45,10 @@ struct CellArrays {
   std::uint8_t* childCount;
   std::uint8_t* level;
   std::uint32_t capacity;
+  /// Per (cell of the level, digit): the first index of the child run, kept by the count kernel
+  /// for the write kernel, for the level's first `startCells` cells (BuildWorkspace::childStarts).
+  std::uint32_t* starts;
+  std::uint32_t startCells;
 };
 
 /// The contiguous chunk of level L's cells that this block handles (a multiple of the tile).
@@ -67,9 +74,12 @@ struct ChildRun {
   std::uint32_t begin, end;
 };
 
+/// `slot`: the cell's entry in cells.starts (its index in the level); `known`: the count kernel
+/// stored this cell's search there, so read it instead of searching (the write kernel); else
+/// the search is made, and stored where the slot exists (the count kernel, `keep`).
 __device__ ChildRun childRun(const std::uint64_t* __restrict__ keys, const CellArrays& cells,
                              std::uint32_t c, bool valid, unsigned digit, int L,
-                             std::uint32_t nLeaf) {
+                             std::uint32_t nLeaf, std::uint32_t slot, bool keep) {
   std::uint32_t lo = 0, hi = 0;
   bool split = false;
   if (valid) {
@@ -78,10 +88,14 @@ __device__ ChildRun childRun(const std::uint64_t* __restrict__ keys, const CellA
     hi = lo + n;
     split = n > nLeaf;
   }
+  const bool stored = valid && split && digit > 0 && slot < cells.startCells;
+  std::uint32_t* const entry = cells.starts + std::size_t(slot) * kLanes + digit;
   // First index of the cell whose digit is ≥ `digit` (the keys of a cell share their digits
   // above level L+1, so the digit is non-decreasing over the cell).
   std::uint32_t a = lo, b = hi;
-  if (split && digit > 0) {
+  if (stored && !keep) {
+    a = *entry;
+  } else if (split && digit > 0) {
     while (a < b) {
       const std::uint32_t mid = a + (b - a) / 2;
       if (keyDigit(keys[mid], L + 1) < digit) {
@@ -90,6 +104,7 @@ __device__ ChildRun childRun(const std::uint64_t* __restrict__ keys, const CellA
         b = mid;
       }
     }
+    if (stored) *entry = a;
   }
   std::uint32_t next = __shfl_down_sync(0xffffffffu, a, 1, kLanes);
   if (digit == kLanes - 1) next = hi;
@@ -116,12 +131,14 @@ __global__ void __launch_bounds__(kTreeBlock)
   using Reduce = cub::BlockReduce<std::uint32_t, kTreeBlock>;
   __shared__ typename Reduce::TempStorage temp;
   const Chunk chunk = blockChunk(table, L, cells.capacity);
+  const std::uint32_t levelStart = table[L];
   const unsigned digit = threadIdx.x % kLanes;
   const unsigned lane = threadIdx.x % 32;
   std::uint32_t flags = 0;
   for (std::uint32_t t = chunk.lo; t < chunk.hi; t += kCellsPerTile) {
     const std::uint32_t c = t + threadIdx.x / kLanes;
-    const ChildRun run = childRun(keys, cells, c, c < chunk.hi, digit, L, nLeaf);
+    const ChildRun run =
+        childRun(keys, cells, c, c < chunk.hi, digit, L, nLeaf, c - levelStart, true);
     const unsigned group = (__ballot_sync(0xffffffffu, run.exists) >> (lane & ~7u)) & 0xFFu;
     if (digit == 0 && c < chunk.hi) cells.childCount[c] = static_cast<std::uint8_t>(__popc(group));
     flags += run.exists ? 1u : 0u;
@@ -150,12 +167,14 @@ __global__ void __launch_bounds__(kTreeBlock)
   using Scan = cub::BlockScan<std::uint32_t, kTreeBlock>;
   __shared__ typename Scan::TempStorage temp;
   const Chunk chunk = blockChunk(table, L, cells.capacity);
+  const std::uint32_t levelStart = table[L];
   const unsigned digit = threadIdx.x % kLanes;
   const unsigned lane = threadIdx.x % 32;
   std::uint32_t next = table[L + 1] + offsets[blockIdx.x];  // slot of this tile's first child
   for (std::uint32_t t = chunk.lo; t < chunk.hi; t += kCellsPerTile) {
     const std::uint32_t c = t + threadIdx.x / kLanes;
-    const ChildRun run = childRun(keys, cells, c, c < chunk.hi, digit, L, nLeaf);
+    const ChildRun run =
+        childRun(keys, cells, c, c < chunk.hi, digit, L, nLeaf, c - levelStart, false);
     const unsigned group = (__ballot_sync(0xffffffffu, run.exists) >> (lane & ~7u)) & 0xFFu;
     std::uint32_t excl = 0, tileTotal = 0;
     Scan(temp).ExclusiveSum(run.exists ? 1u : 0u, excl, tileTotal);
@@ -179,14 +198,16 @@ __global__ void __launch_bounds__(kTreeBlock)
   }
 }
 
-CellArrays cellArrays(DeviceTree& tree) {
+CellArrays cellArrays(DeviceTree& tree, BuildWorkspace& ws) {
   return {tree.first.data(),
           tree.count.data(),
           tree.child.data(),
           tree.parent.data(),
           tree.childCount.data(),
           tree.level.data(),
-          static_cast<std::uint32_t>(tree.capacity)};
+          static_cast<std::uint32_t>(tree.capacity),
+          ws.childStarts.data(),
+          static_cast<std::uint32_t>(ws.childStarts.capacity() / kLanes)};
 }
 
 /// The launches of one attempt at the build: the root, then three per level (kMaxLevel levels,
@@ -233,7 +254,8 @@ struct TreeLevelGraph {
              table == o.table && offsets == o.offsets && cells.first == o.cells.first &&
              cells.count == o.cells.count && cells.child == o.cells.child &&
              cells.parent == o.cells.parent && cells.childCount == o.cells.childCount &&
-             cells.level == o.cells.level && cells.capacity == o.cells.capacity;
+             cells.level == o.cells.level && cells.capacity == o.cells.capacity &&
+             cells.starts == o.cells.starts && cells.startCells == o.cells.startCells;
     }
   };
   Key key;
@@ -252,7 +274,7 @@ namespace {
 /// Runs launchLevels through ws.treeGraph, capturing it first when the arguments changed.
 void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree,
                        Stream stream) {
-  const CellArrays cells = cellArrays(tree);
+  const CellArrays cells = cellArrays(tree, ws);
   const TreeLevelGraph::Key key{
       n, tree.capacity, nLeaf, ws.keysData(), ws.levelTable.data(), ws.levelOffsets.data(), cells};
   if (!ws.treeGraph || !(ws.treeGraph->key == key)) {
@@ -299,6 +321,13 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
   // A first guess at the number of cells; the buffers only grow, so later steps rarely retry.
   tree.reserve(tree.firstGuess > 0 ? tree.firstGuess
                                    : std::max<std::size_t>(1024, 2 * n / std::max(1, nLeaf / 4)));
+  // The count kernels keep their searches for the write kernels, for as many cells of a level as
+  // the largest level of the last build had (and a quarter more): 32 bytes a cell.
+  std::size_t largest = n / 16;
+  for (std::size_t L = 1; L < tree.levelBegin.size(); ++L) {
+    largest = std::max<std::size_t>(largest, tree.levelBegin[L] - tree.levelBegin[L - 1]);
+  }
+  ws.childStarts.reserve(kLanes * (largest + largest / 4 + 1024));
   for (;;) {
     const std::vector<std::uint32_t> table = buildLevels(ws, n, nLeaf, tree, stream);
     if (table[kTableOverflow] == 0) {

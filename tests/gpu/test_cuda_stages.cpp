@@ -303,6 +303,47 @@ TEST(CudaStages, TreeBuildRetriesWhenItsBuffersOverflow) {
   EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
 }
 
+// Each level's count kernel keeps its binary searches for the write kernel, for as many cells as
+// the largest level of the last build had (BuildWorkspace::childStarts); cells past those are
+// searched again. A first build keeps n/16 (and a margin), fewer than this tree's largest level
+// (N_leaf 2), so both paths run; the second keeps them all. Both give the CPU's tree.
+TEST(CudaStages, TreeBuildKeepsItsSearchesOrSearchesAgainTheSameTree) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 60000;
+  const int nLeaf = 2;
+  const Particles h = clusteredParticles(n, baseSeed() + 19);
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  cuda::uploadParticles(h, d);
+  cuda::launchBoundingBox(d, ws, nullptr);
+  cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
+  cuda::launchSort(d, ws, nullptr);
+  const std::vector<std::uint64_t> keys = cuda::downloadKeys(ws, n);
+  for (int build = 0; build < 2; ++build) {
+    cuda::launchTree(ws, n, nLeaf, tree, nullptr);
+    Tree gpuTree;
+    cuda::downloadTree(tree, ws, gpuTree, false);
+    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, nLeaf);
+    std::size_t largest = 0;
+    for (std::size_t L = 1; L < cpuTree.levelBegin.size(); ++L) {
+      largest = std::max<std::size_t>(largest, cpuTree.levelBegin[L] - cpuTree.levelBegin[L - 1]);
+    }
+    const std::size_t kept = ws.childStarts.capacity() / 8;
+    if (build == 0) {
+      EXPECT_GT(largest, kept) << "the first build must search some cells again";
+    } else {
+      EXPECT_GE(kept, largest) << "the second build keeps every search";
+    }
+    SCOPED_TRACE(build == 0 ? "first build" : "second build");
+    EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
+    EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
+    EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
+    EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
+    EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
+  }
+}
+
 // The moments go up the tree in one launch, each parent computed by whichever thread completes
 // its children (moments.cu). Whatever thread that is, and whatever the SMs cached, a parent must
 // be the same bits every time: launches on poisoned outputs, with deep single-child chains
