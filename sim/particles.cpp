@@ -63,12 +63,6 @@ ExchangePlan planExchange(std::size_t n, const std::vector<std::uint32_t>& leavi
   return plan;
 }
 
-namespace {
-bool finite(const Vec4& v) {
-  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
-}
-}  // namespace
-
 void Particles::validate() const {
   const std::size_t n = size();
   if (vel.size() != n || accPot.size() != n || id.size() != n || tag.size() != n ||
@@ -77,7 +71,7 @@ void Particles::validate() const {
   }
   std::vector<bool> seen(n, false);
   for (std::size_t i = 0; i < n; ++i) {
-    if (!finite(posMass[i]) || !finite(vel[i])) {
+    if (!allFinite(posMass[i]) || !allFinite(vel[i])) {
       throw std::invalid_argument("particle " + std::to_string(id[i]) +
                                   " has a non-finite position, mass or velocity");
     }

@@ -75,4 +75,13 @@ BHVIZ_HD inline float accMagnitude(Vec4 a) {
 #endif
 }
 
+/// Whether no component is NaN or infinite (the non-finite checks of both backends).
+BHVIZ_HD inline bool allFinite(const Vec4& v) {
+#if defined(__CUDA_ARCH__)
+  return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
+#else
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
+#endif
+}
+
 }  // namespace bhviz::sim

@@ -11,14 +11,6 @@
 
 namespace bhviz::sim {
 
-namespace {
-
-bool finite(const Vec4& v) {
-  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
-}
-
-}  // namespace
-
 void CpuBackend::upload(const Particles& p) {
   m_particles = p;
   m_active.assign(p.size(), 1);
@@ -225,7 +217,7 @@ std::vector<std::uint32_t> CpuBackend::nonFiniteIds(std::size_t max) const {
   std::vector<std::uint32_t> ids;
   for (const std::vector<Vec4>* tier : tiers) {
     for (std::size_t i = 0; i < s.size() && ids.size() < max; ++i) {
-      if (!finite((*tier)[i])) ids.push_back(s.id[i]);
+      if (!allFinite((*tier)[i])) ids.push_back(s.id[i]);
     }
     if (!ids.empty()) break;
   }

@@ -34,8 +34,8 @@ inline constexpr double kDeviceBytesPerParticle = 340.0;
 /// (sized by the tree: ~110 B a cell, and 16 B a particle), the exchange's domain and selection
 /// arrays, the ORB's domain names and the LETs' bytes and walk records: measured 474 and
 /// 508 B a particle (device_bytes_peak) on the two ranks of a 480 M merger (two H200s,
-/// 2026-11-27, docs/BENCHMARKS.md "Past one GPU"), rounded up (the moments' climb added ~4 B
-/// since: within it).
+/// 2026-11-27, docs/BENCHMARKS.md "Past one GPU"), rounded up (the moments' climb and the tree
+/// build's kept searches added ~4 B each since: 516, within it).
 inline constexpr double kDeviceBytesPerRankParticle = 520.0;
 
 /// "NVIDIA H200 (132 SMs, 139.8 GiB)"; throws CudaUnavailable when there is no device.

@@ -59,7 +59,8 @@ struct BuildWorkspace {
   DeviceBuffer<std::uint32_t> levelTable;    ///< levelBegin[0..kMaxLevel+1] + overflow flag
   /// The tree build's binary searches of one level (the first particle of each child digit, 8
   /// per cell), made by its count kernel for its write kernel; sized from the largest level of
-  /// the last build (the cells of a larger level are searched again).
+  /// the last build, a quarter and 1024 cells more, n / 16 at least (launchTree; the cells of a
+  /// larger level past those are searched again).
   DeviceBuffer<std::uint32_t> childStarts;
   DeviceBuffer<unsigned char> temp;  ///< CUB temporary storage
   /// launchTree's level launches, captured as a CUDA graph and replayed while their arguments

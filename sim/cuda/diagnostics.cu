@@ -53,10 +53,6 @@ __global__ void conservedKernel(std::uint32_t n, std::uint64_t tick, int depth, 
   }
 }
 
-__device__ bool finite4(const Vec4& v) {
-  return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
-}
-
 /// Up to `max` ids per tier (0: position, 1: velocity, 2: force) of non-finite particles.
 __global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMass,
                                 const Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
@@ -65,7 +61,10 @@ __global__ void nonFiniteKernel(std::uint32_t n, const Vec4* __restrict__ posMas
                                 std::uint32_t* __restrict__ ids) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const int tier = !finite4(posMass[i]) ? 0 : !finite4(vel[i]) ? 1 : !finite4(accPot[i]) ? 2 : -1;
+  const int tier = !allFinite(posMass[i])  ? 0
+                   : !allFinite(vel[i])    ? 1
+                   : !allFinite(accPot[i]) ? 2
+                                           : -1;
   if (tier < 0) return;
   const std::uint32_t slot = atomicAdd(&counts[tier], 1u);
   if (slot < max) ids[tier * max + slot] = id[i];

@@ -55,10 +55,6 @@ __global__ void __launch_bounds__(kBlock)
   if (b > 0) atomicMax(deepest, b);
 }
 
-__device__ bool finite4(const Vec4& v) {
-  return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
-}
-
 __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
                             Vec4* __restrict__ vel, std::uint32_t* __restrict__ bad) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -68,7 +64,7 @@ __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMas
   drift(x, v, dt);  // v.w: the rounding carried to the next drift
   posMass[i] = x;
   vel[i] = v;
-  if (bad != nullptr && !(finite4(x) && finite4(v))) atomicOr(bad, 1u);
+  if (bad != nullptr && !(allFinite(x) && allFinite(v))) atomicOr(bad, 1u);
 }
 
 __global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
@@ -83,7 +79,7 @@ __global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth,
   const Vec4 a = accPot[i];
   kick(v, a, half.dt[b]);
   vel[i] = v;
-  if (bad != nullptr && !(finite4(a) && finite4(v))) atomicOr(bad, 1u);
+  if (bad != nullptr && !(allFinite(a) && allFinite(v))) atomicOr(bad, 1u);
 }
 
 }  // namespace
@@ -91,6 +87,7 @@ __global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth,
 void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& params,
                      int* d_deepest, Stream stream) {
   if (d_deepest != nullptr) BHVIZ_CUDA_CHECK(cudaMemsetAsync(d_deepest, 0, sizeof(int), stream));
+  if (p.n == 0) return;  // a rank of a distributed run may hold none
   openKicksKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
       static_cast<std::uint32_t>(p.n), clock.tick, clock.depth, params.softening, params.eta,
       static_cast<float>(clock.dtMax), halfSteps(clock), p.vel.data(), p.accPot.data(),
@@ -99,12 +96,14 @@ void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& pa
 }
 
 void launchDrift(DeviceParticles& p, float dt, Stream stream, std::uint32_t* d_bad) {
+  if (p.n == 0) return;
   driftKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(static_cast<std::uint32_t>(p.n), dt,
                                                      p.posMass.data(), p.vel.data(), d_bad);
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
 void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream, std::uint32_t* d_bad) {
+  if (p.n == 0) return;
   closeKicksKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
       static_cast<std::uint32_t>(p.n), clock.tick, clock.depth, halfSteps(clock), p.vel.data(),
       p.accPot.data(), p.bin.data(), d_bad);

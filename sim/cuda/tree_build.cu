@@ -74,9 +74,9 @@ struct ChildRun {
   std::uint32_t begin, end;
 };
 
-/// `slot`: the cell's entry in cells.starts (its index in the level); `known`: the count kernel
-/// stored this cell's search there, so read it instead of searching (the write kernel); else
-/// the search is made, and stored where the slot exists (the count kernel, `keep`).
+/// `slot`: the cell's index in its level, its entry in cells.starts where slot < startCells.
+/// `keep` (the count kernel): the search is made and stored there; else (the write kernel) a
+/// stored search is read back, and only a cell past the stored ones is searched again.
 __device__ ChildRun childRun(const std::uint64_t* __restrict__ keys, const CellArrays& cells,
                              std::uint32_t c, bool valid, unsigned digit, int L,
                              std::uint32_t nLeaf, std::uint32_t slot, bool keep) {
@@ -89,12 +89,12 @@ __device__ ChildRun childRun(const std::uint64_t* __restrict__ keys, const CellA
     split = n > nLeaf;
   }
   const bool stored = valid && split && digit > 0 && slot < cells.startCells;
-  std::uint32_t* const entry = cells.starts + std::size_t(slot) * kLanes + digit;
+  const std::size_t entry = std::size_t(slot) * kLanes + digit;  // read or written when stored
   // First index of the cell whose digit is ≥ `digit` (the keys of a cell share their digits
   // above level L+1, so the digit is non-decreasing over the cell).
   std::uint32_t a = lo, b = hi;
   if (stored && !keep) {
-    a = *entry;
+    a = cells.starts[entry];
   } else if (split && digit > 0) {
     while (a < b) {
       const std::uint32_t mid = a + (b - a) / 2;
@@ -104,7 +104,7 @@ __device__ ChildRun childRun(const std::uint64_t* __restrict__ keys, const CellA
         b = mid;
       }
     }
-    if (stored) *entry = a;
+    if (stored) cells.starts[entry] = a;
   }
   std::uint32_t next = __shfl_down_sync(0xffffffffu, a, 1, kLanes);
   if (digit == kLanes - 1) next = hi;
@@ -322,7 +322,8 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
   tree.reserve(tree.firstGuess > 0 ? tree.firstGuess
                                    : std::max<std::size_t>(1024, 2 * n / std::max(1, nLeaf / 4)));
   // The count kernels keep their searches for the write kernels, for as many cells of a level as
-  // the largest level of the last build had (and a quarter more): 32 bytes a cell.
+  // the largest level of the last build had, a quarter and 1024 more (n / 16 at least): 32 bytes
+  // a cell. (The buffer grows by at least half when it grows.)
   std::size_t largest = n / 16;
   for (std::size_t L = 1; L < tree.levelBegin.size(); ++L) {
     largest = std::max<std::size_t>(largest, tree.levelBegin[L] - tree.levelBegin[L - 1]);

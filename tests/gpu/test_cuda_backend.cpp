@@ -264,15 +264,22 @@ TEST(CudaBackend, NonFiniteStateNamesTheRunawayParticle) {
   }
 }
 
+namespace {
+
 /// Plays a kernel gone wrong: the velocity of the particle with `id` made NaN in device memory.
 void poisonVelocity(const Backend& b, std::uint32_t id) {
   Particles h;
   b.download(h);  // in the device's order
   const std::size_t k = std::size_t(std::find(h.id.begin(), h.id.end(), id) - h.id.begin());
-  ASSERT_LT(k, h.size());
+  if (k >= h.size()) {
+    ADD_FAILURE() << "no particle " << id;
+    return;
+  }
   const float nan = std::numeric_limits<float>::quiet_NaN();
   cuda::copyToDevice(const_cast<Vec4*>(b.deviceAccess()->particles().vel) + k, &nan, sizeof nan);
 }
+
+}  // namespace
 
 TEST(CudaBackend, TheCheckAfterASubstepSeesWhatItsKernelsMadeAndPassesOverAllAfterAnythingElse) {
   // The check after a substep reads a flag its drift and close kicks set (no pass over every
@@ -302,6 +309,12 @@ TEST(CudaBackend, TheCheckAfterASubstepSeesWhatItsKernelsMadeAndPassesOverAllAft
   EXPECT_TRUE(b->nonFiniteIds(10).empty());
   substepUpToTheCheck(true);
   EXPECT_EQ(b->nonFiniteIds(10), std::vector<std::uint32_t>{77u}) << "the close kicks' flag";
+  ASSERT_TRUE(start(ic).empty());
+  // Before the open kicks: the drift moves the particle by it, and its NaN position reaches the
+  // other particles' forces, so the drift's flag and the close kicks' are both set.
+  poisonVelocity(*b, 88);
+  substepUpToTheCheck(false);
+  EXPECT_EQ(b->nonFiniteIds(10), std::vector<std::uint32_t>{88u}) << "the substep's flags";
 
   // Between a substep's close kicks and its check: forces of every particle (their flag is not
   // set by anything), then new particles.
@@ -316,6 +329,17 @@ TEST(CudaBackend, TheCheckAfterASubstepSeesWhatItsKernelsMadeAndPassesOverAllAft
   bad.vel[5].y = std::numeric_limits<float>::infinity();
   b->upload(bad);
   EXPECT_EQ(b->nonFiniteIds(10), std::vector<std::uint32_t>{bad.id[5]}) << "uploaded particles";
+
+  // And a state restored there.
+  ASSERT_TRUE(start(ic).empty());
+  const std::unique_ptr<BackendState> clean = b->keepState(std::size_t(1) << 40);
+  poisonVelocity(*b, 9);
+  const std::unique_ptr<BackendState> poisoned = b->keepState(std::size_t(1) << 40);
+  b->restoreState(*clean);
+  ASSERT_TRUE(b->nonFiniteIds(10).empty());
+  substepUpToTheCheck(false);
+  b->restoreState(*poisoned);
+  EXPECT_EQ(b->nonFiniteIds(10), std::vector<std::uint32_t>{9u}) << "a restored state";
 }
 
 TEST(CudaBackend, DiagnosticsOnTheDeviceEqualTheHostSumsMidStep) {
