@@ -218,7 +218,7 @@ bool cheapestPlanRebuildsFirst(const AgingFit& fit, double rebuildMs, double age
 
 }  // namespace
 
-bool RebuildTuner::shouldRebuild(double age, int kind, const Outlook& ahead) const {
+bool RebuildTuner::shouldRebuild(double age, int kind, Outlook ahead) const {
   const RebuildTunerState& s = m_state;
   if (s.rebuilds == 0 || s.evaluations > kMaxRefits) return true;
   // Nothing to hold a refit against: rebuild, which measures the kind's fresh walk.
@@ -228,10 +228,8 @@ bool RebuildTuner::shouldRebuild(double age, int kind, const Outlook& ahead) con
     fewest = std::min(fewest, e.second);
     mean += e.second / double(m_recent.size());
   }
-  std::vector<double> targets(
-      ahead.targets.begin(),
-      ahead.targets.begin() + std::ptrdiff_t(std::min(ahead.targets.size(), kHorizon)));
-  if (targets.empty()) targets.push_back(0.0);
+  std::vector<double>& targets = ahead.targets;
+  targets.resize(std::clamp<std::size_t>(targets.size(), 1, kHorizon));
   for (double& t : targets) t = t > 0.0 ? t : mean;
   // No fit, or an old one: refit once to measure the aging, where it costs least (among the
   // kinds of evaluation lately, one with the fewest targets).

@@ -113,8 +113,8 @@ class RebuildTuner {
     std::vector<double> targets;
   };
   /// Whether the evaluation of `kind` at `age` (time since the last rebuild), the first of
-  /// `ahead`, should rebuild.
-  bool shouldRebuild(double age, int kind, const Outlook& ahead) const;
+  /// `ahead`, should rebuild (`ahead` is the tuner's to change: its unknown targets filled in).
+  bool shouldRebuild(double age, int kind, Outlook ahead) const;
   /// After each evaluation: whether it rebuilt, its kind, simulated time, age (0 for a
   /// rebuild), targets and walk time, and for a rebuild the time of the stages a refit skips.
   /// Negative times: not measured (a cold first evaluation), counted only.

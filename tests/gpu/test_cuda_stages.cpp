@@ -54,6 +54,27 @@ long firstMismatch(const std::vector<T>& a, const std::vector<T>& b) {
 
 bool sameBits(const Box& a, const Box& b) { return std::memcmp(&a, &b, sizeof(Box)) == 0; }
 
+/// The tree's topology, array by array, the same as the CPU twin's.
+void expectSameTopology(const Tree& gpuTree, const Tree& cpuTree) {
+  EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
+  EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
+  EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
+  EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
+  EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
+  EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
+}
+
+/// Uploads `h` and runs the stages before the tree (box, keys, sort) on the device; returns the
+/// sorted keys, which the CPU's tree is built from.
+std::vector<std::uint64_t> sortOnDevice(const Particles& h, cuda::DeviceParticles& d,
+                                        cuda::BuildWorkspace& ws) {
+  cuda::uploadParticles(h, d);
+  cuda::launchBoundingBox(d, ws, nullptr);
+  cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
+  cuda::launchSort(d, ws, nullptr);
+  return cuda::downloadKeys(ws, h.size());
+}
+
 /// Collects violations of a per-cell tolerance and reports the count and the first one.
 class Violations {
  public:
@@ -255,12 +276,7 @@ TEST_P(CudaStagesTest, EachStageMatchesItsCpuTwin) {
   Tree cpuTree = cpu::buildTree(sortedKeys, frame, tc.nLeaf);
   Tree gpuTree;
   cuda::downloadTree(tree, ws, gpuTree, false);
-  EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
-  EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
-  EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
-  EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
-  EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
-  EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
+  expectSameTopology(gpuTree, cpuTree);
   if (HasFailure()) return;
 
   // Moments: fp32 on the device against double sums on the CPU.
@@ -285,22 +301,13 @@ TEST(CudaStages, TreeBuildRetriesWhenItsBuffersOverflow) {
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
   tree.firstGuess = 3;
-  cuda::uploadParticles(h, d);
-  cuda::launchBoundingBox(d, ws, nullptr);
-  cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
-  cuda::launchSort(d, ws, nullptr);
+  const std::vector<std::uint64_t> keys = sortOnDevice(h, d, ws);
   cuda::launchTree(ws, n, nLeaf, tree, nullptr);
   Tree gpuTree;
   cuda::downloadTree(tree, ws, gpuTree, false);
-  const std::vector<std::uint64_t> keys = cuda::downloadKeys(ws, n);
   const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, nLeaf);
   EXPECT_GT(cpuTree.cellCount(), 1000u);
-  EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
-  EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
-  EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
-  EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
-  EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
-  EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
+  expectSameTopology(gpuTree, cpuTree);
 }
 
 // Each level's count kernel keeps its binary searches for the write kernel, for as many cells as
@@ -315,11 +322,7 @@ TEST(CudaStages, TreeBuildKeepsItsSearchesOrSearchesAgainTheSameTree) {
   cuda::DeviceParticles d;
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
-  cuda::uploadParticles(h, d);
-  cuda::launchBoundingBox(d, ws, nullptr);
-  cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
-  cuda::launchSort(d, ws, nullptr);
-  const std::vector<std::uint64_t> keys = cuda::downloadKeys(ws, n);
+  const std::vector<std::uint64_t> keys = sortOnDevice(h, d, ws);
   // What launchTree keeps for a first build (n / 16 cells, a quarter and 1024 more), poisoned: a
   // search read back that was never stored would show.
   ws.childStarts.reserve(8 * (n / 16 + n / 64 + 1024));
@@ -340,11 +343,7 @@ TEST(CudaStages, TreeBuildKeepsItsSearchesOrSearchesAgainTheSameTree) {
     } else {
       EXPECT_GE(kept, largest) << "the second build keeps every search";
     }
-    EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
-    EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
-    EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
-    EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
-    EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
+    expectSameTopology(gpuTree, cpuTree);
   }
 }
 
