@@ -26,6 +26,16 @@ namespace bhviz::sim {
 /// Which particles get new forces.
 enum class ForceTargets { Active, All };
 
+/// Whether an evaluation computes the targets' potentials (accPot.w): where every particle is a
+/// target, that is all of them, or a substep at whose end every particle's step ends (every
+/// shared step, a block step's last substep). Elsewhere each target keeps the potential it had.
+/// Only the diagnostics read potentials, and the Simulation and the app take them where every
+/// step ends; a block substep that ends none saves the potential's share of the walk (GPU: 3
+/// instructions of an M2P's 36).
+inline bool evaluatesPotential(const Clock& clock, ForceTargets targets) {
+  return targets == ForceTargets::All || clock.synchronized();
+}
+
 /// The ranges a backend runs, part of its interface: validate(params, limits) checks them, the
 /// command line refuses a value beyond them before any work, and the UI's sliders stop there.
 struct BackendLimits {

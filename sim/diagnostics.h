@@ -21,9 +21,12 @@ struct Diagnostics {
   std::vector<std::uint64_t> binHistogram;  ///< particles per time bin, 0..depth
 };
 
-/// Uses each particle's stored potential (so forces must be current) and, for particles in
-/// the middle of their step, the velocity predicted to the clock's time from the half-kicked
-/// one: v(t) = v_½ + a·(t − t_start − dt/2) (sim/common/conserved.h).
+/// Uses each particle's stored potential and, for particles in the middle of their step, the
+/// velocity predicted to the clock's time from the half-kicked one: v(t) = v_½ + a·(t − t_start −
+/// dt/2) (sim/common/conserved.h). The potentials are current where every particle's step ends
+/// (the backends compute them there only: evaluatesPotential, sim/backend.h); in the middle of a
+/// block step each is the one of its last such evaluation, so the potential energy there is
+/// that of the last synchronised time.
 Diagnostics computeDiagnostics(const Particles& p, const Clock& clock);
 
 struct ConservedSums;

@@ -1,7 +1,7 @@
-// Time integration: energy conservation with shared and block steps, the block scheme's
-// reduction to the shared leapfrog, a closed Kepler orbit, the bin rules, determinism across
-// thread counts, a clear stop on a non-finite state, block against shared steps on a cusp, and
-// the drift's carried rounding.
+// Time integration: energy conservation with shared and block steps, the potentials only where
+// every step ends, the block scheme's reduction to the shared leapfrog, a closed Kepler orbit, the
+// bin rules, determinism across thread counts, a clear stop on a non-finite state, block against
+// shared steps on a cusp, and the drift's carried rounding.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "potentials.h"
 #include "scenes.h"
 #include "sim/common/timestep.h"
 #include "sim/simulation.h"
@@ -90,6 +91,14 @@ TEST(Integrator, BlockStepsConserveEnergyAndUseSeveralBins) {
     if (end.binHistogram[b]) deepest = int(b);
   const double sharedForces = 4096.0 * 16.0 * double(1 << deepest);
   EXPECT_LT(double(sim.totalProfile().interactions.targets), 0.9 * sharedForces);
+}
+
+// Potentials are computed only where every particle's step ends (every shared step, a block
+// step's last substep): a substep that ends only some keeps every potential as it was, and the
+// diagnostics, taken where every step ends, read fresh ones.
+TEST(Integrator, PotentialsAreComputedWhereEveryStepEndsAndKeptBetween) {
+  Simulation sim(makeCpuBackend(), makePlummer(4096, 12), blockParams(1.0f / 8.0f, 5, 0.05f));
+  bhviz::test::expectPotentialsOnlyWhereEveryStepEnds(sim, 12);
 }
 
 // What a substep's profile says it walked: as targets exactly the particles active at its tick,

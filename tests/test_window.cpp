@@ -288,6 +288,26 @@ TEST(SimSessionFiles, SaveThenLoadRoundTripsTheParticles) {
   EXPECT_GT(loaded.simulation().time(), sim.time());
 }
 
+// The energy plot's samples: taken where every particle's step ends, where the potentials are
+// current (the backends compute them only there), unless forced (a single step asks for one).
+TEST(SimSessionDiagnostics, SamplesAreTakenWhereEveryStepEndsUnlessForced) {
+  using namespace session_test;
+  bhviz::app::SimSession session(plummerScene(400), blockParams());
+  const std::size_t start = session.diagnosticsHistory().size();
+  int midStep = 0, ended = 0;
+  for (int i = 0; i < 40; ++i) {
+    session.step();
+    const bool synchronized = session.simulation().synchronized();
+    EXPECT_EQ(session.sampleDiagnostics(0.0), synchronized) << "substep " << i;
+    (synchronized ? ended : midStep) += 1;
+  }
+  ASSERT_GT(midStep, 0) << "the test needs substeps inside a block step";
+  ASSERT_GT(ended, 0);
+  EXPECT_EQ(session.diagnosticsHistory().size(), start + std::size_t(ended));
+  while (session.simulation().synchronized()) session.step();
+  EXPECT_TRUE(session.sampleDiagnostics(0.0, true)) << "forced, mid step";
+}
+
 // What the Accuracy panel's N_leaf and N_group reach: the running backend's limits are the
 // sliders' ranges, and a value beyond them (typed, or kept from another backend) is refused
 // with one line while the simulation runs on with its parameters: nothing throws out of a frame.

@@ -163,6 +163,9 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
   if (!force && std::chrono::duration<double>(now - m_lastSample).count() < intervalSeconds) {
     return false;
   }
+  // The potentials are current where every step ends (sim::evaluatesPotential): the plot takes
+  // its samples there, at the first such time after the interval.
+  if (!force && !m_sim->synchronized()) return false;
   m_lastSample = now;
   m_diagnostics = m_sim->diagnostics();
   if (m_e0 != 0.0) {

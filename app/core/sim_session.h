@@ -91,7 +91,8 @@ class SimSession {
   sim::BackendLimits limits() const { return m_sim->backend().traits().limits; }
 
   /// Recomputes the diagnostics when `interval` seconds of wall time have passed since the
-  /// last sample, or when forced. Copies the particles to the host: not every frame at large N.
+  /// last sample and every particle's step has ended (where the potentials are current), or when
+  /// forced. Copies the particles to the host: not every frame at large N.
   bool sampleDiagnostics(double intervalSeconds, bool force = false);
   const sim::Diagnostics& diagnostics() const { return m_diagnostics; }
   double initialEnergy() const { return m_e0; }

@@ -1,6 +1,9 @@
 #pragma once
 // The two interactions of the tree code, written once for both backends. G = 1.
-// Accelerations accumulate in a Vec4: x, y, z = acceleration, w = potential.
+// Accelerations accumulate in a Vec4: x, y, z = acceleration, w = potential. With kPotential
+// false the potential is neither computed nor added (w untouched): the GPU walk of a block
+// substep that ends no particle's step saves its instructions, 3 of an M2P's 36 (walk.h,
+// WalkSettings::potential); the accelerations are the same operations either way.
 
 #include <cmath>
 
@@ -25,6 +28,7 @@ struct Quadrupole {
 /// Particle–particle (P2P): source j (position, mass) on a target at xi, Plummer-softened.
 /// A source at exactly the target's position contributes nothing, which removes the
 /// self-interaction without a branch on indices.
+template <bool kPotential = true>
 BHVIZ_HD inline void p2p(Vec3 xi, Vec4 j, float eps2, Vec4& acc) {
   const float dx = j.x - xi.x, dy = j.y - xi.y, dz = j.z - xi.z;
   const float d2 = dx * dx + (dy * dy + dz * dz);
@@ -36,7 +40,7 @@ BHVIZ_HD inline void p2p(Vec3 xi, Vec4 j, float eps2, Vec4& acc) {
   acc.x += mrinv3 * dx;
   acc.y += mrinv3 * dy;
   acc.z += mrinv3 * dz;
-  acc.w -= mrinv;
+  if constexpr (kPotential) acc.w -= mrinv;
 }
 
 /// One near pair both ways (the mutual near field): target i gets exactly what p2p(xi, j) adds,
@@ -75,6 +79,7 @@ BHVIZ_HD inline QuadSource quadSource(const Quadrupole& q, float eps2) {
 }
 
 /// Cell–particle (M2P), monopole only: the cell's mass at its centre of mass.
+template <bool kPotential = true>
 BHVIZ_HD inline void m2pMonopole(Vec3 xi, Vec4 comMass, float eps2, Vec4& acc) {
   const float rx = xi.x - comMass.x, ry = xi.y - comMass.y, rz = xi.z - comMass.z;
   const float rinv = rsqrtHD(rx * rx + (ry * ry + (rz * rz + eps2)));
@@ -83,7 +88,7 @@ BHVIZ_HD inline void m2pMonopole(Vec3 xi, Vec4 comMass, float eps2, Vec4& acc) {
   acc.x += ar * rx;
   acc.y += ar * ry;
   acc.z += ar * rz;
-  acc.w -= mrinv;
+  if constexpr (kPotential) acc.w -= mrinv;
 }
 
 /// Cell–particle (M2P) with the quadrupole of the cell's second moments Q. With r = xi − com,
@@ -93,6 +98,7 @@ BHVIZ_HD inline void m2pMonopole(Vec3 xi, Vec4 comMass, float eps2, Vec4& acc) {
 /// This is the softened expansion φ = −M/R − ½(3 rᵀQr/R⁵ − tr Q/R³) exactly (3 rᵀQr =
 /// rᵀPr + tr Q·r², and r² − R² = −ε²), written so that a target costs 33 fp32 operations and
 /// one reciprocal square root. The groupings below are the fused multiply–adds the GPU executes.
+template <bool kPotential = true>
 BHVIZ_HD inline void m2pQuadrupole(Vec3 xi, Vec4 comMass, const QuadSource& p, float eps2,
                                    Vec4& acc) {
   const float rx = xi.x - comMass.x, ry = xi.y - comMass.y, rz = xi.z - comMass.z;
@@ -109,7 +115,7 @@ BHVIZ_HD inline void m2pQuadrupole(Vec3 xi, Vec4 comMass, const QuadSource& p, f
   acc.x = ar * rx + (rinv5 * prx + acc.x);
   acc.y = ar * ry + (rinv5 * pry + acc.y);
   acc.z = ar * rz + (rinv5 * prz + acc.z);
-  acc.w -= 0.5f * q + mrinv;
+  if constexpr (kPotential) acc.w -= 0.5f * q + mrinv;
 }
 
 /// Cell–particle (M2P): monopole plus, when `quad`, the quadrupole (m2pQuadrupole). Walks that

@@ -38,7 +38,7 @@ void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTarg
 void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targets,
                        bool oldAccValid, const KeyFrame* frame, const OrbCuts* domains) {
   m_domains = domains != nullptr ? *domains : OrbCuts{1, {}};
-  if (!prepare(p, oldAccValid)) return;
+  if (!prepare(clock, p, targets, oldAccValid)) return;
   m_treeShape = {};  // the sort reorders the particles: the old tree fits them no more
   const OrbCutsView view = viewOf(m_domains);
   m_tree = cpu::buildSortedTree(m_particles, p.curve, p.nLeaf, m_mac, &m_profile, frame,
@@ -54,7 +54,7 @@ bool CpuBackend::refitForces(const Clock& clock, const SimParams& p, ForceTarget
     computeForces(clock, p, targets, oldAccValid);
     return false;
   }
-  prepare(p, oldAccValid);
+  prepare(clock, p, targets, oldAccValid);
   {
     StageTimer timer(m_profile, Stage::Moments);
     cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
@@ -64,9 +64,11 @@ bool CpuBackend::refitForces(const Clock& clock, const SimParams& p, ForceTarget
   return true;
 }
 
-bool CpuBackend::prepare(const SimParams& p, bool oldAccValid) {
+bool CpuBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets targets,
+                         bool oldAccValid) {
   m_mac = macSetup(p, oldAccValid);
   m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening, p.p2p};
+  m_walk.potential = evaluatesPotential(clock, targets);
   m_leafSize = p.nLeaf;
   m_work.assign(m_particles.size(), 0);
   if (m_particles.size() > 0) return true;

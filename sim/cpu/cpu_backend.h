@@ -78,7 +78,7 @@ class CpuBackend final : public Backend, private ForceParts {
   void exchange(const std::vector<std::uint32_t>& leaving, const Particles& arriving) override;
   void walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::WalkMode mode);
   /// build()'s settings of the evaluation; false when there are no particles.
-  bool prepare(const SimParams& p, bool oldAccValid);
+  bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid);
   void buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets);
 
   Particles m_particles;

@@ -105,6 +105,8 @@ struct WalkSettings {
   bool quadrupole = true;
   float softening = 0.05f;
   P2pMode p2p = P2pMode::Plain;  ///< walkGroups' near field (walkSources' is always plain)
+  /// false: each target keeps its potential (accPot.w), as on the GPU (cuda/walk.h).
+  bool potential = true;
 };
 
 /// The interaction list of one group, as the walk builds it.

@@ -53,13 +53,15 @@ class TargetBlock {
   }
 
   std::size_t size() const { return m_index.size(); }
-  void store(std::vector<Vec4>& accPot, WalkMode mode) const {
+  /// Writes (or adds) the sums to accPot; without `potential` each target keeps its potential
+  /// (WalkSettings::potential), as the GPU's walk, which does not compute it.
+  void store(std::vector<Vec4>& accPot, WalkMode mode, bool potential) const {
     for (std::size_t k = 0; k < m_index.size(); ++k) {
       const Vec4 sum{m_ax[k], m_ay[k], m_az[k], m_pot[k]};
       Vec4& out = accPot[m_index[k]];
-      out = mode == WalkMode::Write
-                ? sum
-                : Vec4{out.x + sum.x, out.y + sum.y, out.z + sum.z, out.w + sum.w};
+      const float w = !potential ? out.w : mode == WalkMode::Write ? sum.w : out.w + sum.w;
+      out = mode == WalkMode::Write ? Vec4{sum.x, sum.y, sum.z, w}
+                                    : Vec4{out.x + sum.x, out.y + sum.y, out.z + sum.z, w};
     }
   }
   /// Adds `work` to the work of each target.

@@ -71,7 +71,7 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
           block.addParticle(sources[j], eps2);
         }
       }
-      block.store(accPot, mode);
+      block.store(accPot, mode, s.potential);
       // Each group's targets are its own: no two threads write one particle's work.
       if (work != nullptr) block.addWork(*work, list.cells.size() + leafParticles);
       cellCount += list.cells.size() * block.size();

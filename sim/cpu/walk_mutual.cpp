@@ -134,12 +134,14 @@ class PairBlock {
     }
   }
 
-  /// Adds the sums of the group's active particles to accPot.
-  void store(const std::vector<std::uint8_t>& active, std::vector<Vec4>& accPot) const {
+  /// Adds the sums of the group's active particles to accPot (the potential too if `potential`).
+  void store(const std::vector<std::uint8_t>& active, std::vector<Vec4>& accPot,
+             bool potential) const {
     for (std::size_t k = 0; k < m_x.size(); ++k) {
       if (!active[m_first + k]) continue;
       Vec4& out = accPot[m_first + k];
-      out = {out.x + m_ax[k], out.y + m_ay[k], out.z + m_az[k], out.w + m_pot[k]};
+      out = {out.x + m_ax[k], out.y + m_ay[k], out.z + m_az[k],
+             potential ? out.w + m_pot[k] : out.w};
     }
   }
 
@@ -197,7 +199,7 @@ class NearField {
   NearField(const Tree& t, const Groups& groups,
             const std::vector<std::vector<std::uint32_t>>& leaves, const Owners& owners,
             const std::vector<Vec4>& posMass, const std::vector<std::uint8_t>& active, float eps2,
-            std::vector<float>& counter)
+            bool potential, std::vector<float>& counter)
       : m_tree(t),
         m_groups(groups),
         m_leaves(leaves),
@@ -205,6 +207,7 @@ class NearField {
         m_posMass(posMass),
         m_active(active),
         m_eps2(eps2),
+        m_potential(potential),
         m_counter(counter) {}
 
   /// Group g's near field: its own share added to accPot, the other groups' to the counter.
@@ -220,7 +223,7 @@ class NearField {
         if (b.owner != g) fromOther(g, b, s);
       }
     }
-    s.block.store(m_active, accPot);
+    s.block.store(m_active, accPot, m_potential);
   }
 
  private:
@@ -296,6 +299,7 @@ class NearField {
   const std::vector<Vec4>& m_posMass;
   const std::vector<std::uint8_t>& m_active;
   float m_eps2;
+  bool m_potential;  // WalkSettings::potential
   std::vector<float>& m_counter;
 };
 
@@ -321,7 +325,7 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
       InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
       block.load(groups, g, posMass, active);
       block.addCells(t, list.cells, s.quadrupole, eps2);
-      block.store(accPot, WalkMode::Write);
+      block.store(accPot, WalkMode::Write, s.potential);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) leafParticles += t.count[leaf];
       std::sort(list.leaves.begin(), list.leaves.end());
@@ -335,7 +339,7 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
   // 2. The near field, piece by piece.
   const Owners owners(t, groups, posMass.size());
   std::vector<float> counter(4 * posMass.size(), 0.0f);
-  const NearField near{t, groups, leaves, owners, posMass, active, eps2, counter};
+  const NearField near{t, groups, leaves, owners, posMass, active, eps2, s.potential, counter};
   std::uint64_t evaluated = 0, both = 0;
 #pragma omp parallel reduction(+ : evaluated, both)
   {
@@ -353,7 +357,7 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
     if (!active[i]) continue;
     const float* c = counter.data() + 4 * i;
     Vec4& out = accPot[i];
-    out = {out.x + c[0], out.y + c[1], out.z + c[2], out.w + c[3]};
+    out = {out.x + c[0], out.y + c[1], out.z + c[2], s.potential ? out.w + c[3] : out.w};
   }
   if (pairCounts != nullptr) *pairCounts = {evaluated + both, both, particleCount};
   return {cellCount, particleCount, targets};

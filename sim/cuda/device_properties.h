@@ -6,8 +6,9 @@
 
 namespace bhviz::sim::cuda {
 
-/// The walk's kernels: 1, 2 or 4 target slots per lane, each with and without the quadrupole.
-inline constexpr int kWalkKernels = 6;
+/// The walk's kernels: 1, 2 or 4 target slots per lane, each with and without the quadrupole,
+/// each with and without the potential.
+inline constexpr int kWalkKernels = 12;
 
 struct DeviceProperties {
   int ordinal = -1;         ///< the CUDA device these describe

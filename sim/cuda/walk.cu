@@ -116,7 +116,7 @@ struct WarpTotals {
 
 /// Puts the particles of the leaves opened by this warp step into the source ring, flushing
 /// every 32.
-template <int kTargets>
+template <int kTargets, bool kPot>
 __device__ __forceinline__ void appendLeaves(const WalkArgs& a, WarpShared& sh, bool openLeaf,
                                              std::uint32_t leafFirst, std::uint32_t leafCount,
                                              unsigned lane, Rings& r, Targets<kTargets>& t) {
@@ -142,7 +142,7 @@ __device__ __forceinline__ void appendLeaves(const WalkArgs& a, WarpShared& sh, 
     // The flush of what is pending overlaps the loads just issued; then < 32 are pending, and
     // the 32 new slots do not reach them.
     if (r.partTail - r.partHead >= 32) {
-      flush<ParticleSources>(sh, r.partHead, 32, a.eps2, t);
+      flush<ParticleSources<kPot>>(sh, r.partHead, 32, a.eps2, t);
       r.partHead += 32;
     }
     if (j < total) sh.r.source[(r.partTail + lane) % kRing] = source;
@@ -177,7 +177,7 @@ __device__ __forceinline__ void testCell(const WalkArgs& a, const Box& gbox, flo
 }
 
 /// Puts the cells this warp step accepted into the multipole ring, flushing every 32.
-template <int kTargets, bool kQuad>
+template <int kTargets, bool kQuad, bool kPot>
 __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, bool accept,
                                             std::uint32_t c, const Popped& p, unsigned lane,
                                             Rings& r, Targets<kTargets>& t) {
@@ -195,7 +195,7 @@ __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, b
   r.cellTail += __popc(mask);
   r.cells += __popc(mask);
   if (r.cellTail - r.cellHead >= 32) {
-    flush<CellSources<kQuad>>(sh, r.cellHead, 32, a.eps2, t);
+    flush<CellSources<kQuad, kPot>>(sh, r.cellHead, 32, a.eps2, t);
     r.cellHead += 32;
   }
 }
@@ -205,7 +205,7 @@ __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, b
 /// global memory; a push that would hold more than stackMask + 1 entries in shared memory first
 /// moves the oldest ones down. stackMask + 1 ≥ 256 ≥ one push, so only entries already below
 /// the new top ever move.
-template <int kTargets, bool kQuad>
+template <int kTargets, bool kQuad, bool kPot>
 __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, float accMin,
                                          WarpShared& sh, std::uint32_t* stack, unsigned lane,
                                          Rings& r, Targets<kTargets>& t) {
@@ -232,11 +232,11 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     if (__any_sync(kFull, needBox)) {
       if (needBox) p.open = overlaps(a.box[c], gbox);
     }
-    appendCells<kTargets, kQuad>(a, sh, valid && !p.open, c, p, lane, r, t);
+    appendCells<kTargets, kQuad, kPot>(a, sh, valid && !p.open, c, p, lane, r, t);
     const unsigned children = p.span & 15u;
     const bool openLeaf = p.open && children == 0;
     if (a.nearField && __any_sync(kFull, openLeaf)) {
-      appendLeaves(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
+      appendLeaves<kTargets, kPot>(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
     }
 
     const std::uint32_t push = p.open ? children : 0u;
@@ -260,11 +260,11 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     __syncwarp();  // pushed before the next pop
   }
   if (r.cellTail != r.cellHead) {  // < 32 left
-    flush<CellSources<kQuad>>(sh, r.cellHead, r.cellTail - r.cellHead, a.eps2, t);
+    flush<CellSources<kQuad, kPot>>(sh, r.cellHead, r.cellTail - r.cellHead, a.eps2, t);
   }
   while (r.partTail != r.partHead) {  // < 64 left
     const unsigned num = min(r.partTail - r.partHead, 32u);
-    flush<ParticleSources>(sh, r.partHead, num, a.eps2, t);
+    flush<ParticleSources<kPot>>(sh, r.partHead, num, a.eps2, t);
     r.partHead += num;
   }
   return true;
@@ -281,7 +281,7 @@ __device__ inline unsigned long long globalTimer() {
 template <int kTargets>
 constexpr int kMinBlocks = kTargets <= 2 ? 7 : 5;
 
-template <int kTargets, bool kQuad>
+template <int kTargets, bool kQuad, bool kPot>
 __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(WalkArgs a) {
   __shared__ WarpShared shared[kWalkWarps];
   WarpShared& sh = shared[threadIdx.x / 32];
@@ -308,7 +308,8 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     Targets<kTargets> t;
     loadTargets(a.posMass, a.targets, first, n, lane, t);
     Rings r;
-    if (!walkTree<kTargets, kQuad>(a, a.groupBox[g], a.groupAccMin[g], sh, stack, lane, r, t)) {
+    if (!walkTree<kTargets, kQuad, kPot>(a, a.groupBox[g], a.groupAccMin[g], sh, stack, lane, r,
+                                         t)) {
       if (lane == 0) atomicOr(&a.counters->overflow, 1u);
       continue;
     }
@@ -323,9 +324,15 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
         const std::uint32_t p = particleOf(a.targets, first, k);
         if (a.add) {
           const Vec4 before = a.accPot[p];
-          a.accPot[p] = {before.x + sum.x, before.y + sum.y, before.z + sum.z, before.w + sum.w};
-        } else {
+          a.accPot[p] = {before.x + sum.x, before.y + sum.y, before.z + sum.z,
+                         kPot ? before.w + sum.w : before.w};
+        } else if (kPot) {
           a.accPot[p] = sum;
+        } else {  // the potential the particle had stays
+          float* out = &a.accPot[p].x;
+          out[0] = sum.x;
+          out[1] = sum.y;
+          out[2] = sum.z;
         }
         if (a.work != nullptr) a.work[p] += r.cells + r.particles;
       }
@@ -363,33 +370,52 @@ unsigned persistentBlocks(Kernel kernel, int sms) {
   return static_cast<unsigned>(std::max(1, sms * perSm));
 }
 
-/// Where walkKernel<kTargets, kQuad>'s grid is in DeviceProperties::walkBlocks.
-constexpr int walkKernelIndex(int targets, bool quad) {
-  return (targets == 1 ? 0 : targets == 2 ? 1 : 2) * 2 + (quad ? 1 : 0);
+/// Where walkKernel<kTargets, kQuad, kPot>'s grid is in DeviceProperties::walkBlocks.
+constexpr int walkKernelIndex(int targets, bool quad, bool pot) {
+  return ((targets == 1 ? 0 : targets == 2 ? 1 : 2) * 2 + (quad ? 1 : 0)) * 2 + (pot ? 1 : 0);
 }
 
-template <int kTargets, bool kQuad>
-void launchFor(const WalkArgs& args, const DeviceGroups& g, const DeviceProperties& device,
-               Stream stream) {
-  const unsigned blocks = device.walkBlocks[walkKernelIndex(kTargets, kQuad)];
+template <int kTargets, bool kQuad, bool kPot>
+void launchWith(const WalkArgs& args, const DeviceGroups& g, const DeviceProperties& device,
+                Stream stream) {
+  const unsigned blocks = device.walkBlocks[walkKernelIndex(kTargets, kQuad, kPot)];
   g.walkStack.reserve(std::size_t(blocks) * kWalkWarps * kStackCapacity);
   WalkArgs a = args;
   a.stack = g.walkStack.data();
-  walkKernel<kTargets, kQuad><<<blocks, kWalkBlock, 0, stream>>>(a);
+  walkKernel<kTargets, kQuad, kPot><<<blocks, kWalkBlock, 0, stream>>>(a);
   BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+template <int kTargets>
+void launchFor(const WalkArgs& args, const WalkSettings& s, const DeviceGroups& g,
+               const DeviceProperties& device, Stream stream) {
+  if (s.quadrupole) {
+    s.potential ? launchWith<kTargets, true, true>(args, g, device, stream)
+                : launchWith<kTargets, true, false>(args, g, device, stream);
+  } else {
+    s.potential ? launchWith<kTargets, false, true>(args, g, device, stream)
+                : launchWith<kTargets, false, false>(args, g, device, stream);
+  }
+}
+
+template <int kTargets>
+void queryFor(unsigned* blocks, int sms) {
+  blocks[walkKernelIndex(kTargets, false, false)] =
+      persistentBlocks(walkKernel<kTargets, false, false>, sms);
+  blocks[walkKernelIndex(kTargets, false, true)] =
+      persistentBlocks(walkKernel<kTargets, false, true>, sms);
+  blocks[walkKernelIndex(kTargets, true, false)] =
+      persistentBlocks(walkKernel<kTargets, true, false>, sms);
+  blocks[walkKernelIndex(kTargets, true, true)] =
+      persistentBlocks(walkKernel<kTargets, true, true>, sms);
 }
 
 }  // namespace
 
 void queryWalkBlocks(DeviceProperties& device) {
-  const int sms = device.multiProcessors;
-  unsigned* blocks = device.walkBlocks;
-  blocks[walkKernelIndex(1, false)] = persistentBlocks(walkKernel<1, false>, sms);
-  blocks[walkKernelIndex(1, true)] = persistentBlocks(walkKernel<1, true>, sms);
-  blocks[walkKernelIndex(2, false)] = persistentBlocks(walkKernel<2, false>, sms);
-  blocks[walkKernelIndex(2, true)] = persistentBlocks(walkKernel<2, true>, sms);
-  blocks[walkKernelIndex(4, false)] = persistentBlocks(walkKernel<4, false>, sms);
-  blocks[walkKernelIndex(4, true)] = persistentBlocks(walkKernel<4, true>, sms);
+  queryFor<1>(device.walkBlocks, device.multiProcessors);
+  queryFor<2>(device.walkBlocks, device.multiProcessors);
+  queryFor<4>(device.walkBlocks, device.multiProcessors);
 }
 
 void launchWalk(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p,
@@ -447,14 +473,11 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    s.maxParts == 0 ? kMaxParts : unsigned(s.maxParts)};
   const int targets = (g.nGroup + 31) / 32;
   if (targets <= 1) {
-    s.quadrupole ? launchFor<1, true>(a, g, device, stream)
-                 : launchFor<1, false>(a, g, device, stream);
+    launchFor<1>(a, s, g, device, stream);
   } else if (targets <= 2) {
-    s.quadrupole ? launchFor<2, true>(a, g, device, stream)
-                 : launchFor<2, false>(a, g, device, stream);
+    launchFor<2>(a, s, g, device, stream);
   } else {
-    s.quadrupole ? launchFor<4, true>(a, g, device, stream)
-                 : launchFor<4, false>(a, g, device, stream);
+    launchFor<4>(a, s, g, device, stream);
   }
 }
 

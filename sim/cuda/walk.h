@@ -30,6 +30,9 @@ struct WalkSettings {
   /// The most warps one group's targets are split over when there are fewer groups than two per
   /// warp (walk.cu): 0 for kMaxParts, 1 for one warp per group. Only tests and benchmarks set it.
   int maxParts = 0;
+  /// false: the targets' accelerations only; each keeps the potential it had (accPot.w). The
+  /// backends clear it where no particle's step ends (evaluatesPotential, sim/backend.h).
+  bool potential = true;
 };
 
 /// The most warps a group's targets are split over (WalkSettings::maxParts).

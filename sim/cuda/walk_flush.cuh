@@ -142,8 +142,8 @@ __device__ inline std::uint32_t inclusiveWarpSum(std::uint32_t v, unsigned lane)
   return v;
 }
 
-/// The multipole ring as flush reads it.
-template <bool kQuad>
+/// The multipole ring as flush reads it (kPot: also the potential).
+template <bool kQuad, bool kPot>
 struct CellSources {
   using Slot = CellSlot;
   __device__ static const Slot* ring(const WarpShared& sh) { return sh.r.cell; }
@@ -151,19 +151,20 @@ struct CellSources {
     if (kQuad) {
       const QuadSource q{s.quadHead.x, s.quadHead.y, s.quadHead.z, s.quadHead.w,
                          s.quadTail.x, s.quadTail.y, s.quadTail.z};
-      m2pQuadrupole(x, s.comMass, q, eps2, acc);
+      m2pQuadrupole<kPot>(x, s.comMass, q, eps2, acc);
     } else {
-      m2pMonopole(x, s.comMass, eps2, acc);
+      m2pMonopole<kPot>(x, s.comMass, eps2, acc);
     }
   }
 };
 
-/// The particle ring as flush reads it.
+/// The particle ring as flush reads it (kPot: also the potential).
+template <bool kPot>
 struct ParticleSources {
   using Slot = Vec4;
   __device__ static const Slot* ring(const WarpShared& sh) { return sh.r.source; }
   __device__ static void eval(const Slot& s, Vec3 x, float eps2, Vec4& acc) {
-    p2p(x, s, eps2, acc);
+    p2p<kPot>(x, s, eps2, acc);
   }
 };
 

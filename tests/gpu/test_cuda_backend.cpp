@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "../potentials.h"
 #include "../scenes.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/device_buffer.h"
@@ -200,6 +201,20 @@ TEST(CudaBackend, StepsFollowTheCpuBackend) {
   EXPECT_LT(worst, 1e-5f);
   EXPECT_GE(sameBin, int(0.999 * a.size())) << "fp32 force differences may move a rare particle";
   EXPECT_NEAR(gpu.diagnostics().total(), cpu.diagnostics().total(), 1e-6);
+}
+
+// The CUDA walk computes no potential in a substep that ends only some steps (WalkSettings::
+// potential): the potentials stay, and where every step ends they are fresh (tests/potentials.h;
+// the CPU backend's twin in test_integrator).
+TEST(CudaBackend, PotentialsAreComputedWhereEveryStepEndsAndKeptBetween) {
+  REQUIRE_GPU();
+  SimParams p = plummerParams();
+  p.stepping = TimeStepping::Block;
+  p.dtMax = 1.0f / 8.0f;
+  p.maxBinDepth = 5;
+  p.eta = 0.05f;
+  Simulation sim = cudaSim(makePlummer(20000, 12), p);
+  bhviz::test::expectPotentialsOnlyWhereEveryStepEnds(sim, 12);
 }
 
 TEST(CudaBackend, SharedAndBlockStepsConserveEnergy) {
