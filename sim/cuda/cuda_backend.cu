@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "sim/common/conserved.h"
@@ -68,6 +69,7 @@ class CudaBackend final : public Backend,
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
     m_watch = Watch::None;
+    forgetKicks();
     m_statisticsValid = false;  // the tree and the work are of the particles before
     forgetWork();
     m_treeShape = {};
@@ -94,6 +96,7 @@ class CudaBackend final : public Backend,
   }
   void restoreState(const BackendState& state) override {
     m_watch = Watch::None;
+    forgetKicks();
     const auto* device = dynamic_cast<const DeviceState*>(&state);
     if (device == nullptr) {
       Backend::restoreState(state);
@@ -111,6 +114,19 @@ class CudaBackend final : public Backend,
   int openKicks(const Clock& clock, const SimParams& p) override {
     // One bin (shared steps): the deepest is 0, and the substep goes on without a wait.
     const bool binned = clock.depth > 0;
+    const bool forecast = binned && m_forecast.valid && m_forecast.key == forecastKey(clock, p);
+    m_forecast.valid = false;
+    m_kicks = {true, p.softening, p.eta};
+    if (forecast) {
+      // The last close kicks forecast these open kicks' deepest bin, and the check after them
+      // waited for it: the open kicks run while the host goes on.
+      synchronize(m_stream);  // (passed already, where the Simulation's check waited)
+      int deepest = 0;
+      std::memcpy(&deepest, m_forecastHost.data(), sizeof(int));
+      timed(m_events, Stage::Predict, m_stream,
+            [&] { launchOpenKicks(m_p, clock, p, nullptr, m_stream); });
+      return deepest;
+    }
     if (binned) m_deepest.reserve(1);
     timed(m_events, Stage::Predict, m_stream,
           [&] { launchOpenKicks(m_p, clock, p, binned ? m_deepest.data() : nullptr, m_stream); });
@@ -154,8 +170,24 @@ class CudaBackend final : public Backend,
 
   void closeKicks(const Clock& clock) override {
     const bool watched = m_watch == Watch::Drifted;
+    // With the open kicks' parameters of this substep, the forecast of the next one's deepest
+    // bin, on its way to the host behind the kicks (block steps; forecastKey says when it holds).
+    NextOpenKicks next;
+    const bool forecast = clock.depth > 0 && m_kicks.valid;
+    if (forecast) {
+      m_deepest.reserve(1);
+      if (m_forecastHost.size() == 0) m_forecastHost.resize(sizeof(int));
+      next = {m_kicks.eps, m_kicks.eta, static_cast<float>(clock.dtMax), m_deepest.data()};
+    }
     timed(m_events, Stage::Integrate, m_stream,
-          [&] { launchCloseKicks(m_p, clock, m_stream, watched ? m_bad.data() : nullptr); });
+          [&] { launchCloseKicks(m_p, clock, m_stream, watched ? m_bad.data() : nullptr, next); });
+    if (forecast) {
+      BHVIZ_CUDA_CHECK(cudaMemcpyAsync(m_forecastHost.data(), m_deepest.data(), sizeof(int),
+                                       cudaMemcpyDeviceToHost, m_stream));
+      m_forecast = {true,
+                    {clock.tick & (binPeriod(0, clock.depth) - 1), clock.depth,
+                     static_cast<float>(clock.dtMax), m_kicks.eps, m_kicks.eta}};
+    }
     m_watch = watched ? Watch::Complete : Watch::None;
   }
 
@@ -286,6 +318,9 @@ class CudaBackend final : public Backend,
     // Forces other than a substep's, of the particles its close kicks will kick (between its
     // drift and its close kicks), are not watched.
     if (m_watch != Watch::Drifted || targets != ForceTargets::Active) m_watch = Watch::None;
+    // Forces outside a substep (every particle's, at a synchronised time) change what the next
+    // open kicks read: no forecast from before them.
+    if (targets != ForceTargets::Active) forgetKicks();
     m_mac = macSetup(p, oldAccValid);
     m_hostTreeValid = false;
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
@@ -476,6 +511,7 @@ class CudaBackend final : public Backend,
   /// of this rank watched.
   void particlesExchanged() {
     m_watch = Watch::None;
+    forgetKicks();
     settle();                   // so that no walk's counters read later bring back its groups
     m_tree.levelBegin.clear();  // the tree was of the particles before
     m_tree.cells = 0;
@@ -540,6 +576,33 @@ class CudaBackend final : public Backend,
   /// substep) leaves None: the next check passes over every particle. The pass took 0.09 ms of a
   /// block substep at 8 M particles (H200).
   enum class Watch { None, Checked, Drifted, Complete };
+  /// The next open kicks' deepest bin, forecast by the close kicks (block steps): it removes the
+  /// wait for it at the start of a substep. It holds for open kicks at the same tick modulo the
+  /// clock's period (isActive and nextBin read no more of it), the same depth and dtMax, and the
+  /// same ε and η, with nothing in between that changes the bins or the accelerations.
+  struct ForecastKey {
+    std::uint64_t phase = 0;
+    int depth = 0;
+    float dtMax = 0.0f, eps = 0.0f, eta = 0.0f;
+    bool operator==(const ForecastKey& o) const {
+      return phase == o.phase && depth == o.depth && dtMax == o.dtMax && eps == o.eps &&
+             eta == o.eta;
+    }
+  };
+  static ForecastKey forecastKey(const Clock& clock, const SimParams& p) {
+    return {clock.tick & (binPeriod(0, clock.depth) - 1), clock.depth,
+            static_cast<float>(clock.dtMax), p.softening, p.eta};
+  }
+  struct Forecast {
+    bool valid = false;
+    ForecastKey key;
+  } m_forecast;
+  struct Kicks {  // the last open kicks' ε and η, which the close kicks forecast with
+    bool valid = false;
+    float eps = 0.0f, eta = 0.0f;
+  } m_kicks;
+  PinnedBytes m_forecastHost;  // the forecast deepest bin, int
+  void forgetKicks() { m_forecast.valid = m_kicks.valid = false; }
   mutable Watch m_watch = Watch::None;
   DeviceBuffer<std::uint32_t> m_bad;                          // 1 element
   mutable DeviceBuffer<DrawBox> m_drawScratch;                // boxes() on their way to the host

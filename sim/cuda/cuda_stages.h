@@ -151,11 +151,19 @@ void launchOpenKicks(DeviceParticles& p, const Clock& clock, const SimParams& pa
 /// given, sets it to 1 if a drifted position or velocity is not finite (else leaves it).
 void launchDrift(DeviceParticles& p, float dt, Stream stream, std::uint32_t* d_bad = nullptr);
 
+/// What the close kicks forecast of the next open kicks, at the same tick: with `deepest`
+/// (device memory) set, they make *deepest the deepest bin any particle will have after them,
+/// with these parameters (launchOpenKicks' from the SimParams; dtMax the clock's).
+struct NextOpenKicks {
+  float eps = 0.0f, eta = 0.0f, dtMax = 0.0f;
+  int* deepest = nullptr;
+};
+
 /// The twin of cpu::closeKicks: the closing half-kicks of the particles whose step ends at the
 /// clock's tick. Where `d_bad` is given, sets it to 1 if such a particle's force (potential
-/// included) or kicked velocity is not finite.
+/// included) or kicked velocity is not finite. With next.deepest, also the forecast above.
 void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream,
-                      std::uint32_t* d_bad = nullptr);
+                      std::uint32_t* d_bad = nullptr, const NextOpenKicks& next = {});
 
 // ---- bbox (bbox.cu), keys (keys.cu), sort (sort.cu) ---------------------------------------------
 

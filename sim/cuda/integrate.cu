@@ -23,6 +23,29 @@ HalfSteps halfSteps(const Clock& clock) {
 
 __device__ float magnitude(const Vec4& a) { return sqrtf(a.x * a.x + a.y * a.y + a.z * a.z); }
 
+/// *deepest = max(*deepest, b over the block's threads), by one atomic per block: every thread
+/// of the block calls it. (One atomic per warp, all on one address, took 0.11 ms of a block
+/// substep's 0.12 at 8 M particles on an H200.)
+__device__ void maxOfBlock(int b, int* deepest) {
+  for (int offset = 16; offset > 0; offset >>= 1)
+    b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
+  __shared__ int warpDeepest[kBlock / 32];
+  if ((threadIdx.x & 31) == 0) warpDeepest[threadIdx.x / 32] = b;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < kBlock / 32; ++w) b = max(b, warpDeepest[w]);
+  if (b > 0) atomicMax(deepest, b);
+}
+
+/// The bin a particle takes at the open kicks of `tick` (timestep.h), from its bin and the
+/// acceleration it has then: the open kicks' choice, and the close kicks' forecast of it.
+__device__ int binAtOpenKicks(std::uint8_t bin, const Vec4& a, std::uint64_t tick, int depth,
+                              float eps, float eta, float dtMax) {
+  const int b = min(static_cast<int>(bin), depth);
+  if (!isActive(b, tick, depth)) return b;
+  return nextBin(wantedBin(magnitude(a), eps, eta, dtMax, depth), tick, depth);
+}
+
 // One block of kBlock threads: the deepest bin is reduced through shared memory per block.
 __global__ void __launch_bounds__(kBlock)
     openKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, float eps, float eta,
@@ -35,24 +58,14 @@ __global__ void __launch_bounds__(kBlock)
     b = min(static_cast<int>(bin[i]), depth);
     if (isActive(b, tick, depth)) {
       const Vec4 a = accPot[i];
-      b = nextBin(wantedBin(magnitude(a), eps, eta, dtMax, depth), tick, depth);
+      b = binAtOpenKicks(bin[i], a, tick, depth, eps, eta, dtMax);
       bin[i] = static_cast<std::uint8_t>(b);
       Vec4 v = vel[i];
       kick(v, a, half.dt[b]);
       vel[i] = v;
     }
   }
-  if (deepest == nullptr) return;  // one bin (shared steps): nothing to find
-  // One atomic per block: the deepest bin of the block's particles. (One per warp, all on one
-  // address, took 0.11 ms of a block substep's 0.12 at 8 M particles on an H200.)
-  for (int offset = 16; offset > 0; offset >>= 1)
-    b = max(b, __shfl_down_sync(0xffffffffu, b, offset));
-  __shared__ int warpDeepest[kBlock / 32];
-  if ((threadIdx.x & 31) == 0) warpDeepest[threadIdx.x / 32] = b;
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  for (int w = 1; w < kBlock / 32; ++w) b = max(b, warpDeepest[w]);
-  if (b > 0) atomicMax(deepest, b);
+  if (deepest != nullptr) maxOfBlock(b, deepest);  // null: one bin (shared steps)
 }
 
 __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMass,
@@ -67,19 +80,26 @@ __global__ void driftKernel(std::uint32_t n, float dt, Vec4* __restrict__ posMas
   if (bad != nullptr && !(allFinite(x) && allFinite(v))) atomicOr(bad, 1u);
 }
 
-__global__ void closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
-                                 Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
-                                 const std::uint8_t* __restrict__ bin,
-                                 std::uint32_t* __restrict__ bad) {
+__global__ void __launch_bounds__(kBlock)
+    closeKicksKernel(std::uint32_t n, std::uint64_t tick, int depth, HalfSteps half,
+                     Vec4* __restrict__ vel, const Vec4* __restrict__ accPot,
+                     const std::uint8_t* __restrict__ bin, std::uint32_t* __restrict__ bad,
+                     NextOpenKicks next) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int b = min(static_cast<int>(bin[i]), depth);
-  if (!isActive(b, tick, depth)) return;
-  Vec4 v = vel[i];
-  const Vec4 a = accPot[i];
-  kick(v, a, half.dt[b]);
-  vel[i] = v;
-  if (bad != nullptr && !(allFinite(a) && allFinite(v))) atomicOr(bad, 1u);
+  int forecast = 0;  // the bin particle i takes at the next open kicks
+  if (i < n) {
+    const int b = min(static_cast<int>(bin[i]), depth);
+    forecast = b;
+    if (isActive(b, tick, depth)) {
+      Vec4 v = vel[i];
+      const Vec4 a = accPot[i];
+      kick(v, a, half.dt[b]);
+      vel[i] = v;
+      if (bad != nullptr && !(allFinite(a) && allFinite(v))) atomicOr(bad, 1u);
+      forecast = binAtOpenKicks(bin[i], a, tick, depth, next.eps, next.eta, next.dtMax);
+    }
+  }
+  if (next.deepest != nullptr) maxOfBlock(forecast, next.deepest);
 }
 
 }  // namespace
@@ -102,11 +122,15 @@ void launchDrift(DeviceParticles& p, float dt, Stream stream, std::uint32_t* d_b
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
-void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream, std::uint32_t* d_bad) {
+void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream, std::uint32_t* d_bad,
+                      const NextOpenKicks& next) {
+  if (next.deepest != nullptr) {
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(next.deepest, 0, sizeof(int), stream));
+  }
   if (p.n == 0) return;
   closeKicksKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
       static_cast<std::uint32_t>(p.n), clock.tick, clock.depth, halfSteps(clock), p.vel.data(),
-      p.accPot.data(), p.bin.data(), d_bad);
+      p.accPot.data(), p.bin.data(), d_bad, next);
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 

@@ -419,3 +419,45 @@ TEST(CudaStages, ErrorsBecomeExceptions) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   EXPECT_THROW(cuda::deviceAlloc(std::size_t(1) << 62), std::runtime_error);
 }
+
+// The close kicks forecast the next open kicks' deepest bin (the CUDA backend takes the forecast
+// instead of waiting for the open kicks at the start of a block substep): over every tick of two
+// steps of a clock of depth 6, with new accelerations at each (their largest from 0.1 to 1000,
+// so the deepest bin wanted changes), the forecast is the deepest bin the open kicks then give.
+TEST(CudaStages, CloseKicksForecastTheDeepestBinOfTheNextOpenKicks) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 50000;
+  const Particles h = makePlummer(n, baseSeed() + 61);
+  Rng rng(baseSeed() + 62);
+  Clock clock;
+  clock.depth = 6;
+  clock.dtMax = 0.125;
+  SimParams params;
+  params.softening = 0.05f;
+  params.eta = 0.2f;
+  cuda::DeviceParticles d;
+  cuda::uploadParticles(h, d);
+  cuda::DeviceBuffer<int> forecast, deepest;
+  forecast.reserve(1);
+  deepest.reserve(1);
+  const cuda::NextOpenKicks next{params.softening, params.eta, static_cast<float>(clock.dtMax),
+                                 forecast.data()};
+  std::vector<Vec4> acc(n);
+  std::vector<int> seen;
+  for (std::uint64_t tick = 1; tick <= 2 * binPeriod(0, clock.depth); ++tick) {
+    const double top = rng.uniform(-1.0, 3.0);
+    for (Vec4& a : acc) a = {static_cast<float>(std::pow(10.0, rng.uniform(-2.0, top))), 0, 0, -1};
+    cuda::copyToDevice(d.accPot.data(), acc.data(), n * sizeof(Vec4));
+    clock.tick = tick;
+    cuda::launchCloseKicks(d, clock, nullptr, nullptr, next);
+    cuda::launchOpenKicks(d, clock, params, deepest.data(), nullptr);
+    int f = -1, got = -2;
+    cuda::copyToHost(&f, forecast.data(), sizeof f);
+    cuda::copyToHost(&got, deepest.data(), sizeof got);
+    ASSERT_EQ(f, got) << "tick " << tick;
+    seen.push_back(got);
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_GE(std::unique(seen.begin(), seen.end()) - seen.begin(), 3)
+      << "the test needs the deepest bin to change over the ticks";
+}
