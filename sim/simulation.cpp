@@ -94,9 +94,9 @@ void Simulation::substep() {
   Evaluation e = chooseEvaluation(period);
   const bool rebuilt = computeForces(e, ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
-  // The substep's launches are queued (the CUDA backend waits for nothing in between but the
-  // deepest bin and a rebuild's level table); the check waits for them, and with it everything
-  // the profile reads has arrived.
+  // The substep's launches are queued (the CUDA backend waits for nothing in between but a
+  // rebuild's level table, and the deepest bin where its close kicks could not forecast it); the
+  // check waits for them, and with it everything the profile reads has arrived.
   const std::vector<std::uint32_t> bad = m_backend->nonFiniteIds(kNamedNonFinite);
   recordEvaluation(e, rebuilt, true);
   m_last = m_backend->profile();
