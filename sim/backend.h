@@ -29,9 +29,10 @@ enum class ForceTargets { Active, All };
 /// Whether an evaluation computes the targets' potentials (accPot.w): where every particle is a
 /// target, that is all of them, or a substep at whose end every particle's step ends (every
 /// shared step, a block step's last substep). Elsewhere each target keeps the potential it had.
-/// Only the diagnostics read potentials, and the Simulation and the app take them where every
-/// step ends; a block substep that ends none saves the potential's share of the walk (GPU: 3
-/// instructions of an M2P's 36).
+/// Its readers take it where every step ends: the diagnostics (the window's plot samples there),
+/// snapshots and --dump-accel (both finish the block step first). A block substep that ends only
+/// some steps saves the potential's share of the walk (GPU: 3 of the ~38 instructions an M2P
+/// takes in the walk's loop).
 inline bool evaluatesPotential(const Clock& clock, ForceTargets targets) {
   return targets == ForceTargets::All || clock.synchronized();
 }
@@ -323,7 +324,8 @@ class Backend {
   virtual int openKicks(const Clock& clock, const SimParams& p) = 0;
   /// Moves every particle by v·dt.
   virtual void drift(float dt) = 0;
-  /// Rebuilds the tree and computes accelerations and potentials of the targets.
+  /// Rebuilds the tree and computes accelerations of the targets, and their potentials where
+  /// evaluatesPotential(clock, targets) (else each keeps its own).
   /// `oldAccValid`: accPot holds accelerations from an earlier evaluation (acceleration MAC).
   virtual void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                              bool oldAccValid) = 0;

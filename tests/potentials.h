@@ -1,7 +1,7 @@
 #pragma once
 // The potentials of a block-step run, checked the same way on either backend: a substep that
-// ends no particle's step leaves every potential as it was (its walk computes none), and where
-// every step ends they are those of an evaluation of every particle (sim/backend.h,
+// ends only some particles' steps leaves every potential as it was (its walk computes none), and
+// where every step ends they are those of an evaluation of every particle (sim/backend.h,
 // evaluatesPotential).
 
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ inline void expectPotentialsOnlyWhereEveryStepEnds(sim::Simulation& sim, int sub
       changed += std::memcmp(&was, &after.accPot[i].w, sizeof(float)) != 0 ? 1 : 0;
     }
     EXPECT_EQ(changed, 0u) << "substep " << k << " (tick " << sim.clock().tick
-                           << ") ends no step but changed potentials";
+                           << ") ends only some steps but changed potentials";
   }
   EXPECT_GE(partial, 3) << "the test needs substeps that end only some steps";
   EXPECT_GE(ended, 1);

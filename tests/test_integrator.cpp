@@ -97,8 +97,13 @@ TEST(Integrator, BlockStepsConserveEnergyAndUseSeveralBins) {
 // step's last substep): a substep that ends only some keeps every potential as it was, and the
 // diagnostics, taken where every step ends, read fresh ones.
 TEST(Integrator, PotentialsAreComputedWhereEveryStepEndsAndKeptBetween) {
-  Simulation sim(makeCpuBackend(), makePlummer(4096, 12), blockParams(1.0f / 8.0f, 5, 0.05f));
-  bhviz::test::expectPotentialsOnlyWhereEveryStepEnds(sim, 12);
+  for (const P2pMode mode : {P2pMode::Plain, P2pMode::Mutual}) {
+    SimParams p = blockParams(1.0f / 8.0f, 5, 0.05f);
+    p.p2p = mode;
+    Simulation sim(makeCpuBackend(), makePlummer(4096, 12), p);
+    SCOPED_TRACE(mode == P2pMode::Plain ? "plain near field" : "mutual near field");
+    bhviz::test::expectPotentialsOnlyWhereEveryStepEnds(sim, 12);
+  }
 }
 
 // What a substep's profile says it walked: as targets exactly the particles active at its tick,

@@ -186,3 +186,47 @@ TEST(MutualWalk, ABackendWithoutItRefusesItNamingTheOptionAndTheBackend) {
   p.p2p = P2pMode::Plain;
   EXPECT_NO_THROW(validate(p, device, "cuda"));
 }
+
+// Without the potential (a substep that ends only some steps: WalkSettings::potential false) the
+// plain walk, written or added, and the mutual one give the accelerations they give with it, and
+// every target keeps the potential it had (the CPU twin of the CUDA walk's test).
+TEST(MutualWalk, WithoutThePotentialEveryWalkKeepsItAndGivesTheSameAccelerations) {
+  Particles p = makePlummer(6000, freshSeed() + 7);
+  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
+  const Tree tree = cpu::buildSortedTree(p, Curve::Hilbert, 16, mac);
+  std::vector<std::uint8_t> active(p.size());
+  std::mt19937 rng(static_cast<std::uint32_t>(freshSeed()));
+  for (auto& a : active) a = rng() % 3 == 0 ? 1 : 0;
+  const Groups groups = cpu::buildGroups(tree, p.posMass, p.accPot, active, 64);
+  const std::vector<Vec4> start(p.size(), Vec4{kSentinel, kSentinel, kSentinel, kSentinel});
+  for (const P2pMode mode : {P2pMode::Plain, P2pMode::Mutual}) {
+    cpu::WalkSettings s{mac, true, 0.05f, mode};
+    std::vector<Vec4> with = start, without = start;
+    cpu::walkGroups(tree, groups, p.posMass, active, s, with);
+    s.potential = false;
+    cpu::walkGroups(tree, groups, p.posMass, active, s, without);
+    std::vector<Vec4> added = without;
+    if (mode == P2pMode::Plain) {
+      cpu::walkSources(tree, p.posMass, groups, p.posMass, active, s, cpu::WalkMode::Add, added,
+                       nullptr);
+    }
+    const std::string what = mode == P2pMode::Plain ? "plain" : "mutual";
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      if (!active[i]) continue;
+      ASSERT_NE(with[i].w, kSentinel) << what << ": the potential, with it";
+      EXPECT_EQ(without[i].w, kSentinel) << what << " " << i;
+      if (mode == P2pMode::Plain) {  // the same operations: the same bits
+        EXPECT_EQ(without[i].x, with[i].x) << what << " " << i;
+        EXPECT_EQ(without[i].y, with[i].y) << what << " " << i;
+        EXPECT_EQ(without[i].z, with[i].z) << what << " " << i;
+        EXPECT_EQ(added[i].w, kSentinel) << "added " << i;
+        EXPECT_EQ(added[i].x, 2.0f * without[i].x) << "added " << i;
+      }
+    }
+    // The mutual walk's counter-forces are added atomically, in any order: to rounding.
+    if (mode == P2pMode::Mutual) {
+      for (std::size_t i = 0; i < p.size(); ++i) with[i].w = without[i].w;
+      test::expectRoundingOnly(test::forceDifference(with, without, active));
+    }
+  }
+}

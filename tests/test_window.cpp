@@ -289,23 +289,36 @@ TEST(SimSessionFiles, SaveThenLoadRoundTripsTheParticles) {
 }
 
 // The energy plot's samples: taken where every particle's step ends, where the potentials are
-// current (the backends compute them only there), unless forced (a single step asks for one).
-TEST(SimSessionDiagnostics, SamplesAreTakenWhereEveryStepEndsUnlessForced) {
+// current (the backends compute them only there). A sample due in the middle of a block step is
+// taken by the first substep that ends it, also after a single step has moved the frames off the
+// steps' grid; a forced one (a single step) updates the panel but stays off the plot.
+TEST(SimSessionDiagnostics, SamplesAreTakenWhereEveryStepEndsAndNeverStop) {
   using namespace session_test;
   bhviz::app::SimSession session(plummerScene(400), blockParams());
-  const std::size_t start = session.diagnosticsHistory().size();
-  int midStep = 0, ended = 0;
-  for (int i = 0; i < 40; ++i) {
-    session.step();
-    const bool synchronized = session.simulation().synchronized();
-    EXPECT_EQ(session.sampleDiagnostics(0.0), synchronized) << "substep " << i;
-    (synchronized ? ended : midStep) += 1;
-  }
-  ASSERT_GT(midStep, 0) << "the test needs substeps inside a block step";
-  ASSERT_GT(ended, 0);
-  EXPECT_EQ(session.diagnosticsHistory().size(), start + std::size_t(ended));
-  while (session.simulation().synchronized()) session.step();
+  const double dtMax = session.simulation().params().dtMax;
+  bhviz::app::FrameBudget budget;
+  budget.simTimePerFrame = 0.3f * float(dtMax);  // frames end mostly in the middle of a step
+  const auto onGrid = [&](double t) { return std::fabs(t / dtMax - std::round(t / dtMax)) < 1e-9; };
+  const auto run = [&](int frames) {
+    const std::size_t before = session.diagnosticsHistory().size();
+    for (int i = 0; i < frames; ++i) {
+      session.frame(budget, false);
+      session.sampleDiagnostics(0.0);
+    }
+    return session.diagnosticsHistory().size() - before;
+  };
+  EXPECT_GE(run(20), 5u) << "samples while running";
+  session.step();  // one substep: the frames' targets are off the grid from here
+  ASSERT_FALSE(session.simulation().synchronized());
+  const std::size_t plotted = session.diagnosticsHistory().size();
   EXPECT_TRUE(session.sampleDiagnostics(0.0, true)) << "forced, mid step";
+  EXPECT_DOUBLE_EQ(session.diagnostics().time, session.simulation().time());
+  EXPECT_EQ(session.diagnosticsHistory().size(), plotted) << "a mid-step sample on the plot";
+  EXPECT_GE(run(20), 5u) << "samples after a single step";
+  const auto& h = session.diagnosticsHistory();
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    EXPECT_TRUE(onGrid(h[i].time)) << "sample " << i << " at t = " << h[i].time;
+  }
 }
 
 // What the Accuracy panel's N_leaf and N_group reach: the running backend's limits are the

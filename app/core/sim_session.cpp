@@ -84,6 +84,7 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
     m_targetTime += budget.simTimePerFrame;
     while (m_sim->time() < m_targetTime) {
       m_sim->substep();
+      takeDueSample();
       ++a.substeps;
       a.profile += m_sim->lastProfile();
       if (msSince(t0) > budget.maxWallMs) {
@@ -94,6 +95,7 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
   } else {
     for (int s = 0; s < budget.substepsPerFrame; ++s) {
       m_sim->substep();
+      takeDueSample();
       ++a.substeps;
       a.profile += m_sim->lastProfile();
       if (msSince(t0) > budget.maxWallMs) break;
@@ -121,6 +123,7 @@ SimSession::Advance SimSession::step() {
   Advance a;
   const Clock::time_point t0 = Clock::now();
   m_sim->substep();
+  takeDueSample();
   a.substeps = 1;
   a.profile = m_sim->lastProfile();
   a.wallMs = msSince(t0);
@@ -163,16 +166,29 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
   if (!force && std::chrono::duration<double>(now - m_lastSample).count() < intervalSeconds) {
     return false;
   }
-  // The potentials are current where every step ends (sim::evaluatesPotential): the plot takes
-  // its samples there, at the first such time after the interval.
-  if (!force && !m_sim->synchronized()) return false;
+  // The potentials are current where every step ends (sim::evaluatesPotential). A sample due in
+  // the middle of a block step waits for its end, which the next frames' substeps reach
+  // (takeDueSample); a forced one is taken now but kept off the plot.
+  if (!force && !m_sim->synchronized()) {
+    m_sampleDue = true;
+    return false;
+  }
+  takeSample(now);
+  return true;
+}
+
+void SimSession::takeSample(Clock::time_point now) {
   m_lastSample = now;
+  m_sampleDue = false;
   m_diagnostics = m_sim->diagnostics();
-  if (m_e0 != 0.0) {
+  if (m_e0 != 0.0 && m_sim->synchronized()) {
     m_history.push({m_diagnostics.time, (m_diagnostics.total() - m_e0) / std::abs(m_e0),
                     magnitude(m_diagnostics.momentum)});
   }
-  return true;
+}
+
+void SimSession::takeDueSample() {
+  if (m_sampleDue && m_sim->synchronized()) takeSample(Clock::now());
 }
 
 std::string SimSession::applyParams(const sim::SimParams& params) {

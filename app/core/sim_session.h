@@ -91,8 +91,10 @@ class SimSession {
   sim::BackendLimits limits() const { return m_sim->backend().traits().limits; }
 
   /// Recomputes the diagnostics when `interval` seconds of wall time have passed since the
-  /// last sample and every particle's step has ended (where the potentials are current), or when
-  /// forced. Copies the particles to the host: not every frame at large N.
+  /// last sample, or when forced. Samples go to the plot's history only where every particle's
+  /// step has ended (where the potentials are current): one due in the middle of a block step is
+  /// taken by the first substep that ends it. Returns whether it sampled now. Copies the
+  /// particles to the host: not every frame at large N.
   bool sampleDiagnostics(double intervalSeconds, bool force = false);
   const sim::Diagnostics& diagnostics() const { return m_diagnostics; }
   double initialEnergy() const { return m_e0; }
@@ -125,6 +127,9 @@ class SimSession {
   Ring<DiagnosticsSample> m_history{1000};
   std::vector<sim::RankReport> m_ranks;
   std::chrono::steady_clock::time_point m_lastSample{};
+  bool m_sampleDue = false;  // a sample waits for the end of the block step
+  void takeSample(std::chrono::steady_clock::time_point now);
+  void takeDueSample();
 };
 
 }  // namespace bhviz::app

@@ -2,8 +2,9 @@
 // The two interactions of the tree code, written once for both backends. G = 1.
 // Accelerations accumulate in a Vec4: x, y, z = acceleration, w = potential. With kPotential
 // false the potential is neither computed nor added (w untouched): the GPU walk of a block
-// substep that ends no particle's step saves its instructions, 3 of an M2P's 36 (walk.h,
-// WalkSettings::potential); the accelerations are the same operations either way.
+// substep that ends only some particles' steps saves its instructions, 3 of the ~38 an M2P takes
+// in the walk's loop (walk.h, WalkSettings::potential); the accelerations are the same
+// operations either way.
 
 #include <cmath>
 

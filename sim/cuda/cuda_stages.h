@@ -160,8 +160,9 @@ struct NextOpenKicks {
 };
 
 /// The twin of cpu::closeKicks: the closing half-kicks of the particles whose step ends at the
-/// clock's tick. Where `d_bad` is given, sets it to 1 if such a particle's force (potential
-/// included) or kicked velocity is not finite. With next.deepest, also the forecast above.
+/// clock's tick. Where `d_bad` is given, sets it to 1 if such a particle's force (its potential
+/// included, the one it kept where the walk computed none) or kicked velocity is not finite.
+/// With next.deepest, also the forecast above.
 void launchCloseKicks(DeviceParticles& p, const Clock& clock, Stream stream,
                       std::uint32_t* d_bad = nullptr, const NextOpenKicks& next = {});
 
@@ -186,8 +187,8 @@ void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 /// the level table (and rebuilds with larger buffers in the rare case they overflowed).
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
 
-/// Moments bottom-up in fp32 (one launch: each leaf's thread climbs, the thread that completes a
-/// parent's children computes it), opening values and the walk's records. Needs the parents
+/// Moments bottom-up in fp32 (one launch: segments of a warp sum the leaves, the one that completes
+/// a parent's children computes it), opening values and the walk's records. Needs the parents
 /// launchTree filled. Positions must be in key order (after launchSort); n < 2^28. `domains`
 /// (device cuts, sided in ws's frame; none: levels 0): a distributed run's, whose faces cut
 /// some cubes into parts (paramOfParts), as cpu::computeMoments.

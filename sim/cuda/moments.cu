@@ -13,8 +13,7 @@
 // the same bits. Every read a cell needs is issued at once (its links with the warp's first
 // loads, a child's four arrays together). The kernel this replaced, a thread a leaf reading its
 // particles one after another and a thread a parent reading its children one after another, ran
-// with ~8 of 32 lanes active: M31 on an H200, 0.157 -> 0.087 ms at 10^6, 0.557 -> 0.404 at 2^23
-// (sim/cuda/NOTES.md).
+// with ~8 of 32 lanes active and took about 1.4-1.8 times as long (sim/cuda/NOTES.md).
 //
 // Sums are taken about a reference point inside the cell (the first particle, or the first
 // child's centre of mass), so their rounding is relative to the cell's size rather than to the
@@ -142,7 +141,7 @@ __device__ Moments leafMoments(const Vec4* __restrict__ posMass, std::uint32_t b
     sum = sum + p.w * (xyz(p) - ref);
     grow(box, xyz(p));
   }
-  r.mass = s.sum(mass);
+  r.mass = s.sum(mass - lost);  // each lane's compensated sum
   r.box = s.box(box);
   const Vec3 offset = divide(s.sum(sum), r.mass);
   r.com = ref + offset;

@@ -329,10 +329,9 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
         } else if (kPot) {
           a.accPot[p] = sum;
         } else {  // the potential the particle had stays
-          float* out = &a.accPot[p].x;
-          out[0] = sum.x;
-          out[1] = sum.y;
-          out[2] = sum.z;
+          a.accPot[p].x = sum.x;
+          a.accPot[p].y = sum.y;
+          a.accPot[p].z = sum.z;
         }
         if (a.work != nullptr) a.work[p] += r.cells + r.particles;
       }

@@ -62,7 +62,8 @@ struct WalkCounters {
 };
 
 /// The tree walk: writes p.accPot of every group's targets (its active particles, as
-/// launchGroups chose them; the others keep theirs) and adds the interaction counts to
+/// launchGroups chose them; the others keep theirs), x, y, z and, where s.potential, w; and adds
+/// the interaction counts to
 /// *d_counters (device memory; reset first).
 /// Reads accPot (old |a|) only through groups.accMin.
 /// The persistent grid's size comes from `device` (its walkBlocks).

@@ -22,6 +22,7 @@
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/rng.h"
+#include "walk_scene.h"
 
 using namespace bhviz::sim;
 
@@ -35,19 +36,7 @@ bool haveGpu() {
 std::uint64_t baseSeed() { return bhviz::test::testSeed("test_cuda_walk"); }
 
 using bhviz::test::clusteredParticles;
-
-/// The sparse active set: depth 4 at tick 4 makes bins 2, 3, 4 (and deeper, clamped) active;
-/// most particles sit in bins 0 and 1, so about one in eight is a target.
-constexpr cuda::ActiveRule kSparse{4, 4, false};
-constexpr cuda::ActiveRule kAll{0, 0, true};
-
-void setBins(Particles& p, bool sparse, std::uint64_t seed) {
-  Rng rng(seed ^ 0x5bd1e995u);
-  for (auto& b : p.bin) {
-    const double u = rng.uniform();
-    b = !sparse ? 0 : u < 0.87 ? std::uint8_t(rng.next() % 2) : std::uint8_t(2 + rng.next() % 6);
-  }
-}
+using namespace bhviz::test::walk;
 
 struct WalkCase {
   std::size_t n;
@@ -107,10 +96,6 @@ MacSetup macFor(MacCode code) {
   }
 }
 
-bool sameBits(const void* a, const void* b, std::size_t bytes) {
-  return std::memcmp(a, b, bytes) == 0;
-}
-
 void expectSameGroups(const Groups& g, const Groups& c) {
   ASSERT_EQ(g.size(), c.size()) << "number of groups";
   long firstBad = -1;
@@ -168,43 +153,6 @@ void expectCountsClose(const InteractionCounts& g, const InteractionCounts& c) {
   EXPECT_LE(std::fabs(double(g.particle) - double(c.particle)), 1e-3 * double(c.particle))
       << "P2P interactions: gpu " << g.particle << " cpu " << c.particle;
 }
-
-/// A device scene: particles uploaded, tree built and moments for `mac`.
-struct Scene {
-  cuda::DeviceParticles d;
-  cuda::BuildWorkspace ws;
-  cuda::DeviceTree tree;
-  cuda::DeviceGroups groups;
-  cuda::DeviceBuffer<cuda::WalkCounters> counters;
-  cuda::DeviceProperties device = cuda::queryDeviceProperties();
-
-  Scene() { counters.reserve(1); }
-  void build(const Particles& h, int nLeaf, const MacSetup& mac) {
-    cuda::uploadParticles(h, d);
-    cuda::launchBuild(d, Curve::Hilbert, nLeaf, mac, ws, tree, nullptr);
-  }
-  /// A Plummer sphere of n particles, its bins setBins(sparse), built at N_leaf 16.
-  void buildPlummer(std::size_t n, std::uint64_t seed, bool sparse, const MacSetup& mac) {
-    Particles h = makePlummer(n, seed);
-    setBins(h, sparse, seed);
-    build(h, 16, mac);
-  }
-  InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s) {
-    cuda::launchGroups(tree, d, ws, rule, nGroup, groups, device, nullptr);
-    cuda::launchWalk(tree, groups, d, s, counters.data(), device, nullptr);
-    return cuda::downloadCounters(counters.data());
-  }
-  /// forces() on poisoned accelerations: the walk's raw counters, and the particles in `out`.
-  cuda::WalkCounters forcesRaw(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s,
-                               Particles& out) {
-    d.accPot.poison();
-    forces(rule, nGroup, s);
-    cuda::WalkCounters raw{};
-    cuda::copyToHost(&raw, counters.data(), sizeof raw);
-    cuda::downloadParticles(d, out);
-    return raw;
-  }
-};
 
 class CudaWalkTest : public ::testing::TestWithParam<WalkCase> {};
 
@@ -476,64 +424,6 @@ TEST(CudaWalk, StackSpillToGlobalMemoryChangesNothing) {
   std::printf("stack peak %u entries; spilled %llu (shared %d) and %llu (shared 256)\n",
               raw[0].stackPeak, raw[0].spilled, cuda::kWalkSharedStack, raw[1].spilled);
   EXPECT_THROW(scene.forces(kAll, 64, {mac, true, 0.01f, 300}), std::invalid_argument);
-}
-
-// Without the potential (a substep that ends only some steps) the walk writes the targets'
-// accelerations only: each keeps the potential it had, and the accelerations are the bits the
-// walk with the potential gives (the same operations). With and without the quadrupole, over
-// all particles and a sparse substep, and in the mode that adds a second tree's share.
-TEST(CudaWalk, WithoutThePotentialTheAccelerationsAreTheSameAndThePotentialsStay) {
-  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
-  const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
-  for (const bool sparse : {false, true}) {
-    const std::size_t n = 60000;
-    const cuda::ActiveRule rule = sparse ? kSparse : kAll;
-    Scene scene;
-    scene.buildPlummer(n, baseSeed() + (sparse ? 51 : 53), sparse, mac);
-    for (const bool quad : {true, false}) {
-      cuda::WalkSettings s{mac, quad, 0.05f};
-      Particles with, without, untouched;
-      const cuda::WalkCounters a = scene.forcesRaw(rule, 64, s, with);
-      s.potential = false;
-      const cuda::WalkCounters b = scene.forcesRaw(rule, 64, s, without);
-      scene.d.accPot.poison();
-      cuda::downloadParticles(scene.d, untouched);  // what the walk found there
-      const std::string what = std::string(sparse ? "sparse" : "all") + (quad ? ", quad" : "");
-      EXPECT_EQ(a.cell, b.cell) << what;
-      EXPECT_EQ(a.particle, b.particle) << what;
-      std::size_t targets = 0, sameAcc = 0, keptPot = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!cuda::isTarget(rule, with.bin[i])) continue;
-        ++targets;
-        sameAcc += sameBits(&with.accPot[i], &without.accPot[i], 3 * sizeof(float)) ? 1 : 0;
-        keptPot += sameBits(&untouched.accPot[i].w, &without.accPot[i].w, sizeof(float)) ? 1 : 0;
-        ASSERT_TRUE(std::isfinite(with.accPot[i].w)) << what << ": the potential, with it";
-      }
-      EXPECT_GT(targets, 0u) << what;
-      EXPECT_EQ(sameAcc, targets) << what << ": accelerations differ without the potential";
-      EXPECT_EQ(keptPot, targets) << what << ": a potential was written without the potential";
-    }
-  }
-  // Adding a second tree's share: the potential stays too.
-  Scene scene;
-  scene.buildPlummer(20000, baseSeed() + 55, false, mac);
-  cuda::WalkSettings s{mac, true, 0.05f};
-  s.potential = false;
-  Particles before, after;
-  scene.forces(kAll, 64, s);
-  cuda::downloadParticles(scene.d, before);
-  cuda::launchWalk(cuda::WalkSources{scene.tree.walkCell.data(), scene.tree.box.data(),
-                                     scene.tree.cells, scene.d.posMass.data()},
-                   scene.groups, scene.d, s, cuda::WalkOutput{true, nullptr}, scene.counters.data(),
-                   scene.device, nullptr);
-  cuda::downloadParticles(scene.d, after);
-  std::size_t kept = 0, doubled = 0;
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    kept += sameBits(&before.accPot[i].w, &after.accPot[i].w, sizeof(float)) ? 1 : 0;
-    doubled += after.accPot[i].x == 2.0f * before.accPot[i].x ? 1 : 0;
-  }
-  EXPECT_EQ(kept, before.size()) << "the added walk wrote a potential";
-  EXPECT_EQ(doubled, before.size()) << "the added walk adds the same accelerations again";
 }
 
 // Fewer groups than two per warp: each group's targets are split over idle warps, each walking the
