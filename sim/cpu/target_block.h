@@ -13,8 +13,11 @@ namespace bhviz::sim::cpu {
 /// target still sums its sources in list order, so the result does not depend on the width.
 class TargetBlock {
  public:
+  /// The group's active particles; `potential`: their potentials are summed too
+  /// (WalkSettings::potential; else nothing computes them and store() leaves each one's own).
   void load(const Groups& g, std::size_t group, const std::vector<Vec4>& posMass,
-            const std::vector<std::uint8_t>& active) {
+            const std::vector<std::uint8_t>& active, bool potential) {
+    m_potential = potential;
     m_index.clear();
     for (std::uint32_t i = g.first[group]; i < g.first[group] + g.count[group]; ++i) {
       if (active[i]) m_index.push_back(i);
@@ -32,9 +35,15 @@ class TargetBlock {
   void addCell(const Vec4& comMass, const Quadrupole& q, float eps2) {
     if constexpr (kQuadrupole) {
       const QuadSource source = quadSource(q, eps2);  // once per cell, not per target
-      apply([&](Vec3 xi, Vec4& a) { m2pQuadrupole(xi, comMass, source, eps2, a); });
+      if (m_potential) {
+        apply([&](Vec3 xi, Vec4& a) { m2pQuadrupole<true>(xi, comMass, source, eps2, a); });
+      } else {
+        apply([&](Vec3 xi, Vec4& a) { m2pQuadrupole<false>(xi, comMass, source, eps2, a); });
+      }
+    } else if (m_potential) {
+      apply([&](Vec3 xi, Vec4& a) { m2pMonopole<true>(xi, comMass, eps2, a); });
     } else {
-      apply([&](Vec3 xi, Vec4& a) { m2pMonopole(xi, comMass, eps2, a); });
+      apply([&](Vec3 xi, Vec4& a) { m2pMonopole<false>(xi, comMass, eps2, a); });
     }
   }
   /// The multipoles of `cells` of tree t, in list order (the walk's M2P part).
@@ -49,17 +58,20 @@ class TargetBlock {
     }
   }
   void addParticle(const Vec4& source, float eps2) {
-    apply([&](Vec3 xi, Vec4& a) { p2p(xi, source, eps2, a); });
+    if (m_potential) {
+      apply([&](Vec3 xi, Vec4& a) { p2p<true>(xi, source, eps2, a); });
+    } else {
+      apply([&](Vec3 xi, Vec4& a) { p2p<false>(xi, source, eps2, a); });
+    }
   }
 
   std::size_t size() const { return m_index.size(); }
-  /// Writes (or adds) the sums to accPot; without `potential` each target keeps its potential
-  /// (WalkSettings::potential), as the GPU's walk, which does not compute it.
-  void store(std::vector<Vec4>& accPot, WalkMode mode, bool potential) const {
+  /// Writes (or adds) the sums to accPot; without the potential each target keeps its own.
+  void store(std::vector<Vec4>& accPot, WalkMode mode) const {
     for (std::size_t k = 0; k < m_index.size(); ++k) {
       const Vec4 sum{m_ax[k], m_ay[k], m_az[k], m_pot[k]};
       Vec4& out = accPot[m_index[k]];
-      const float w = !potential ? out.w : mode == WalkMode::Write ? sum.w : out.w + sum.w;
+      const float w = !m_potential ? out.w : mode == WalkMode::Write ? sum.w : out.w + sum.w;
       out = mode == WalkMode::Write ? Vec4{sum.x, sum.y, sum.z, w}
                                     : Vec4{out.x + sum.x, out.y + sum.y, out.z + sum.z, w};
     }
@@ -83,6 +95,7 @@ class TargetBlock {
     }
   }
 
+  bool m_potential = true;
   std::vector<std::uint32_t> m_index;
   std::vector<float> m_x, m_y, m_z, m_ax, m_ay, m_az, m_pot;
 };

@@ -62,7 +62,7 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
     for (std::int64_t gi = 0; gi < static_cast<std::int64_t>(groups.size()); ++gi) {
       const auto g = static_cast<std::size_t>(gi);
       const InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
-      block.load(groups, g, posMass, active);
+      block.load(groups, g, posMass, active, s.potential);
       block.addCells(t, list.cells, s.quadrupole, eps2);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) {
@@ -71,7 +71,7 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
           block.addParticle(sources[j], eps2);
         }
       }
-      block.store(accPot, mode, s.potential);
+      block.store(accPot, mode);
       // Each group's targets are its own: no two threads write one particle's work.
       if (work != nullptr) block.addWork(*work, list.cells.size() + leafParticles);
       cellCount += list.cells.size() * block.size();

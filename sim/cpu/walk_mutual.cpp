@@ -323,9 +323,9 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
     for (std::int64_t gi = 0; gi < groupCount; ++gi) {
       const auto g = static_cast<std::size_t>(gi);
       InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
-      block.load(groups, g, posMass, active);
+      block.load(groups, g, posMass, active, s.potential);
       block.addCells(t, list.cells, s.quadrupole, eps2);
-      block.store(accPot, WalkMode::Write, s.potential);
+      block.store(accPot, WalkMode::Write);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) leafParticles += t.count[leaf];
       std::sort(list.leaves.begin(), list.leaves.end());

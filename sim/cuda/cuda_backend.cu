@@ -9,7 +9,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #include "sim/common/conserved.h"
@@ -23,6 +22,7 @@
 #include "sim/cuda/draw.h"
 #include "sim/cuda/let.h"
 #include "sim/cuda/stage_events.cuh"
+#include "sim/cuda/substep_kicks.h"
 #include "sim/cuda/tree_statistics.h"
 #include "sim/cuda/walk.h"
 
@@ -70,8 +70,7 @@ class CudaBackend final : public Backend,
 
   void upload(const Particles& h) override {
     uploadParticles(h, m_p);
-    m_watch = Watch::None;
-    forgetKicks();
+    m_kicks.forget();
     m_statisticsValid = false;  // the tree and the work are of the particles before
     forgetWork();
     m_treeShape = {};
@@ -97,8 +96,7 @@ class CudaBackend final : public Backend,
     return state;
   }
   void restoreState(const BackendState& state) override {
-    m_watch = Watch::None;
-    forgetKicks();
+    m_kicks.forget();
     const auto* device = dynamic_cast<const DeviceState*>(&state);
     if (device == nullptr) {
       Backend::restoreState(state);
@@ -114,37 +112,9 @@ class CudaBackend final : public Backend,
   std::size_t size() const override { return m_p.n; }
 
   int openKicks(const Clock& clock, const SimParams& p) override {
-    // One bin (shared steps): the deepest is 0, and the substep goes on without a wait.
-    const bool binned = clock.depth > 0;
-    const bool forecast = binned && m_forecast.valid && m_forecast.key == forecastKey(clock, p);
-    m_forecast.valid = false;
-    m_kicks = {true, p.softening, p.eta};
-    if (forecast) {
-      // The last close kicks forecast these open kicks' deepest bin, and the check after them
-      // waited for it: the open kicks run while the host goes on.
-      synchronize(m_stream);  // (passed already, where the Simulation's check waited)
-      int deepest = 0;
-      std::memcpy(&deepest, m_forecastHost.data(), sizeof(int));
-      timed(m_events, Stage::Predict, m_stream,
-            [&] { launchOpenKicks(m_p, clock, p, nullptr, m_stream); });
-      return deepest;
-    }
-    if (binned) m_deepest.reserve(1);
-    timed(m_events, Stage::Predict, m_stream,
-          [&] { launchOpenKicks(m_p, clock, p, binned ? m_deepest.data() : nullptr, m_stream); });
-    if (!binned) return 0;
-    int deepest = 0;
-    copyToHost(&deepest, m_deepest.data(), sizeof(int));  // a block substep's first wait
-    return deepest;
+    return m_kicks.openKicks(m_p, clock, p, m_events, m_stream);
   }
-
-  void drift(float dt) override {
-    m_bad.reserve(1);
-    BHVIZ_CUDA_CHECK(cudaMemsetAsync(m_bad.data(), 0, sizeof(std::uint32_t), m_stream));
-    timed(m_events, Stage::Predict, m_stream,
-          [&] { launchDrift(m_p, dt, m_stream, m_bad.data()); });
-    m_watch = m_watch == Watch::Checked ? Watch::Drifted : Watch::None;
-  }
+  void drift(float dt) override { m_kicks.drift(m_p, dt, m_events, m_stream); }
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                      bool oldAccValid) override {
@@ -171,26 +141,7 @@ class CudaBackend final : public Backend,
   ForceParts* forceParts() override { return this; }
 
   void closeKicks(const Clock& clock) override {
-    const bool watched = m_watch == Watch::Drifted;
-    // With the open kicks' parameters of this substep, the forecast of the next one's deepest
-    // bin, on its way to the host behind the kicks (block steps; forecastKey says when it holds).
-    NextOpenKicks next;
-    const bool forecast = clock.depth > 0 && m_kicks.valid;
-    if (forecast) {
-      m_deepest.reserve(1);
-      if (m_forecastHost.size() == 0) m_forecastHost.resize(sizeof(int));
-      next = {m_kicks.eps, m_kicks.eta, static_cast<float>(clock.dtMax), m_deepest.data()};
-    }
-    timed(m_events, Stage::Integrate, m_stream,
-          [&] { launchCloseKicks(m_p, clock, m_stream, watched ? m_bad.data() : nullptr, next); });
-    if (forecast) {
-      BHVIZ_CUDA_CHECK(cudaMemcpyAsync(m_forecastHost.data(), m_deepest.data(), sizeof(int),
-                                       cudaMemcpyDeviceToHost, m_stream));
-      m_forecast = {true,
-                    {clock.tick & (binPeriod(0, clock.depth) - 1), clock.depth,
-                     static_cast<float>(clock.dtMax), m_kicks.eps, m_kicks.eta}};
-    }
-    m_watch = watched ? Watch::Complete : Watch::None;
+    m_kicks.closeKicks(m_p, clock, m_events, m_stream);
   }
 
   Diagnostics diagnostics(const Clock& clock) const override {
@@ -198,21 +149,7 @@ class CudaBackend final : public Backend,
   }
 
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override {
-    if (max == 0) return {};  // nothing to name: no check made
-    if (m_watch == Watch::Complete) {
-      // A whole substep watched since a check that found every particle finite: its drift saw
-      // every position and velocity, its close kicks every force it made. One flag to read.
-      std::uint32_t bad = 0;
-      copyToHost(&bad, m_bad.data(), sizeof bad);
-      if (bad == 0) {
-        m_watch = Watch::Checked;
-        return {};
-      }
-    }
-    std::vector<std::uint32_t> ids =
-        findNonFinite(m_p, max, m_nonFiniteCounts, m_nonFiniteIds, m_stream);
-    m_watch = ids.empty() ? Watch::Checked : Watch::None;
-    return ids;
+    return m_kicks.nonFiniteIds(m_p, max, m_stream);
   }
 
   const StepProfile& profile() const override {
@@ -317,12 +254,7 @@ class CudaBackend final : public Backend,
 
   /// The settings of a force evaluation; false when there are no particles.
   bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid) {
-    // Forces other than a substep's, of the particles its close kicks will kick (between its
-    // drift and its close kicks), are not watched.
-    if (m_watch != Watch::Drifted || targets != ForceTargets::Active) m_watch = Watch::None;
-    // Forces outside a substep (every particle's, at a synchronised time) change what the next
-    // open kicks read: no forecast from before them.
-    if (targets != ForceTargets::Active) forgetKicks();
+    m_kicks.forcesBegin(targets);
     m_mac = macSetup(p, oldAccValid);
     m_hostTreeValid = false;
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
@@ -512,8 +444,7 @@ class CudaBackend final : public Backend,
   /// After an exchange: no tree, groups or work of these particles yet, and arrivals no kernel
   /// of this rank watched.
   void particlesExchanged() {
-    m_watch = Watch::None;
-    forgetKicks();
+    m_kicks.forget();
     settle();                   // so that no walk's counters read later bring back its groups
     m_tree.levelBegin.clear();  // the tree was of the particles before
     m_tree.cells = 0;
@@ -562,51 +493,13 @@ class CudaBackend final : public Backend,
   DeviceTree m_tree;
   DeviceGroups m_groups;
   DeviceBuffer<WalkCounters> m_counters;
-  mutable CounterReadback m_readback;      // the walks' counters on their way to the host
-  mutable std::uint32_t m_groupCount = 0;  // groups of the last walk (from the counters)
-  DeviceBuffer<int> m_deepest;
+  mutable CounterReadback m_readback;          // the walks' counters on their way to the host
+  mutable std::uint32_t m_groupCount = 0;      // groups of the last walk (from the counters)
   DeviceBuffer<OrbCut> m_domainCuts;           // the domains of the last build (ForceParts::build)
   OrbCutsView m_domains;                       // ... as the moments read them (levels 0: none)
   mutable DeviceBuffer<ConservedSums> m_sums;  // diagnostics() scratch
   mutable DeviceBuffer<unsigned long long> m_histogram;
-  mutable DeviceBuffer<std::uint32_t> m_nonFiniteCounts, m_nonFiniteIds;  // nonFiniteIds() scratch
-  /// How far the kernels watched the state for non-finite values since the last check that
-  /// found none (Checked): a substep's drift (Drifted: every position and velocity, so also the
-  /// open kicks' velocities), then its close kicks (Complete: the forces of the active particles,
-  /// the only ones given forces, and their velocities), each setting m_bad where they made one.
-  /// Anything else that changes the particles (upload, restore, an exchange, forces outside a
-  /// substep) leaves None: the next check passes over every particle. The pass took 0.09 ms of a
-  /// block substep at 8 M particles (H200).
-  enum class Watch { None, Checked, Drifted, Complete };
-  /// The next open kicks' deepest bin, forecast by the close kicks (block steps): it removes the
-  /// wait for it at the start of a substep. It holds for open kicks at the same tick modulo the
-  /// clock's period (isActive and nextBin read no more of it), the same depth and dtMax, and the
-  /// same ε and η, with nothing in between that changes the bins or the accelerations.
-  struct ForecastKey {
-    std::uint64_t phase = 0;
-    int depth = 0;
-    float dtMax = 0.0f, eps = 0.0f, eta = 0.0f;
-    bool operator==(const ForecastKey& o) const {
-      return phase == o.phase && depth == o.depth && dtMax == o.dtMax && eps == o.eps &&
-             eta == o.eta;
-    }
-  };
-  static ForecastKey forecastKey(const Clock& clock, const SimParams& p) {
-    return {clock.tick & (binPeriod(0, clock.depth) - 1), clock.depth,
-            static_cast<float>(clock.dtMax), p.softening, p.eta};
-  }
-  struct Forecast {
-    bool valid = false;
-    ForecastKey key;
-  } m_forecast;
-  struct Kicks {  // the last open kicks' ε and η, which the close kicks forecast with
-    bool valid = false;
-    float eps = 0.0f, eta = 0.0f;
-  } m_kicks;
-  PinnedBytes m_forecastHost;  // the forecast deepest bin, int
-  void forgetKicks() { m_forecast.valid = m_kicks.valid = false; }
-  mutable Watch m_watch = Watch::None;
-  DeviceBuffer<std::uint32_t> m_bad;                          // 1 element
+  mutable SubstepKicks m_kicks;  // the kicks, the drift and their watches (substep_kicks.h)
   mutable DeviceBuffer<DrawBox> m_drawScratch;                // boxes() on their way to the host
   mutable DeviceBuffer<TreeStatisticsSums> m_statisticsSums;  // treeStatistics() scratch
   mutable StageEvents m_events;                               // read by settle(), as m_profile

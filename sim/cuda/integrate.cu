@@ -37,12 +37,10 @@ __device__ void maxOfBlock(int b, int* deepest) {
   if (b > 0) atomicMax(deepest, b);
 }
 
-/// The bin a particle takes at the open kicks of `tick` (timestep.h), from its bin and the
-/// acceleration it has then: the open kicks' choice, and the close kicks' forecast of it.
-__device__ int binAtOpenKicks(std::uint8_t bin, const Vec4& a, std::uint64_t tick, int depth,
-                              float eps, float eta, float dtMax) {
-  const int b = min(static_cast<int>(bin), depth);
-  if (!isActive(b, tick, depth)) return b;
+/// The bin a particle whose step ends at `tick` takes at the open kicks there (timestep.h), from
+/// the acceleration it has then: the open kicks' choice, and the close kicks' forecast of it.
+__device__ int binAtOpenKicks(const Vec4& a, std::uint64_t tick, int depth, float eps, float eta,
+                              float dtMax) {
   return nextBin(wantedBin(magnitude(a), eps, eta, dtMax, depth), tick, depth);
 }
 
@@ -58,7 +56,7 @@ __global__ void __launch_bounds__(kBlock)
     b = min(static_cast<int>(bin[i]), depth);
     if (isActive(b, tick, depth)) {
       const Vec4 a = accPot[i];
-      b = binAtOpenKicks(bin[i], a, tick, depth, eps, eta, dtMax);
+      b = binAtOpenKicks(a, tick, depth, eps, eta, dtMax);
       bin[i] = static_cast<std::uint8_t>(b);
       Vec4 v = vel[i];
       kick(v, a, half.dt[b]);
@@ -96,7 +94,7 @@ __global__ void __launch_bounds__(kBlock)
       kick(v, a, half.dt[b]);
       vel[i] = v;
       if (bad != nullptr && !(allFinite(a) && allFinite(v))) atomicOr(bad, 1u);
-      forecast = binAtOpenKicks(bin[i], a, tick, depth, next.eps, next.eta, next.dtMax);
+      forecast = binAtOpenKicks(a, tick, depth, next.eps, next.eta, next.dtMax);
     }
   }
   if (next.deepest != nullptr) maxOfBlock(forecast, next.deepest);

@@ -31,6 +31,15 @@ SimParams plummerParams(MacKind mac = MacKind::Bonsai, float theta = 0.5f) {
   return p;
 }
 
+/// Block steps of dtMax 1/8, five bins deep, η 0.05: substeps with some particles in mid-step.
+SimParams blockPlummerParams(SimParams p = plummerParams()) {
+  p.stepping = TimeStepping::Block;
+  p.dtMax = 1.0f / 8.0f;
+  p.maxBinDepth = 5;
+  p.eta = 0.05f;
+  return p;
+}
+
 Simulation cudaSim(const Particles& ic, const SimParams& p) {
   return Simulation(cuda::makeCudaBackend(ic.size()), ic, p);
 }
@@ -208,11 +217,7 @@ TEST(CudaBackend, StepsFollowTheCpuBackend) {
 // the CPU backend's twin in test_integrator).
 TEST(CudaBackend, PotentialsAreComputedWhereEveryStepEndsAndKeptBetween) {
   REQUIRE_GPU();
-  SimParams p = plummerParams();
-  p.stepping = TimeStepping::Block;
-  p.dtMax = 1.0f / 8.0f;
-  p.maxBinDepth = 5;
-  p.eta = 0.05f;
+  const SimParams p = blockPlummerParams();
   Simulation sim = cudaSim(makePlummer(20000, 12), p);
   bhviz::test::expectPotentialsOnlyWhereEveryStepEnds(sim, 12);
 }
@@ -359,11 +364,7 @@ TEST(CudaBackend, TheCheckAfterASubstepSeesWhatItsKernelsMadeAndPassesOverAllAft
 
 TEST(CudaBackend, DiagnosticsOnTheDeviceEqualTheHostSumsMidStep) {
   REQUIRE_GPU();
-  SimParams p = plummerParams();
-  p.stepping = TimeStepping::Block;
-  p.dtMax = 1.0f / 8.0f;
-  p.maxBinDepth = 5;
-  p.eta = 0.05f;
+  const SimParams p = blockPlummerParams();
   Simulation sim = cudaSim(makePlummer(30000, 8), p);
   sim.substep();
   ASSERT_FALSE(sim.synchronized()) << "the test needs particles in mid-step";
@@ -388,12 +389,7 @@ TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
   for (const bool blockSteps : {false, true}) {
     SimParams p = plummerParams();
     p.rebuildInterval = 3;  // refits between the rebuilds
-    if (blockSteps) {
-      p.stepping = TimeStepping::Block;
-      p.dtMax = 1.0f / 8.0f;
-      p.maxBinDepth = 5;
-      p.eta = 0.05f;
-    }
+    if (blockSteps) p = blockPlummerParams(p);
     Simulation sim = cudaSim(makePlummer(30000, 9), p);
     std::uint64_t targets = 0;
     int partial = 0;
