@@ -31,7 +31,8 @@ struct Config {
   std::size_t n;
   float theta;
   MacKind mac;
-  float macParam;  ///< Δ_mul or α; 0 = the MAC's default
+  float macParam;        ///< Δ_mul or α; 0 = the MAC's default
+  float expansionRatio;  ///< SimParams::expansionRatio
 };
 
 struct Row {
@@ -39,6 +40,7 @@ struct Row {
   std::array<double, static_cast<int>(Stage::Count)> stageMs{};
   double totalMs = 0.0;
   double interactionsPerParticle = 0.0;
+  double expandedFraction = 0.0;  ///< of the cell interactions, those through the expansions
   double walkInteractionsPerSecond = 0.0;
   ForceError error;
 };
@@ -53,6 +55,7 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
   p.theta = c.theta;
   p.mac = c.mac;
   p.macParam = c.macParam;
+  p.expansionRatio = c.expansionRatio;
   const Particles ic = makeScenario(c.scenario, c.n, 1);
   Simulation sim(cuda::makeCudaBackend(ic.size()), ic, p);
   Row r;
@@ -67,7 +70,7 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
   }
   for (int k = 0; k < warmup; ++k) sim.substep();
   std::vector<std::vector<double>> stage(r.stageMs.size());
-  std::vector<double> total, perParticle, rate;
+  std::vector<double> total, perParticle, rate, expanded;
   for (int k = 0; k < steps; ++k) {
     sim.substep();
     const StepProfile& s = sim.lastProfile();
@@ -76,11 +79,13 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
     const double inter = double(s.interactions.cell + s.interactions.particle);
     perParticle.push_back(inter / double(s.interactions.targets));
     rate.push_back(inter / (s[Stage::Walk] * 1e-3));
+    expanded.push_back(double(s.interactions.expanded) / double(s.interactions.cell));
   }
   for (std::size_t j = 0; j < stage.size(); ++j) r.stageMs[j] = median(stage[j]);
   r.totalMs = median(total);
   r.interactionsPerParticle = median(perParticle);
   r.walkInteractionsPerSecond = median(rate);
+  r.expandedFraction = median(expanded);
   return r;
 }
 
@@ -97,7 +102,7 @@ std::vector<T> parseList(const std::string& text, T (*convert)(const std::string
 int main(int argc, char** argv) {
   CLI::App app{"bhviz GPU benchmark: the whole step per stage"};
   std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", params = "0",
-              csvPath;
+              ratios = "0", csvPath;
   int warmup = 3, steps = 20, nLeaf = 16, nGroup = 64;
   std::size_t sample = 4000;
   float softening = 0.05f;
@@ -106,6 +111,8 @@ int main(int argc, char** argv) {
   app.add_option("--theta", thetas, "comma-separated opening angles");
   app.add_option("--mac", macs, "comma-separated MACs");
   app.add_option("--mac-param", params, "comma-separated MAC parameters (Δ_mul, α; 0 = default)");
+  app.add_option("--expansion-ratio", ratios,
+                 "comma-separated ratios ρ of the far cells' expansion (0: none)");
   app.add_option("--warmup", warmup, "substeps before timing");
   app.add_option("--steps", steps, "timed substeps (median)");
   app.add_option("--sample", sample, "particles in the force-error sample");
@@ -139,10 +146,11 @@ int main(int argc, char** argv) {
     base.rebuildInterval = *rebuildInterval;
     std::vector<Row> rows;
     std::cout
-        << "| scenario | N | MAC | θ or Δ/α | bbox+keys+sort | tree+moments | groups | walk | "
+        << "| scenario | N | MAC | θ or Δ/α | ρ | bbox+keys+sort | tree+moments | groups | walk | "
            "predict+integrate | "
-           "total ms | interactions/particle | walk interactions/s | error median | error p99 |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+           "total ms | interactions/particle | expanded | walk interactions/s | error median | "
+           "error p99 |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const std::string& sc :
          parseList<std::string>(scenarios, [](const std::string& s) { return s; }))
       for (std::size_t n : parseList<std::size_t>(
@@ -152,38 +160,42 @@ int main(int argc, char** argv) {
           for (float th :
                parseList<float>(thetas, [](const std::string& s) { return std::stof(s); }))
             for (float mp :
-                 parseList<float>(params, [](const std::string& s) { return std::stof(s); })) {
-              const auto mac = parseMacKind(m);
-              if (!mac) throw std::invalid_argument("unknown MAC " + m);
-              const Row r = measure({sc, n, th, *mac, mp}, base, warmup, steps, sample);
-              auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
-              char line[512];
-              std::snprintf(line, sizeof line,
-                            "| %s | %zu | %s | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
-                            "%.0f | %.3g | %.2e | %.2e |\n",
-                            sc.c_str(), n, m.c_str(),
-                            (*mac == MacKind::Multipole || *mac == MacKind::Acceleration)
-                                ? effectiveMacParam(SimParams{*mac, th, mp})
-                                : th,
-                            ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
-                            ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups),
-                            ms(Stage::Walk), ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs,
-                            r.interactionsPerParticle, r.walkInteractionsPerSecond, r.error.median,
-                            r.error.p99);
-              std::cout << line << std::flush;
-              rows.push_back(r);
-            }
+                 parseList<float>(params, [](const std::string& s) { return std::stof(s); }))
+              for (float rho :
+                   parseList<float>(ratios, [](const std::string& s) { return std::stof(s); })) {
+                const auto mac = parseMacKind(m);
+                if (!mac) throw std::invalid_argument("unknown MAC " + m);
+                const Row r = measure({sc, n, th, *mac, mp, rho}, base, warmup, steps, sample);
+                auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
+                char line[512];
+                std::snprintf(
+                    line, sizeof line,
+                    "| %s | %zu | %s | %.3g | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
+                    "%.0f | %.3f | %.3g | %.2e | %.2e |\n",
+                    sc.c_str(), n, m.c_str(),
+                    (*mac == MacKind::Multipole || *mac == MacKind::Acceleration)
+                        ? effectiveMacParam(SimParams{*mac, th, mp})
+                        : th,
+                    rho, ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
+                    ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups), ms(Stage::Walk),
+                    ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs, r.interactionsPerParticle,
+                    r.expandedFraction, r.walkInteractionsPerSecond, r.error.median, r.error.p99);
+                std::cout << line << std::flush;
+                rows.push_back(r);
+              }
     if (!csvPath.empty()) {
       std::ofstream csv(csvPath);
-      csv << "scenario,n,mac,theta,mac_param";
+      csv << "scenario,n,mac,theta,mac_param,expansion_ratio";
       for (auto name : kStageNames) csv << ',' << name << "_ms";
-      csv << ",total_ms,interactions_per_particle,walk_interactions_per_s,error_median,error_p99\n";
+      csv << ",total_ms,interactions_per_particle,expanded_fraction,walk_interactions_per_s,"
+             "error_median,error_p99\n";
       for (const Row& r : rows) {
         csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta << ','
-            << r.c.macParam;
+            << r.c.macParam << ',' << r.c.expansionRatio;
         for (double v : r.stageMs) csv << ',' << v;
-        csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ','
-            << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99 << '\n';
+        csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ',' << r.expandedFraction
+            << ',' << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99
+            << '\n';
       }
     }
   } catch (const std::exception& e) {

@@ -37,6 +37,8 @@ void validate(const SimParams& p) {
   const std::string groupRange = "in [1, " + std::to_string(kMaxGroupSize) + "]";
   require(p.nLeaf >= 1 && p.nLeaf <= kMaxLeafSize, "n-leaf", p.nLeaf, leafRange.c_str());
   require(p.nGroup >= 1 && p.nGroup <= kMaxGroupSize, "n-group", p.nGroup, groupRange.c_str());
+  require(p.expansionRatio >= 0.0f && p.expansionRatio <= kExpansionRatioMax, "expansion-ratio",
+          p.expansionRatio, "in [0, 0.5] (0: no expansion)");
   require(p.softening >= 0.0f && std::isfinite(p.softening), "softening", p.softening,
           ">= 0 and finite");
   require(p.dtMax > 0.0f && std::isfinite(p.dtMax), "dt", p.dtMax, "> 0 and finite");

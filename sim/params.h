@@ -49,6 +49,10 @@ struct SimParams {
   int nLeaf = 16;                ///< a cell with more particles than this is split [particles]
   int nGroup = 64;               ///< largest group sharing one tree walk [particles]
   P2pMode p2p = P2pMode::Plain;  ///< the near field: each target alone, or each pair once
+  /// ρ: accepted cells at least (group radius)/ρ from their group's centre are expanded about
+  /// it once per group (M2L, L2P; sim/common/local_expansion.h) instead of applied to each
+  /// target; 0: none [1]
+  float expansionRatio = 0.0f;
   float softening = 0.05f;       ///< Plummer softening ε [length]
   Curve curve = Curve::Hilbert;  ///< space-filling curve for keys and particle order
   TimeStepping stepping = TimeStepping::Shared;
@@ -62,6 +66,9 @@ struct SimParams {
   int rebuildInterval = 0;
 };
 
+/// The largest SimParams::expansionRatio: beyond it the expansion's error outgrows the MAC's.
+inline constexpr float kExpansionRatioMax = 0.5f;
+
 /// SimParams::rebuildInterval: the interval tuned from the measured walk times.
 inline constexpr int kRebuildAuto = 0;
 /// The longest fixed interval [force evaluations].
@@ -70,8 +77,8 @@ inline constexpr int kMaxRebuildInterval = 1024;
 inline bool operator==(const SimParams& a, const SimParams& b) {
   return a.mac == b.mac && a.theta == b.theta && a.macParam == b.macParam &&
          a.quadrupole == b.quadrupole && a.nLeaf == b.nLeaf && a.nGroup == b.nGroup &&
-         a.p2p == b.p2p && a.softening == b.softening && a.curve == b.curve &&
-         a.stepping == b.stepping && a.dtMax == b.dtMax && a.eta == b.eta &&
+         a.p2p == b.p2p && a.expansionRatio == b.expansionRatio && a.softening == b.softening &&
+         a.curve == b.curve && a.stepping == b.stepping && a.dtMax == b.dtMax && a.eta == b.eta &&
          a.maxBinDepth == b.maxBinDepth && a.rebuildInterval == b.rebuildInterval;
 }
 inline bool operator!=(const SimParams& a, const SimParams& b) { return !(a == b); }

@@ -29,18 +29,23 @@ inline constexpr std::array<std::string_view, static_cast<int>(Stage::Count)> kS
 inline std::string_view stageName(Stage s) { return kStageNames[static_cast<int>(s)]; }
 
 struct InteractionCounts {
-  std::uint64_t cell = 0;      ///< cell–particle (M2P) interactions
+  std::uint64_t cell =
+      0;  ///< cell–particle interactions (per target: the accepted cells of its group)
   std::uint64_t particle = 0;  ///< particle–particle (P2P) interactions
   std::uint64_t targets = 0;   ///< particles that received a force
   /// Groups walked (each walks its targets together; the walks of other trees' shares of the
   /// same groups not counted again). Few of them leave the GPU's warps idle.
   std::uint64_t groups = 0;
+  /// Of `cell`, those evaluated through their group's expansion (M2L once per group, L2P per
+  /// target; WalkSettings::expansionRatio) rather than one by one.
+  std::uint64_t expanded = 0;
 
   InteractionCounts& operator+=(const InteractionCounts& o) {
     cell += o.cell;
     particle += o.particle;
     targets += o.targets;
     groups += o.groups;
+    expanded += o.expanded;
     return *this;
   }
   InteractionCounts& operator-=(const InteractionCounts& o) {
@@ -48,6 +53,7 @@ struct InteractionCounts {
     particle -= o.particle;
     targets -= o.targets;
     groups -= o.groups;
+    expanded -= o.expanded;
     return *this;
   }
 };

@@ -122,6 +122,7 @@ TEST(CliParse, StepModes) {
 
   const Options blockDt = parse({"--scenario", "plummer", "--block-steps", "--dt", "0.05"});
   EXPECT_FLOAT_EQ(blockDt.params.dtMax, 0.05f);
+  EXPECT_FLOAT_EQ(parse({"--expansion-ratio", "0.1"}).params.expansionRatio, 0.1f);
 
   EXPECT_THROW(parse({"--shared-dt", "0.01", "--block-steps"}), UsageError);
   EXPECT_THROW(parse({"--shared-dt", "0.01", "--dt", "0.01"}), UsageError);
@@ -129,8 +130,14 @@ TEST(CliParse, StepModes) {
 
 TEST(CliParse, ErrorsNameTheOption) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--n", "0"}, "--n"},      {{"--theta", "2"}, "--theta"}, {{"--n-leaf", "0"}, "--n-leaf"},
-      {{"--eta", "-1"}, "--eta"}, {{"--mac", "x"}, "--mac"},     {{"--seed", "-3"}, "--seed"},
+      {{"--n", "0"}, "--n"},
+      {{"--theta", "2"}, "--theta"},
+      {{"--n-leaf", "0"}, "--n-leaf"},
+      {{"--eta", "-1"}, "--eta"},
+      {{"--mac", "x"}, "--mac"},
+      {{"--seed", "-3"}, "--seed"},
+      {{"--expansion-ratio", "0.7"}, "--expansion-ratio"},
+      {{"--expansion-ratio", "x"}, "--expansion-ratio"},
   };
   for (const auto& [args, option] : cases) {
     try {
@@ -431,15 +438,15 @@ TEST_F(CliRun, StatsHaveEveryKey) {
   }
   for (const char* key :
        {"mac", "theta", "macParam", "effectiveMacParam", "quadrupole", "nLeaf", "nGroup", "p2p",
-        "softening", "curve", "stepping", "dtMax", "eta", "maxBinDepth"}) {
+        "expansionRatio", "softening", "curve", "stepping", "dtMax", "eta", "maxBinDepth"}) {
     EXPECT_TRUE(j.at("params").contains(key)) << key;
   }
   for (std::string_view stage : bhviz::sim::kStageNames) {
     EXPECT_TRUE(j.at("stage_ms").contains(std::string(stage))) << stage;
     EXPECT_TRUE(j.at("stage_ms_per_substep").contains(std::string(stage))) << stage;
   }
-  for (const char* key :
-       {"cell", "particle", "per_particle", "cell_per_particle", "particle_per_particle"}) {
+  for (const char* key : {"cell", "particle", "per_particle", "cell_per_particle",
+                          "particle_per_particle", "expanded"}) {
     EXPECT_TRUE(j.at("interactions").contains(key)) << key;
   }
   for (const char* when : {"start", "end"}) {

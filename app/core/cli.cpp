@@ -137,6 +137,11 @@ void defineOptions(CLI::App& app, RawArgs& r) {
                  "Near field: plain (each target sums its leaves) or mutual (each near pair once, "
                  "Newton's third law; the same forces to fp32 rounding) (default plain)")
       ->type_name("plain|mutual");
+  app.add_option("--expansion-ratio", r.expansionRatio,
+                 "Far cells: those at least (group radius)/RHO from their group's centre are "
+                 "expanded about it once per group instead of applied to each particle; in "
+                 "[0, 0.5], 0 = none (default 0)")
+      ->type_name("RHO");
   app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");
   app.add_option("--seed", r.seed, "Initial-condition seed (default: the scenario's, 1)")
       ->type_name("S");
@@ -182,11 +187,13 @@ std::string optionMessage(const CLI::App& app, const std::string& message) {
 // The text typed for each parameter sim::validate names, by its name there.
 std::map<std::string, std::string> typedValues(const CLI::App& app, const RawArgs& r) {
   std::map<std::string, std::string> typed;
-  const std::pair<const char*, const std::string*> options[] = {{"theta", &r.theta},
-                                                                {"mac-param", &r.macParam},
-                                                                {"softening", &r.softening},
-                                                                {"eta", &r.eta},
-                                                                {"dt", &r.dt}};
+  const std::pair<const char*, const std::string*> options[] = {
+      {"theta", &r.theta},
+      {"mac-param", &r.macParam},
+      {"expansion-ratio", &r.expansionRatio},
+      {"softening", &r.softening},
+      {"eta", &r.eta},
+      {"dt", &r.dt}};
   for (const auto& [name, text] : options) {
     if (app.count(std::string("--") + name) > 0) typed[name] = *text;
   }
@@ -232,6 +239,9 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   if (given("--quadrupole")) p.quadrupole = toOnOff("--quadrupole", r.quadrupole);
   if (given("--theta")) p.theta = toFloat("--theta", r.theta);
   if (given("--mac-param")) p.macParam = toFloat("--mac-param", r.macParam);
+  if (given("--expansion-ratio")) {
+    p.expansionRatio = toFloat("--expansion-ratio", r.expansionRatio);
+  }
   // Integers are checked against sim's ranges here, so that a value beyond int's range is not
   // reported with int's range.
   if (given("--n-leaf")) {

@@ -39,6 +39,7 @@ Json paramsJson(const sim::SimParams& p) {
       {"nLeaf", p.nLeaf},
       {"nGroup", p.nGroup},
       {"p2p", std::string(sim::toString(p.p2p))},
+      {"expansionRatio", decimal(p.expansionRatio)},
       {"softening", decimal(p.softening)},
       {"curve", std::string(sim::toString(p.curve))},
       {"stepping", std::string(sim::toString(p.stepping))},
@@ -66,6 +67,7 @@ Json interactionsJson(const sim::InteractionCounts& c) {
       {"per_particle", ratio(cell + particle, targets)},
       {"cell_per_particle", ratio(cell, targets)},
       {"particle_per_particle", ratio(particle, targets)},
+      {"expanded", c.expanded},  // of "cell": through the groups' expansions
   };
 }
 

@@ -40,6 +40,14 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   changed |= ImGui::SliderFloat("softening", &p.softening, 0.0f, 1.0f, "%.4f",
                                 ImGuiSliderFlags_Logarithmic);
   changed |= ImGui::Checkbox("quadrupole", &p.quadrupole);
+  changed |= ImGui::SliderFloat("expansion ratio", &p.expansionRatio, 0.0f, sim::kExpansionRatioMax,
+                                "%.3f", ImGuiSliderFlags_AlwaysClamp);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "cells at least (group radius)/rho from a group's centre are expanded\n"
+        "about it once per group (M2L, L2P) instead of applied to each particle;\n"
+        "0 = none. 0.1 keeps the error (BENCHMARKS.md)");
+  }
   const char* curves[] = {"morton", "hilbert"};
   int curve = p.curve == sim::Curve::Morton ? 0 : 1;
   if (ImGui::Combo("key curve", &curve, curves, IM_ARRAYSIZE(curves))) {

@@ -69,6 +69,7 @@ bool CpuBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets ta
   m_mac = macSetup(p, oldAccValid);
   m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening, p.p2p};
   m_walk.potential = evaluatesPotential(clock, targets);
+  m_walk.expansionRatio = p.expansionRatio;
   m_leafSize = p.nLeaf;
   m_work.assign(m_particles.size(), 0);
   if (m_particles.size() > 0) return true;
@@ -116,6 +117,7 @@ void CpuBackend::walk(const Tree& tree, const std::vector<Vec4>& sources, cpu::W
                                 mode, m_particles.accPot, &m_work);
   m_profile.interactions.cell += counts.cell;
   m_profile.interactions.particle += counts.particle;
+  m_profile.interactions.expanded += counts.expanded;
   // A target of several trees is one target.
   if (mode == cpu::WalkMode::Write) {
     m_profile.interactions.targets += counts.targets;

@@ -107,6 +107,8 @@ struct WalkSettings {
   P2pMode p2p = P2pMode::Plain;  ///< walkGroups' near field (walkSources' is always plain)
   /// false: each target keeps its potential (accPot.w), as on the GPU (cuda/walk.h).
   bool potential = true;
+  /// ρ: accepted cells far from the group go into its expansion (SimParams::expansionRatio).
+  float expansionRatio = 0.0f;
 };
 
 /// The interaction list of one group, as the walk builds it.

@@ -53,17 +53,17 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
                               WalkMode mode, std::vector<Vec4>& accPot,
                               std::vector<std::uint32_t>* work) {
   const float eps2 = s.softening * s.softening;
-  std::uint64_t cellCount = 0, particleCount = 0, targets = 0;
+  std::uint64_t cellCount = 0, particleCount = 0, targets = 0, expandedCount = 0;
   if (t.cellCount() == 0) return {};
-#pragma omp parallel reduction(+ : cellCount, particleCount, targets)
+#pragma omp parallel reduction(+ : cellCount, particleCount, targets, expandedCount)
   {
     TargetBlock block;  // per thread, reused across groups
 #pragma omp for schedule(dynamic, 4)
     for (std::int64_t gi = 0; gi < static_cast<std::int64_t>(groups.size()); ++gi) {
       const auto g = static_cast<std::size_t>(gi);
       const InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
-      block.load(groups, g, posMass, active, s.potential);
-      block.addCells(t, list.cells, s.quadrupole, eps2);
+      block.load(groups, g, posMass, active, s.potential, s.expansionRatio);
+      const std::size_t expanded = block.addCells(t, list.cells, s.quadrupole, eps2);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) {
         leafParticles += t.count[leaf];
@@ -76,10 +76,11 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
       if (work != nullptr) block.addWork(*work, list.cells.size() + leafParticles);
       cellCount += list.cells.size() * block.size();
       particleCount += leafParticles * block.size();
+      expandedCount += expanded * block.size();
       targets += block.size();
     }
   }
-  return {cellCount, particleCount, targets};
+  return {cellCount, particleCount, targets, 0, expandedCount};
 }
 
 }  // namespace bhviz::sim::cpu

@@ -314,17 +314,17 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
   const auto groupCount = static_cast<std::int64_t>(groups.size());
   if (t.cellCount() == 0) return {};
   std::vector<std::vector<std::uint32_t>> leaves(groups.size());  // each group's, ascending
-  std::uint64_t cellCount = 0, particleCount = 0, targets = 0;
+  std::uint64_t cellCount = 0, particleCount = 0, targets = 0, expandedCount = 0;
   // 1. The walk: multipoles written, leaves kept.
-#pragma omp parallel reduction(+ : cellCount, particleCount, targets)
+#pragma omp parallel reduction(+ : cellCount, particleCount, targets, expandedCount)
   {
     TargetBlock block;
 #pragma omp for schedule(dynamic, 4)
     for (std::int64_t gi = 0; gi < groupCount; ++gi) {
       const auto g = static_cast<std::size_t>(gi);
       InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
-      block.load(groups, g, posMass, active, s.potential);
-      block.addCells(t, list.cells, s.quadrupole, eps2);
+      block.load(groups, g, posMass, active, s.potential, s.expansionRatio);
+      const std::size_t expanded = block.addCells(t, list.cells, s.quadrupole, eps2);
       block.store(accPot, WalkMode::Write);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) leafParticles += t.count[leaf];
@@ -333,6 +333,7 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
       if (work != nullptr) block.addWork(*work, list.cells.size() + leafParticles);
       cellCount += list.cells.size() * block.size();
       particleCount += leafParticles * block.size();
+      expandedCount += expanded * block.size();
       targets += block.size();
     }
   }
@@ -360,7 +361,7 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
     out = {out.x + c[0], out.y + c[1], out.z + c[2], s.potential ? out.w + c[3] : out.w};
   }
   if (pairCounts != nullptr) *pairCounts = {evaluated + both, both, particleCount};
-  return {cellCount, particleCount, targets};
+  return {cellCount, particleCount, targets, 0, expandedCount};
 }
 
 }  // namespace bhviz::sim::cpu

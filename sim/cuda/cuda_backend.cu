@@ -259,6 +259,7 @@ class CudaBackend final : public Backend,
     m_hostTreeValid = false;
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
     m_walk.potential = evaluatesPotential(clock, targets);
+    m_walk.expansionRatio = p.expansionRatio;
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
     m_leafSize = p.nLeaf;
     m_statisticsValid = m_p.n > 0;

@@ -8,7 +8,13 @@
 // 32 bytes of the cell's packed record (WalkCell: COM and mass, opening value, reach², child or
 // particle range); the exact box-overlap test, which needs the tight box, runs only for the
 // rare cells the MAC accepts within their reach (d² ≤ reach²), with the same result:
-//   - accepted cells go to a ring of 64 multipoles in shared memory (ballot + popc prefix);
+//   - accepted cells go to a ring of 64 multipoles in shared memory (ballot + popc prefix), or,
+//     those far from the group (WalkSettings::expansionRatio; expands() in
+//     sim/common/local_expansion.h), to a ring of 64 cell indices: every 32 of these the warp
+//     expands them about the group's centre, a cell per lane (m2l), and sums the 32 expansions
+//     term by term across the lanes (reduceScatter: lane k keeps term k); at the group's end
+//     every lane gathers the 20 terms and evaluates them at its targets (l2p), ~10 warp
+//     instructions a cell instead of an M2P per target (~58 at 46 targets);
 //   - opened leaves put their particles into a ring of 64 sources in shared memory (a warp
 //     prefix sum of their counts; any leaf size, so deepest-level piles of duplicates too);
 //   - opened internal cells push their children onto the stack.
@@ -84,7 +90,8 @@ struct WalkArgs {
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   MacSetup mac;
   float eps2;
-  unsigned stackMask;  // shared stack entries in use − 1
+  float expansionRatio2;  // ρ² (WalkSettings::expansionRatio); 0: no cell is expanded
+  unsigned stackMask;     // shared stack entries in use − 1
   std::uint32_t* __restrict__ stack;
   WalkCounters* counters;
   unsigned maxParts;  // WalkSettings::maxParts, or kMaxParts
@@ -102,15 +109,16 @@ __device__ inline std::uint32_t partsPerGroup(std::uint32_t groups, std::uint32_
 
 /// Ring positions of one warp (the same in every lane).
 struct Rings {
-  unsigned cellHead = 0, cellTail = 0, partHead = 0, partTail = 0;
+  unsigned cellHead = 0, cellTail = 0, partHead = 0, partTail = 0, farHead = 0, farTail = 0;
   unsigned long long cells = 0, particles = 0;  // interactions per target of this group
+  unsigned long long expanded = 0;              // of `cells`, those in the group's expansion
   unsigned peak = 0, spilled = 0;               // deepest stack, entries moved to global memory
 };
 
 /// One warp's totals over its groups, kept by lane 0 in shared memory rather than in registers
 /// live across the whole kernel.
 struct WarpTotals {
-  unsigned long long cells, particles, targets, spilled, start, end;
+  unsigned long long cells, particles, expanded, targets, spilled, start, end;
   unsigned peak;
 };
 
@@ -176,11 +184,26 @@ __device__ __forceinline__ void testCell(const WalkArgs& a, const Box& gbox, flo
   needBox = !p.open && !(d2 > reach2);
 }
 
-/// Puts the cells this warp step accepted into the multipole ring, flushing every 32.
+/// Puts the cells this warp step accepted into the multipole ring, or, those far enough, into
+/// the far ring; flushes every 32 of either.
 template <int kTargets, bool kQuad, bool kPot>
 __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, bool accept,
-                                            std::uint32_t c, const Popped& p, unsigned lane,
-                                            Rings& r, Targets<kTargets>& t) {
+                                            std::uint32_t c, const Popped& p,
+                                            const ExpansionCentre& e, unsigned lane, Rings& r,
+                                            Targets<kTargets>& t, float& term) {
+  const bool expand = accept && expands(e, p.comMass);
+  const unsigned farMask = __ballot_sync(kFull, expand);
+  if (farMask != 0) {
+    if (expand) sh.r.far[(r.farTail + lanesBelow(farMask, lane)) % kRing] = c;
+    r.farTail += __popc(farMask);
+    r.cells += __popc(farMask);
+    r.expanded += __popc(farMask);
+    if (r.farTail - r.farHead >= 32) {
+      flushFar<kQuad, kPot>(sh, a.cells, r.farHead, 32, e.centre, a.eps2, lane, term);
+      r.farHead += 32;
+    }
+    accept = accept && !expand;
+  }
   const unsigned mask = __ballot_sync(kFull, accept);
   if (accept) {
     CellSlot& slot = sh.r.cell[(r.cellTail + lanesBelow(mask, lane)) % kRing];
@@ -207,8 +230,9 @@ __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, b
 /// the new top ever move.
 template <int kTargets, bool kQuad, bool kPot>
 __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, float accMin,
-                                         WarpShared& sh, std::uint32_t* stack, unsigned lane,
-                                         Rings& r, Targets<kTargets>& t) {
+                                         const ExpansionCentre& e, WarpShared& sh,
+                                         std::uint32_t* stack, unsigned lane, Rings& r,
+                                         Targets<kTargets>& t, float& term) {
   std::uint32_t* shStack = sh.r.stack;
   if (lane == 0) shStack[0] = 0;  // the root
   std::uint32_t top = 1, base = 0;
@@ -232,7 +256,7 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     if (__any_sync(kFull, needBox)) {
       if (needBox) p.open = overlaps(a.box[c], gbox);
     }
-    appendCells<kTargets, kQuad, kPot>(a, sh, valid && !p.open, c, p, lane, r, t);
+    appendCells<kTargets, kQuad, kPot>(a, sh, valid && !p.open, c, p, e, lane, r, t, term);
     const unsigned children = p.span & 15u;
     const bool openLeaf = p.open && children == 0;
     if (a.nearField && __any_sync(kFull, openLeaf)) {
@@ -259,6 +283,10 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     r.peak = max(r.peak, top);
     __syncwarp();  // pushed before the next pop
   }
+  if (r.farTail != r.farHead) {  // < 32 left
+    flushFar<kQuad, kPot>(sh, a.cells, r.farHead, r.farTail - r.farHead, e.centre, a.eps2, lane,
+                          term);
+  }
   if (r.cellTail != r.cellHead) {  // < 32 left
     flush<CellSources<kQuad, kPot>>(sh, r.cellHead, r.cellTail - r.cellHead, a.eps2, t);
   }
@@ -276,10 +304,11 @@ __device__ inline unsigned long long globalTimer() {
   return t;
 }
 
-/// Resident blocks asked of ptxas: 7 (72 registers, 28 warps per SM) for one or two target slots
-/// per lane, 5 for four (as many as before the walk records; not measured since).
+/// Resident blocks asked of ptxas: 6 (80 registers, 24 warps per SM) for one or two target slots
+/// per lane, 5 for four. With the far cells' expansion (its M2L and the reduction across lanes
+/// live beside the traversal's state) 7 blocks (72 registers) spilled twice as much.
 template <int kTargets>
-constexpr int kMinBlocks = kTargets <= 2 ? 7 : 5;
+constexpr int kMinBlocks = kTargets <= 2 ? 6 : 5;
 
 template <int kTargets, bool kQuad, bool kPot>
 __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(WalkArgs a) {
@@ -292,7 +321,7 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
   const std::uint32_t parts = partsPerGroup(groups, gridDim.x * (blockDim.x / 32), a.maxParts);
   __shared__ WarpTotals warpTotals[kWalkWarps];
   WarpTotals& total = warpTotals[threadIdx.x / 32];
-  if (lane == 0) total = {0, 0, 0, 0, globalTimer(), 0, 0};
+  if (lane == 0) total = {0, 0, 0, 0, 0, globalTimer(), 0, 0};
   if (warp == 0 && lane == 0) a.counters->parts = parts;
   __syncwarp();
   for (;;) {
@@ -308,19 +337,25 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     Targets<kTargets> t;
     loadTargets(a.posMass, a.targets, first, n, lane, t);
     Rings r;
-    if (!walkTree<kTargets, kQuad, kPot>(a, a.groupBox[g], a.groupAccMin[g], sh, stack, lane, r,
-                                         t)) {
+    const Box gbox = a.groupBox[g];
+    const ExpansionCentre e = expansionCentre(gbox, a.expansionRatio2);
+    float term = 0.0f;  // lane k: term k of the group's expansion
+    if (!walkTree<kTargets, kQuad, kPot>(a, gbox, a.groupAccMin[g], e, sh, stack, lane, r, t,
+                                         term)) {
       if (lane == 0) atomicOr(&a.counters->overflow, 1u);
       continue;
     }
     reduceCopies(sh, lane, t);
+    LocalExpansion far;
+    if (r.expanded > 0) far = gatherExpansion(term);
     unsigned active = 0;
 #pragma unroll
     for (int i = 0; i < kTargets; ++i) {
       const std::uint32_t k = lane + 32u * i;
       const bool write = k < n;  // every target of the group gets its force
       if (write) {
-        const Vec4 sum = t.acc[i];
+        Vec4 sum = t.acc[i];
+        if (r.expanded > 0) l2p<kPot>(far, t.x[i] - e.centre, sum);
         const std::uint32_t p = particleOf(a.targets, first, k);
         if (a.add) {
           const Vec4 before = a.accPot[p];
@@ -340,6 +375,7 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     if (lane == 0) {
       total.cells += r.cells * active;
       total.particles += r.particles * active;
+      total.expanded += r.expanded * active;
       total.targets += active;
       total.spilled += r.spilled;
       total.peak = max(total.peak, r.peak);
@@ -356,6 +392,7 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     atomicMax(&a.counters->endMax, end);
     atomicAdd(&a.counters->cell, total.cells);
     atomicAdd(&a.counters->particle, total.particles);
+    atomicAdd(&a.counters->expanded, total.expanded);
     atomicAdd(&a.counters->targets, total.targets);
   }
 }
@@ -466,6 +503,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    out.work,
                    s.mac,
                    s.softening * s.softening,
+                   s.expansionRatio * s.expansionRatio,
                    unsigned(shared - 1),
                    nullptr,
                    d_counters,
@@ -488,7 +526,7 @@ InteractionCounts countsOf(const WalkCounters& h) {
     throw std::runtime_error("CUDA walk: a warp's cell stack overflowed (capacity " +
                              std::to_string(kStackCapacity) + " cells); the forces are incomplete");
   }
-  return {h.cell, h.particle, h.targets, h.groups};
+  return {h.cell, h.particle, h.targets, h.groups, h.expanded};
 }
 
 }  // namespace

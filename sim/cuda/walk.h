@@ -33,6 +33,10 @@ struct WalkSettings {
   /// false: the targets' accelerations only; each keeps the potential it had (accPot.w). The
   /// backends clear it where no particle's step ends (evaluatesPotential, sim/backend.h).
   bool potential = true;
+  /// ρ: an accepted cell whose distance from the group's centre is at least the group's radius
+  /// (half its box's diagonal) / ρ is expanded about that centre once per group (M2L, L2P:
+  /// sim/common/local_expansion.h) instead of applied to each target (M2P); 0: none is.
+  float expansionRatio = 0.0f;
 };
 
 /// The most warps a group's targets are split over (WalkSettings::maxParts).
@@ -47,6 +51,7 @@ struct WalkCounters {
   unsigned long long cell;      ///< M2P interactions (per target: cells in its group's list)
   unsigned long long particle;  ///< P2P interactions (per target: leaf particles, self included)
   unsigned long long targets;   ///< particles that received a force
+  unsigned long long expanded;  ///< of `cell`, those evaluated by the group's expansion
   unsigned int nextGroup;       ///< the persistent grid's work counter (parts of groups)
   unsigned int overflow;        ///< nonzero if a warp's cell stack overflowed (a bug: see walk.cu)
   // diagnostics (bench_cuda_walk, tests)

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "sim/common/gravity.h"
+#include "sim/common/local_expansion.h"
 #include "sim/cuda/walk.h"
 
 namespace bhviz::sim::cuda {
@@ -36,6 +37,7 @@ struct CellSlot {
 struct WarpRings {
   CellSlot cell[kRing];               // M2P sources
   Vec4 source[kRing];                 // P2P sources: position, mass
+  std::uint32_t far[kRing];           // cells to expand about the group's centre (M2L)
   std::uint32_t leafBase[32];         // first particle of the lane's leaf − its exclusive prefix
   std::uint32_t leafEnd[32];          // inclusive prefix of the opened leaves' counts
   std::uint32_t stack[kSharedStack];  // stack position p at p mod (ring size)
@@ -221,6 +223,61 @@ __device__ __forceinline__ void flush(const WarpShared& sh, unsigned head, unsig
   __syncwarp();  // the appends are visible
   flushFor<Sources>(Sources::ring(sh), head % kRing, num, eps2, t);
   __syncwarp();  // the slots may be refilled
+}
+
+/// The sum over the warp of each lane's expansion, term by term, scattered: lane k < kLocalTerms
+/// returns term k (the others 0). Recursive halving: at each step a lane keeps the half of its
+/// terms its lane bit selects and adds its partner's copy of them, 31 shuffles in all (the
+/// terms padded with zeros to 32).
+template <int kHalf>
+__device__ __forceinline__ void halve(float (&v)[32], unsigned lane) {
+  const bool upper = (lane & unsigned(kHalf)) != 0;
+#pragma unroll
+  for (int k = 0; k < kHalf; ++k) {
+    const float send = upper ? v[k] : v[k + kHalf];
+    const float keep = upper ? v[k + kHalf] : v[k];
+    v[k] = keep + __shfl_xor_sync(kFull, send, kHalf);
+  }
+  if constexpr (kHalf > 1) halve<kHalf / 2>(v, lane);
+}
+
+__device__ __forceinline__ float reduceScatter(const LocalExpansion& l, unsigned lane) {
+  static_assert(kLocalTerms <= 32, "a term per lane");
+  float v[32];
+#pragma unroll
+  for (int k = 0; k < 32; ++k) v[k] = k < kLocalTerms ? l.c[k] : 0.0f;
+  halve<16>(v, lane);
+  return v[0];
+}
+
+/// Expands `num` (≤ 32) cells of the far ring from position `head` (a multiple of 32, or the
+/// group's last flush) about `centre`, a cell per lane (M2L), and adds the warp's sum to
+/// `term` (lane k: term k of the group's expansion).
+template <bool kQuad, bool kPot>
+__device__ __forceinline__ void flushFar(const WarpShared& sh, const WalkCell* __restrict__ cells,
+                                         unsigned head, unsigned num, Vec3 centre, float eps2,
+                                         unsigned lane, float& term) {
+  __syncwarp();  // the appends are visible
+  LocalExpansion l;
+  if (lane < num) {
+    const WalkCell* w = cells + sh.r.far[(head + lane) % kRing];
+    QuadSource q;
+    if (kQuad) {
+      const Vec4 head4 = w->quadHead, tail = w->quadTail;
+      q = {head4.x, head4.y, head4.z, head4.w, tail.x, tail.y, -tail.z * eps2};
+    }
+    m2l<kPot>(centre, w->comMass, q, eps2, l);
+  }
+  term += reduceScatter(l, lane);
+  __syncwarp();  // the slots may be refilled
+}
+
+/// The group's expansion, every term in every lane, from lane k's term k.
+__device__ __forceinline__ LocalExpansion gatherExpansion(float term) {
+  LocalExpansion l;
+#pragma unroll
+  for (int k = 0; k < kLocalTerms; ++k) l.c[k] = __shfl_sync(kFull, term, k);
+  return l;
 }
 
 }  // namespace

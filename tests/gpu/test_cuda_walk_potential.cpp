@@ -39,6 +39,7 @@ TEST(CudaWalk, WithoutThePotentialTheAccelerationsAreTheSameAndThePotentialsStay
     for (const int nGroup : {32, 64, 128})
       for (const bool quad : {true, false}) {
         cuda::WalkSettings s{mac, quad, 0.05f};
+        s.expansionRatio = nGroup == 64 ? 0.0f : 0.15f;  // the far cells' expansion too
         Particles with, without, untouched;
         const cuda::WalkCounters a = scene.forcesRaw(rule, nGroup, s, with);
         s.potential = false;
@@ -46,9 +47,12 @@ TEST(CudaWalk, WithoutThePotentialTheAccelerationsAreTheSameAndThePotentialsStay
         scene.d.accPot.poison();
         cuda::downloadParticles(scene.d, untouched);  // what the walk found there
         const std::string what = std::string(sparse ? "sparse" : "all") + (quad ? ", quad" : "") +
-                                 ", N_group " + std::to_string(nGroup);
+                                 ", N_group " + std::to_string(nGroup) + ", expansion ratio " +
+                                 std::to_string(s.expansionRatio);
         EXPECT_EQ(a.cell, b.cell) << what;
         EXPECT_EQ(a.particle, b.particle) << what;
+        EXPECT_EQ(a.expanded, b.expanded) << what;
+        if (s.expansionRatio > 0.0f) EXPECT_GT(a.expanded, 0u) << what;
         std::size_t targets = 0, sameAcc = 0, keptPot = 0;
         for (std::size_t i = 0; i < n; ++i) {
           if (!cuda::isTarget(rule, with.bin[i])) continue;

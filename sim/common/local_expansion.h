@@ -1,0 +1,159 @@
+#pragma once
+// The far cells of a group as one Taylor series about the group's centre (M2L and L2P), written
+// once for both backends.
+//
+// The walk applies every accepted cell to every target of a group (M2P: 33 fp32 operations per
+// target). A cell far from the group compared with the group's size gives nearly the same field
+// at every target, so its potential can instead be expanded once about the group's centre c
+// and the expansion evaluated at each target x = c + y:
+//   φ(c + y) = φ + g·y + ½ yᵀH y + ⅙ T[y, y, y] + O(|y|⁴)
+//   a(c + y) = −(g + H y + ½ T[y, y]) + O(|y|³)
+// where g, H, T are the first three derivative tensors of the cell's softened multipole
+// potential (gravity.h's m2pQuadrupole: φ = −M/R − ½ u/R⁵, R² = r² + ε², u = rᵀPr + softTrace,
+// r = x − com, v = P r):
+//   ∂ᵢφ   = A rᵢ − vᵢ/R⁵,                     A = M/R³ + 5/2 u/R⁷
+//   ∂ᵢⱼφ  = A δᵢⱼ − B rᵢrⱼ − Pᵢⱼ/R⁵ + 5/R⁷ (vᵢrⱼ + vⱼrᵢ),   B = 3M/R⁵ + 35/2 u/R⁹
+//   ∂ᵢⱼₖφ = D rᵢrⱼrₖ − B (δᵢⱼrₖ + δᵢₖrⱼ + δⱼₖrᵢ) + 5/R⁷ (Pᵢⱼrₖ + Pᵢₖrⱼ + Pⱼₖrᵢ)
+//           + 5/R⁷ (vᵢδⱼₖ + vⱼδᵢₖ + vₖδᵢⱼ) − 35/R⁹ (vᵢrⱼrₖ + vⱼrᵢrₖ + vₖrᵢrⱼ),
+//                                              D = 15M/R⁷ + 315/2 u/R¹¹
+// (the monopole alone: P = 0, u = 0). The acceleration's remainder is of third order: relative
+// to the cell's own field about (|y|/|r|)³ (tests/test_local_expansion.cpp measures the order).
+// A cell costs ~200 operations once per group instead of 33 per target; the walk uses it only
+// for cells far enough from the group (WalkSettings::expansionRatio).
+#include <cmath>
+
+#include "sim/common/gravity.h"
+#include "sim/common/vec.h"
+
+namespace bhviz::sim {
+
+/// The terms of a LocalExpansion, in its array.
+// clang-format off
+enum LocalTerm : int {
+  kPhi,                                                                  // φ
+  kGx, kGy, kGz,                                                         // ∂φ
+  kHxx, kHyy, kHzz, kHxy, kHxz, kHyz,                                    // ∂∂φ
+  kTxxx, kTyyy, kTzzz, kTxxy, kTxxz, kTxyy, kTyyz, kTxzz, kTyzz, kTxyz,  // ∂∂∂φ
+  kLocalTerms
+};
+// clang-format on
+
+/// The potential of many cells and its first three derivatives at one centre (summed over the
+/// cells). An array, so that the GPU can reduce it over a warp term by term.
+struct LocalExpansion {
+  float c[kLocalTerms] = {};
+};
+
+namespace detail {
+
+/// ∂ᵢᵢᵢφ of the formula above.
+BHVIZ_HD inline float thirdIII(float ri, float vi, float pii, float b, float d, float e5,
+                               float e35) {
+  return ri * (d * ri * ri - 3.0f * b + 3.0f * e5 * pii) + 3.0f * vi * (e5 - e35 * ri * ri);
+}
+
+/// ∂ᵢᵢⱼφ (i ≠ j) of the formula above.
+BHVIZ_HD inline float thirdIIJ(float ri, float rj, float vi, float vj, float pii, float pij,
+                               float b, float d, float e5, float e35) {
+  return rj * (d * ri * ri - b + e5 * pii) + e5 * (2.0f * pij * ri + vj) -
+         e35 * (2.0f * vi * ri * rj + vj * ri * ri);
+}
+
+}  // namespace detail
+
+/// Where a group's expansion is centred (its box's centre), and which of its accepted cells it
+/// takes: those whose centre of mass lies at least √farD2 = (the box's half diagonal) / ρ from
+/// the centre (farD2 = ∞ for ρ = 0: none). Both walks decide with these two functions.
+struct ExpansionCentre {
+  Vec3 centre;
+  float farD2 = 0.0f;
+};
+
+BHVIZ_HD inline ExpansionCentre expansionCentre(const Box& groupBox, float ratio2) {
+  const Vec3 centre = 0.5f * (groupBox.lo + groupBox.hi);
+  const Vec3 half = 0.5f * (groupBox.hi - groupBox.lo);
+  const float radius2 = half.x * half.x + (half.y * half.y + half.z * half.z);
+  return {centre, ratio2 > 0.0f ? radius2 / ratio2 : INFINITY};
+}
+
+BHVIZ_HD inline bool expands(const ExpansionCentre& e, Vec4 comMass) {
+  const float dx = e.centre.x - comMass.x, dy = e.centre.y - comMass.y, dz = e.centre.z - comMass.z;
+  return dx * dx + (dy * dy + dz * dz) >= e.farD2;
+}
+
+/// Adds the cell (centre of mass and mass, quadrupole source p; all zero for a monopole) to the
+/// expansion about `centre` (M2L). kPotential: also φ at the centre (the L2P's potential).
+template <bool kPotential = true>
+BHVIZ_HD inline void m2l(Vec3 centre, Vec4 comMass, const QuadSource& p, float eps2,
+                         LocalExpansion& l) {
+  const float rx = centre.x - comMass.x, ry = centre.y - comMass.y, rz = centre.z - comMass.z;
+  const float rinv = rsqrtHD(rx * rx + (ry * ry + (rz * rz + eps2)));
+  const float vx = p.xx * rx + (p.xy * ry + p.xz * rz);
+  const float vy = p.xy * rx + (p.yy * ry + p.yz * rz);
+  const float vz = p.xz * rx + (p.yz * ry + p.zz * rz);
+  const float u = rx * vx + (ry * vy + (rz * vz + p.softTrace));
+  const float i2 = rinv * rinv;
+  const float i5 = i2 * i2 * rinv;
+  const float m3 = comMass.w * rinv * i2;  // M/R³
+  const float u7 = u * i5 * i2;            // u/R⁷
+  const float a = m3 + 2.5f * u7;
+  const float b = (3.0f * m3 + 17.5f * u7) * i2;
+  const float d = (15.0f * m3 + 157.5f * u7) * (i2 * i2);
+  const float e5 = 5.0f * i5 * i2;   // 5/R⁷
+  const float e35 = 7.0f * e5 * i2;  // 35/R⁹
+  float* c = l.c;
+  if constexpr (kPotential) c[kPhi] -= comMass.w * rinv + 0.5f * u * i5;
+  c[kGx] += a * rx - i5 * vx;
+  c[kGy] += a * ry - i5 * vy;
+  c[kGz] += a * rz - i5 * vz;
+  const float wx = e5 * vx, wy = e5 * vy, wz = e5 * vz;
+  c[kHxx] += a - b * rx * rx - i5 * p.xx + 2.0f * wx * rx;
+  c[kHyy] += a - b * ry * ry - i5 * p.yy + 2.0f * wy * ry;
+  c[kHzz] += a - b * rz * rz - i5 * p.zz + 2.0f * wz * rz;
+  c[kHxy] += -b * rx * ry - i5 * p.xy + (wx * ry + wy * rx);
+  c[kHxz] += -b * rx * rz - i5 * p.xz + (wx * rz + wz * rx);
+  c[kHyz] += -b * ry * rz - i5 * p.yz + (wy * rz + wz * ry);
+  using detail::thirdIII;
+  using detail::thirdIIJ;
+  c[kTxxx] += thirdIII(rx, vx, p.xx, b, d, e5, e35);
+  c[kTyyy] += thirdIII(ry, vy, p.yy, b, d, e5, e35);
+  c[kTzzz] += thirdIII(rz, vz, p.zz, b, d, e5, e35);
+  c[kTxxy] += thirdIIJ(rx, ry, vx, vy, p.xx, p.xy, b, d, e5, e35);
+  c[kTxxz] += thirdIIJ(rx, rz, vx, vz, p.xx, p.xz, b, d, e5, e35);
+  c[kTxyy] += thirdIIJ(ry, rx, vy, vx, p.yy, p.xy, b, d, e5, e35);
+  c[kTyyz] += thirdIIJ(ry, rz, vy, vz, p.yy, p.yz, b, d, e5, e35);
+  c[kTxzz] += thirdIIJ(rz, rx, vz, vx, p.zz, p.xz, b, d, e5, e35);
+  c[kTyzz] += thirdIIJ(rz, ry, vz, vy, p.zz, p.yz, b, d, e5, e35);
+  c[kTxyz] += d * rx * ry * rz + e5 * (p.xy * rz + p.xz * ry + p.yz * rx) -
+              e35 * (vx * ry * rz + vy * rx * rz + vz * rx * ry);
+}
+
+/// Adds the expansion's field at offset y from its centre (L2P): acceleration to second order
+/// in y, potential to third.
+template <bool kPotential = true>
+BHVIZ_HD inline void l2p(const LocalExpansion& l, Vec3 y, Vec4& acc) {
+  const float* c = l.c;
+  const float xx = y.x * y.x, yy = y.y * y.y, zz = y.z * y.z;
+  const float xy = 2.0f * y.x * y.y, xz = 2.0f * y.x * y.z, yz = 2.0f * y.y * y.z;
+  // H y and T[y, y]
+  const float hx = c[kHxx] * y.x + (c[kHxy] * y.y + c[kHxz] * y.z);
+  const float hy = c[kHxy] * y.x + (c[kHyy] * y.y + c[kHyz] * y.z);
+  const float hz = c[kHxz] * y.x + (c[kHyz] * y.y + c[kHzz] * y.z);
+  const float tx =
+      c[kTxxx] * xx + c[kTxyy] * yy + c[kTxzz] * zz + c[kTxxy] * xy + c[kTxxz] * xz + c[kTxyz] * yz;
+  const float ty =
+      c[kTxxy] * xx + c[kTyyy] * yy + c[kTyzz] * zz + c[kTxyy] * xy + c[kTxyz] * xz + c[kTyyz] * yz;
+  const float tz =
+      c[kTxxz] * xx + c[kTyyz] * yy + c[kTzzz] * zz + c[kTxyz] * xy + c[kTxzz] * xz + c[kTyzz] * yz;
+  acc.x -= c[kGx] + hx + 0.5f * tx;
+  acc.y -= c[kGy] + hy + 0.5f * ty;
+  acc.z -= c[kGz] + hz + 0.5f * tz;
+  if constexpr (kPotential) {
+    const float third = 1.0f / 6.0f;
+    acc.w += c[kPhi] +
+             (y.x * (c[kGx] + 0.5f * hx + third * tx) + y.y * (c[kGy] + 0.5f * hy + third * ty) +
+              y.z * (c[kGz] + 0.5f * hz + third * tz));
+  }
+}
+
+}  // namespace bhviz::sim
