@@ -72,6 +72,7 @@ struct Options {
   bool showHalo = false;  ///< the app hides dark matter by default: then ~5/8 of N are drawn
   bool demoLook = false;  ///< population colours, dust and depth of field on
   int rebuildInterval = sim::kRebuildAuto;  ///< SimParams::rebuildInterval (the app's default)
+  std::optional<float> expansionRatio;      ///< SimParams::expansionRatio (default: the app's)
 };
 
 /// The demo look: what bhviz --color population --dust 1 --dof 0.05 draws.
@@ -150,6 +151,7 @@ class FrameBench {
     params.softening = info.softening;
     params.dtMax = info.dt;
     params.rebuildInterval = o.rebuildInterval;
+    if (o.expansionRatio) params.expansionRatio = *o.expansionRatio;
     m_session = std::make_unique<app::SimSession>(scene, params);
     const sim::DeviceAccess* device = m_session->simulation().backend().deviceAccess();
     if (device == nullptr) throw std::runtime_error("the backend does not run on a device");
@@ -521,6 +523,9 @@ int main(int argc, char** argv) {
                "field (--dof 0.05)");
   std::string pass = "compute", rebuild = "auto";
   cli.add_option("--rebuild", rebuild, "tree rebuilds: auto (the app's default), every or K");
+  cli.add_option_function<float>(
+      "--expansion-ratio", [&](const float& v) { o.expansionRatio = v; },
+      "the far cells' expansion (default: the app's)");
   cli.add_option("--sprite-pass", pass, "compute (the app's default) or raster")
       ->check(CLI::IsMember({"compute", "raster"}));
   CLI11_PARSE(cli, argc, argv);

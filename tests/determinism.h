@@ -89,11 +89,12 @@ struct DeterminismScene {
 /// A 4,000-particle merger (two 2,000-particle disk galaxies, parabolic orbit) on block steps:
 /// 4 intervals of dtMax = 1/8 with η = 0.1, so bins 0 to 4 are occupied (64 substeps) and bin
 /// choice, the active-only force evaluations and the integer clock all shape the result. The
-/// Bonsai MAC (named: the golden hashes predate the acceleration MAC as the default), and the
-/// defaults otherwise (quadrupole, Hilbert keys, N_leaf 16, N_group 64).
+/// Bonsai MAC and no far-cell expansion (named: the golden hashes predate both defaults), and
+/// the defaults otherwise (quadrupole, Hilbert keys, N_leaf 16, N_group 64).
 inline DeterminismScene blockStepMerger() {
   sim::SimParams p;
   p.mac = sim::MacKind::Bonsai;
+  p.expansionRatio = 0.0f;
   p.softening = 0.05f;
   p.stepping = sim::TimeStepping::Block;
   p.dtMax = 1.0f / 8.0f;
@@ -115,7 +116,8 @@ inline DeterminismScene refittedMerger() {
 
 /// A 4,096-particle Plummer sphere on shared steps: 32 steps of 1/128, with the other key curve
 /// and MAC than the merger (Morton keys, the acceleration MAC, whose group |a|_min reads the
-/// previous forces), smaller leaves and groups.
+/// previous forces), smaller leaves and groups, and the far cells expanded about their groups
+/// (the default ratio, named).
 inline DeterminismScene sharedStepPlummer() {
   sim::SimParams p;
   p.mac = sim::MacKind::Acceleration;
@@ -126,6 +128,7 @@ inline DeterminismScene sharedStepPlummer() {
   p.stepping = sim::TimeStepping::Shared;
   p.dtMax = 1.0f / 128.0f;
   p.rebuildInterval = 1;
+  p.expansionRatio = 0.08f;
   return {"shared-step Plummer", [] { return sim::makePlummer(4096, 2026); }, p, 32};
 }
 

@@ -140,7 +140,7 @@ void defineOptions(CLI::App& app, RawArgs& r) {
   app.add_option("--expansion-ratio", r.expansionRatio,
                  "Far cells: those at least (group radius)/RHO from their group's centre are "
                  "expanded about it once per group instead of applied to each particle; in "
-                 "[0, 0.5], 0 = none (default 0)")
+                 "[0, 0.5], 0 = none (default 0.08)")
       ->type_name("RHO");
   app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");
   app.add_option("--seed", r.seed, "Initial-condition seed (default: the scenario's, 1)")

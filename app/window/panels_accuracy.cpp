@@ -46,7 +46,7 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     ImGui::SetTooltip(
         "cells at least (group radius)/rho from a group's centre are expanded\n"
         "about it once per group (M2L, L2P) instead of applied to each particle;\n"
-        "0 = none. 0.1 keeps the error (BENCHMARKS.md)");
+        "0 = none; the default 0.08 keeps the error (BENCHMARKS.md)");
   }
   const char* curves[] = {"morton", "hilbert"};
   int curve = p.curve == sim::Curve::Morton ? 0 : 1;

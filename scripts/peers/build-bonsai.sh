@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Builds Bonsai's single-GPU executable (runtime/ -> bonsai2_slowdust; github treecode/Bonsai,
+# Bédorf, Gaburov & Portegies Zwart 2012) for Hopper (sm_90) with static cudart, so that it runs on a
+# GPU machine that cannot fetch anything, and puts the stripped binary into .gpu-prof/bonsai/
+# (git-ignored; packed as .gpu-prof/bonsai.tar.xz, xz -9, when over 15 MB).
+# Configuration: no MPI, no OpenGL, no galactics, CUB radix sort (upstream's default), the Kepler+
+# warp gravity kernel (COMPILE_SM35=ON selects dev_approximate_gravity_warp_new.cu, which uses
+# __shfl_sync/__ballot_sync; OFF would select the Fermi kernel with -arch sm_20), CMake Release.
+# Usage: scripts/peers/build-bonsai.sh [GITDIR_OR_URL [COMMIT]]
+#   GITDIR_OR_URL  a (bare) git directory or clone URL of Bonsai; default: the fetch tool's mirror
+#                  /work/.mirror/treecode+Bonsai/repo
+#   COMMIT         default 581fa8e70501ce85660c7eac0d61c0e5c5bece4a (2024-05-19, "Merge pull
+#                  request #52 from treecode/remove_texture_usage"), the one built and checked.
+#                  Only runtime/ and inputExamples/model3_child_compact.tipsy are taken (the mirror
+#                  lacks the large images/*.ppm blobs, which only the OpenGL renderer uses).
+# Env: PEERS (default /work/peers) holds the source bonsai/ and the build bonsai-build/; NVCC
+# (default /usr/local/cuda/bin/nvcc); JOBS (default 2).
+# Needs CMake >= 3.10 (tested 3.25.1; with CMake >= 3.27 the FindCUDA module is kept by
+# CMAKE_POLICY_DEFAULT_CMP0146=OLD), nvcc 13 (tested 13.0.88), g++ 12 with OpenMP. Nothing of
+# Bonsai is copied into this repository.
+# Patches, with sed, in the build copy only ($PEERS/bonsai/runtime):
+#   P1 CMakeLists.txt: cmake_minimum_required 2.8 -> 3.10 (CMake >= 3.27 warns, 4.x refuses < 3.5).
+#   P2 CMakeLists.txt: -std=c++14 -> -std=c++17 (twice: host flags and nvcc OPTIONS); CCCL 3
+#      (thrust/cub of CUDA 13) requires C++17.
+#   P3 CMakeLists.txt: the COMPILE_SM35 branch's GENCODE (upstream: no -arch at all, so nvcc 13
+#      would build for its default sm_75) gets -gencode arch=compute_90,code=sm_90: SASS for
+#      sm_90 only (H100/H200); -Xptxas=-v -ftz=true -lineinfo kept as upstream.
+#   P4 CMakeLists.txt: "-msse4 -march=native" -> "-msse4": the binary is built here and run on
+#      another host; -march=native would tie the host code to this build machine's CPU.
+#   P5 CMakeLists.txt: the file(COPY ../images/ ...) line is dropped (images absent, see above;
+#      only the renderer reads them). The copy of model3_child_compact.tipsy is kept.
+#   P6 CUDAkernels/sortKernels.cu: ": public thrust::unary_function<uint4, uint>" dropped (CCCL 3
+#      removed thrust::unary_function; the functor needs no base class).
+#   P7 CUDAkernels/parallel.cu: ": public binary_function<uint2,uint2,bool>" dropped (likewise;
+#      std::binary_function is gone from C++17 on).
+#   P8 CMakeLists.txt: include_directories(${CUDA_TOOLKIT_ROOT_DIR}/../../thrust) ->
+#      ${CUDA_TOOLKIT_ROOT_DIR}/include/cccl: CUDA 13 moved thrust/cub/libcu++ there; nvcc finds
+#      them itself, but the .cpp files (g++) include <thrust/device_ptr.h> via my_cuda_rt.h.
+#   P9 src/sort_bodies_gpu.cpp: #include "nvToolsExt.h" -> <nvtx3/nvToolsExt.h> (CUDA 13 dropped
+#      NVTX v2; nothing of it is called, and NVTX 3 is header-only, so nothing more is linked).
+# Only the bonsai2_slowdust target is built (not the bonsai_amuse library, which would compile
+# everything a second time). cudart is linked statically by FindCUDA (CUDA_USE_STATIC_CUDA_RUNTIME
+# ON, stated anyway); the binary still needs libgomp.so.1 (OpenMP: an I/O thread beside the
+# integrator), libstdc++, libm, libgcc_s, libc and, at run time, the driver's libcuda.so.1.
+# No runtime files are needed for --plummer (the model is generated in memory). It writes
+# gpuLog.log (kernel timings, per-step lines) into the working directory.
+# The stripped binary is about 5 MB, so it normally stays unpacked in .gpu-prof/bonsai/ (only a
+# build over 15 MB is packed; then first tar xJf .gpu-prof/bonsai.tar.xz -C .gpu-prof).
+# Run there, in a writable working directory:
+#   ulimit -s unlimited    # as upstream's README says
+#   .gpu-prof/bonsai/bonsai2_slowdust --plummer 1048576 --theta 0.5 --eps 0.05 --dt 0.0625 --iend 10 --log
+#   .gpu-prof/bonsai/bonsai2_slowdust --plummer 4194304 --theta 0.5 --eps 0.05 --dt 0.0625 --iend 10 --log
+#   (theta: -o/--theta 0.4 | 0.5 | 0.75 (0.75 is Bonsai's default); eps 0.05 is the default and is
+#   squared inside (Plummer softening eps^2 = 0.0025); --dt 1/16 is the default shared time step;
+#   -I/--iend N stops after iteration N (N+1 gravity evaluations, iteration 0 included); -T/--tend
+#   would stop at an N-body time instead (default 1). --plummer N generates N bodies per process,
+#   total mass 1, G = 1 (ICGenerators.h / plummer.h). --dev K picks the GPU. --direct would replace
+#   the tree walk by the N^2 sum.)
+# Where the times are (stderr; APPTIME and TIME need --log, TIME also goes to stdout):
+#   APPTIME [0]: Iter: i  <s: wall time of the gravity walk of step i, stream synced>  n: N
+#     EventTime: <ms: the gravity kernel alone, CUDA events>  and <LET ms, 0 on one GPU>  Sum: <ms>
+#   TIME [00] TOTAL: <s>  Grav: <s> (GPUgrav <s>, LET Com: 0)  Build: <s> ... tPredCor: <s>
+#     For iterations < 32 gpu_iterate.cpp resets these sums at the start of every step, so each of
+#     the first 32 TIME lines is that one step: TOTAL = the whole step (predict, sort + tree build,
+#     gravity, correct, energies, and a host loop that sums interaction counts, printed before it
+#     as "Stats calculation took: <s>"), Grav = gravity walk, Build = sort + tree build +
+#     properties. From iteration 32 on they accumulate.
+#   iter=i : time= t  Etot= ...  de= <relative energy error> ... t_sim= <s since start> (always,
+#     stdout and stderr). Step 0 includes warm-up: average steps >= 1.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+src=${1:-/work/.mirror/treecode+Bonsai/repo}
+commit=${2:-581fa8e70501ce85660c7eac0d61c0e5c5bece4a}
+peers=${PEERS:-/work/peers}
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+jobs=${JOBS:-2}
+dest=$root/.gpu-prof/bonsai
+
+# 1. Sources at $commit, as plain trees (git archive: no work tree needed in a bare mirror).
+gitdir=$src
+if [ ! -d "$src" ]; then
+  gitdir=$peers/bonsai.git
+  [ -d "$gitdir" ] || git clone --bare "$src" "$gitdir"
+fi
+git --git-dir="$gitdir" cat-file -e "$commit^{commit}"
+rm -rf "$peers/bonsai"
+mkdir -p "$peers/bonsai/inputExamples"
+git --git-dir="$gitdir" archive --prefix=runtime/ "$commit:runtime" | tar x -C "$peers/bonsai"
+git --git-dir="$gitdir" cat-file blob "$commit:inputExamples/model3_child_compact.tipsy" \
+  > "$peers/bonsai/inputExamples/model3_child_compact.tipsy"
+echo "$commit" > "$peers/bonsai/COMMIT"
+
+# 2. Patches P1-P9 (see the header); each grep checks that its sed took.
+rt=$peers/bonsai/runtime
+cm=$rt/CMakeLists.txt
+sed -i 's/^CMAKE_MINIMUM_REQUIRED(VERSION 2\.8)/CMAKE_MINIMUM_REQUIRED(VERSION 3.10)/' "$cm"
+grep -q '^CMAKE_MINIMUM_REQUIRED(VERSION 3\.10)' "$cm"
+sed -i 's/-std=c++14/-std=c++17/g' "$cm"
+[ "$(grep -c -- '-std=c++17' "$cm")" = 3 ] && ! grep -q -- '-std=c++14' "$cm"
+sed -i 's/^\(  set(GENCODE\) \(-Xptxas=-v -ftz=true -lineinfo)\)/\1 -gencode arch=compute_90,code=sm_90 \2/' "$cm"
+grep -q '^  set(GENCODE -gencode arch=compute_90,code=sm_90 -Xptxas=-v -ftz=true -lineinfo)' "$cm"
+sed -i 's/add_definitions( "-msse4  -march=native")/add_definitions( "-msse4")/' "$cm"
+grep -q 'add_definitions( "-msse4")' "$cm" && ! grep -q 'march=native' "$cm"
+sed -i '/^file(COPY ${CMAKE_SOURCE_DIR}\/..\/images\//d' "$cm"
+! grep -q 'images/' "$cm"
+sed -i 's/^struct ExtractBits: public thrust::unary_function<uint4, uint>$/struct ExtractBits/' \
+  "$rt/CUDAkernels/sortKernels.cu"
+grep -q '^struct ExtractBits$' "$rt/CUDAkernels/sortKernels.cu"
+sed -i 's/^ struct domainCompare2 : public binary_function<uint2,uint2,bool>$/ struct domainCompare2/' \
+  "$rt/CUDAkernels/parallel.cu"
+grep -q '^ struct domainCompare2$' "$rt/CUDAkernels/parallel.cu"
+sed -i 's|^include_directories(${CUDA_TOOLKIT_ROOT_DIR}/../../thrust)$|include_directories(${CUDA_TOOLKIT_ROOT_DIR}/include/cccl)|' "$cm"
+grep -q '^include_directories(${CUDA_TOOLKIT_ROOT_DIR}/include/cccl)$' "$cm"
+sed -i 's|^#include "nvToolsExt.h"$|#include <nvtx3/nvToolsExt.h>|' "$rt/src/sort_bodies_gpu.cpp"
+grep -q '^#include <nvtx3/nvToolsExt.h>$' "$rt/src/sort_bodies_gpu.cpp"
+
+# 3. Configure and build (fresh). FindCUDA passes CMAKE_CXX_FLAGS(_RELEASE) and the OpenMP flag
+# to nvcc's host compiler; CUDA_USE_STATIC_CUDA_RUNTIME links libcudart_static.a (+ -lrt -ldl).
+rm -rf "$peers/bonsai-build"
+nice cmake -S "$rt" -B "$peers/bonsai-build" -DCMAKE_POLICY_DEFAULT_CMP0146=OLD \
+  -DCMAKE_BUILD_TYPE=Release -DCUDA_TOOLKIT_ROOT_DIR="$(dirname "$(dirname "$nvcc")")" \
+  -DCUDA_NVCC_EXECUTABLE="$nvcc" -DCUDA_USE_STATIC_CUDA_RUNTIME=ON \
+  -DUSE_MPI=OFF -DUSE_MPIMT=OFF -DUSE_OPENGL=OFF -DUSE_GALACTICS=OFF -DUSE_GALACTICS_IFORT=OFF \
+  -DUSE_DUST=OFF -DUSE_CUB=ON -DUSE_THRUST=OFF -DCOMPILE_SM35=ON
+nice cmake --build "$peers/bonsai-build" -j "$jobs" --target bonsai2_slowdust
+
+# 4. Stripped binary; packed as one .tar.xz (xz -9) when over 15 MB, and the folder removed; there,
+# unpack with   tar xJf .gpu-prof/bonsai.tar.xz -C .gpu-prof
+rm -rf "$dest" "$dest.tar.xz" && mkdir -p "$dest"
+cp "$peers/bonsai-build/bonsai2_slowdust" "$dest/bonsai2_slowdust"
+strip --strip-unneeded "$dest/bonsai2_slowdust"
+echo "$commit" > "$dest/COMMIT"
+! ldd "$dest/bonsai2_slowdust" | grep -q libcudart
+ldd "$dest/bonsai2_slowdust"
+ls -l "$dest"
+if [ "$(cat "$dest"/* | wc -c)" -gt 15000000 ]; then
+  XZ_OPT=-9 tar cJf "$dest.tar.xz" -C "$(dirname "$dest")" bonsai
+  rm -rf "$dest"
+  ls -l "$dest.tar.xz"
+fi
