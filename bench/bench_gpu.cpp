@@ -79,7 +79,9 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
     const double inter = double(s.interactions.cell + s.interactions.particle);
     perParticle.push_back(inter / double(s.interactions.targets));
     rate.push_back(inter / (s[Stage::Walk] * 1e-3));
-    expanded.push_back(double(s.interactions.expanded) / double(s.interactions.cell));
+    expanded.push_back(s.interactions.cell == 0
+                           ? 0.0
+                           : double(s.interactions.expanded) / double(s.interactions.cell));
   }
   for (std::size_t j = 0; j < stage.size(); ++j) r.stageMs[j] = median(stage[j]);
   r.totalMs = median(total);
@@ -102,7 +104,7 @@ std::vector<T> parseList(const std::string& text, T (*convert)(const std::string
 int main(int argc, char** argv) {
   CLI::App app{"bhviz GPU benchmark: the whole step per stage"};
   std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", params = "0",
-              ratios = "0", csvPath;
+              ratios = std::to_string(SimParams{}.expansionRatio), csvPath;
   int warmup = 3, steps = 20, nLeaf = 16, nGroup = 64;
   std::size_t sample = 4000;
   float softening = 0.05f;
@@ -112,7 +114,8 @@ int main(int argc, char** argv) {
   app.add_option("--mac", macs, "comma-separated MACs");
   app.add_option("--mac-param", params, "comma-separated MAC parameters (Δ_mul, α; 0 = default)");
   app.add_option("--expansion-ratio", ratios,
-                 "comma-separated ratios ρ of the far cells' expansion (0: none)");
+                 "comma-separated ratios ρ of the far cells' expansion (0: none; default the "
+                 "app's)");
   app.add_option("--warmup", warmup, "substeps before timing");
   app.add_option("--steps", steps, "timed substeps (median)");
   app.add_option("--sample", sample, "particles in the force-error sample");

@@ -1,6 +1,7 @@
 #include "sim/params.h"
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "sim/backend.h"
@@ -35,10 +36,13 @@ void validate(const SimParams& p) {
           "> 0 (or 0 for the MAC's default)");
   const std::string leafRange = "in [1, " + std::to_string(kMaxLeafSize) + "]";
   const std::string groupRange = "in [1, " + std::to_string(kMaxGroupSize) + "]";
+  char expansionRange[48];
+  std::snprintf(expansionRange, sizeof expansionRange, "in [0, %g] (0: no expansion)",
+                double(kExpansionRatioMax));
   require(p.nLeaf >= 1 && p.nLeaf <= kMaxLeafSize, "n-leaf", p.nLeaf, leafRange.c_str());
   require(p.nGroup >= 1 && p.nGroup <= kMaxGroupSize, "n-group", p.nGroup, groupRange.c_str());
   require(p.expansionRatio >= 0.0f && p.expansionRatio <= kExpansionRatioMax, "expansion-ratio",
-          p.expansionRatio, "in [0, 0.5] (0: no expansion)");
+          p.expansionRatio, expansionRange);
   require(p.softening >= 0.0f && std::isfinite(p.softening), "softening", p.softening,
           ">= 0 and finite");
   require(p.dtMax > 0.0f && std::isfinite(p.dtMax), "dt", p.dtMax, "> 0 and finite");

@@ -52,9 +52,10 @@ struct SimParams {
   /// ρ: accepted cells at least (group radius)/ρ from their group's centre are expanded about
   /// it once per group (M2L, L2P; sim/common/local_expansion.h) instead of applied to each
   /// target; 0: none. At 0.08 on the H200 the walk takes 0.62–0.86 of its time, the force
-  /// error within 2 % (Plummer 2^20 at Bonsai θ 0.4–0.75, the merger at the acceleration MAC),
-  /// up to 12 % more in the p99 at smaller θ and larger N (docs/BENCHMARKS.md, "The far cells
-  /// expanded about their group") [1]
+  /// error within 2 % (Plummer 2^20 at Bonsai θ 0.4–0.75, the merger at the acceleration MAC);
+  /// ρ is fixed whatever the MAC's accuracy, so at tighter forces the series' share grows (2^22:
+  /// p99 +12 % at θ 0.4, median +8 % and p99 +26 % at θ 0.35) (docs/BENCHMARKS.md, "The far
+  /// cells expanded about their group") [1]
   float expansionRatio = 0.08f;
   float softening = 0.05f;       ///< Plummer softening ε [length]
   Curve curve = Curve::Hilbert;  ///< space-filling curve for keys and particle order
@@ -69,7 +70,8 @@ struct SimParams {
   int rebuildInterval = 0;
 };
 
-/// The largest SimParams::expansionRatio: beyond it the expansion's error outgrows the MAC's.
+/// The largest SimParams::expansionRatio, a bound on what the slider offers: the series converges
+/// there (R/d ≤ 0.5), but its error passes the MAC's well before (Plummer θ 0.5: p99 ×5 at 0.2).
 inline constexpr float kExpansionRatioMax = 0.5f;
 
 /// SimParams::rebuildInterval: the interval tuned from the measured walk times.

@@ -29,8 +29,8 @@ inline constexpr std::array<std::string_view, static_cast<int>(Stage::Count)> kS
 inline std::string_view stageName(Stage s) { return kStageNames[static_cast<int>(s)]; }
 
 struct InteractionCounts {
-  std::uint64_t cell =
-      0;  ///< cell–particle interactions (per target: the accepted cells of its group)
+  /// Cell–particle interactions: per target, the accepted cells of its group (M2P, or expanded)
+  std::uint64_t cell = 0;
   std::uint64_t particle = 0;  ///< particle–particle (P2P) interactions
   std::uint64_t targets = 0;   ///< particles that received a force
   /// Groups walked (each walks its targets together; the walks of other trees' shares of the

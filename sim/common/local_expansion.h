@@ -61,19 +61,27 @@ BHVIZ_HD inline float thirdIIJ(float ri, float rj, float vi, float vj, float pii
 
 }  // namespace detail
 
+/// Groups of fewer targets expand nothing: on the GPU an M2P flush over 8 targets costs ~9 warp
+/// instructions a cell (the targets replicated over the lanes) against the expansion's ~10, so
+/// below about this many the series cannot pay (a cost model, walk_flush.cuh; not measured).
+inline constexpr unsigned kMinExpansionTargets = 10;
+
 /// Where a group's expansion is centred (its box's centre), and which of its accepted cells it
 /// takes: those whose centre of mass lies at least √farD2 = (the box's half diagonal) / ρ from
-/// the centre (farD2 = ∞ for ρ = 0: none). Both walks decide with these two functions.
+/// the centre (farD2 = ∞: none, for ρ = 0 or a group of fewer than kMinExpansionTargets
+/// targets). Both walks decide with these two functions.
 struct ExpansionCentre {
   Vec3 centre;
-  float farD2 = 0.0f;
+  float farD2 = INFINITY;
 };
 
-BHVIZ_HD inline ExpansionCentre expansionCentre(const Box& groupBox, float ratio2) {
+BHVIZ_HD inline ExpansionCentre expansionCentre(const Box& groupBox, unsigned targets,
+                                                float ratio2) {
   const Vec3 centre = 0.5f * (groupBox.lo + groupBox.hi);
   const Vec3 half = 0.5f * (groupBox.hi - groupBox.lo);
   const float radius2 = half.x * half.x + (half.y * half.y + half.z * half.z);
-  return {centre, ratio2 > 0.0f ? radius2 / ratio2 : INFINITY};
+  const bool expand = ratio2 > 0.0f && targets >= kMinExpansionTargets;
+  return {centre, expand ? radius2 / ratio2 : INFINITY};
 }
 
 BHVIZ_HD inline bool expands(const ExpansionCentre& e, Vec4 comMass) {

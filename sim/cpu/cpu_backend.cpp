@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/common/local_expansion.h"
 #include "sim/common/timestep.h"
 #include "sim/stage_timer.h"
 
@@ -244,6 +245,14 @@ CpuBackend::GroupInteractions CpuBackend::interactionsOfGroup(std::size_t group)
   std::uint64_t leafParticles = 0;
   for (std::uint32_t leaf : g.list.leaves) leafParticles += m_tree.count[leaf];
   g.counts = {g.list.cells.size() * targets, leafParticles * targets, targets};
+  // Which of the cells the walk expanded about the group (TargetBlock's rule).
+  if (targets > 0) {
+    const ExpansionCentre e = expansionCentre(m_groups.box[group], static_cast<unsigned>(targets),
+                                              m_walk.expansionRatio * m_walk.expansionRatio);
+    std::uint64_t expanded = 0;
+    for (std::uint32_t c : g.list.cells) expanded += expands(e, m_tree.comMass[c]) ? 1 : 0;
+    g.counts.expanded = expanded * targets;
+  }
   return g;
 }
 

@@ -22,7 +22,6 @@ class TargetBlock {
   void load(const Groups& g, std::size_t group, const std::vector<Vec4>& posMass,
             const std::vector<std::uint8_t>& active, bool potential, float expansionRatio) {
     m_potential = potential;
-    m_centre = expansionCentre(g.box[group], expansionRatio * expansionRatio);
     m_far = LocalExpansion{};
     m_expanded = 0;
     m_index.clear();
@@ -36,6 +35,8 @@ class TargetBlock {
       const Vec4 p = posMass[m_index[k]];
       m_x[k] = p.x, m_y[k] = p.y, m_z[k] = p.z;
     }
+    m_centre =
+        expansionCentre(g.box[group], static_cast<unsigned>(n), expansionRatio * expansionRatio);
   }
 
   template <bool kQuadrupole>

@@ -338,7 +338,8 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     loadTargets(a.posMass, a.targets, first, n, lane, t);
     Rings r;
     const Box gbox = a.groupBox[g];
-    const ExpansionCentre e = expansionCentre(gbox, a.expansionRatio2);
+    // The whole group's targets decide, as on the CPU (not this part's).
+    const ExpansionCentre e = expansionCentre(gbox, all, a.expansionRatio2);
     float term = 0.0f;  // lane k: term k of the group's expansion
     if (!walkTree<kTargets, kQuad, kPot>(a, gbox, a.groupAccMin[g], e, sh, stack, lane, r, t,
                                          term)) {

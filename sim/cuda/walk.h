@@ -48,7 +48,7 @@ inline constexpr int kWalkSharedStack = 512;
 /// Device-side interaction counters of one walk, as InteractionCounts, plus the walk's own
 /// bookkeeping. launchWalk resets the whole struct before it starts.
 struct WalkCounters {
-  unsigned long long cell;      ///< M2P interactions (per target: cells in its group's list)
+  unsigned long long cell;      ///< cell interactions (per target: cells in its group's list)
   unsigned long long particle;  ///< P2P interactions (per target: leaf particles, self included)
   unsigned long long targets;   ///< particles that received a force
   unsigned long long expanded;  ///< of `cell`, those evaluated by the group's expansion

@@ -463,7 +463,8 @@ TEST(CudaWalk, StackSpillToGlobalMemoryChangesNothing) {
 // Fewer groups than two per warp: each group's targets are split over idle warps, each walking the
 // whole group's box. The interaction counts stay exact (every target meets the same cells), the
 // forces change only by the order of their fp32 sums; where the groups fill the warps nothing
-// is split and the bits are the same.
+// is split and the bits are the same. With the far cells expanded (each part makes the whole
+// group's expansion: the same cells, decided by the group's targets).
 TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
@@ -473,6 +474,7 @@ TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
     Scene scene;
     scene.buildPlummer(n, baseSeed() + (sparse ? 41 : 43), sparse, mac);
     cuda::WalkSettings s{mac, true, 0.05f};
+    s.expansionRatio = 0.1f;
     std::vector<Particles> out(2);
     std::vector<cuda::WalkCounters> raw(2);
     for (int k = 0; k < 2; ++k) {
@@ -491,6 +493,8 @@ TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
     EXPECT_EQ(raw[0].cell, raw[1].cell) << what;
     EXPECT_EQ(raw[0].particle, raw[1].particle) << what;
     EXPECT_EQ(raw[0].targets, raw[1].targets) << what;
+    EXPECT_EQ(raw[0].expanded, raw[1].expanded) << what;
+    EXPECT_GT(raw[0].expanded, 0u) << what;
     std::vector<double> diff, potDiff;
     for (std::size_t i = 0; i < n; ++i) {
       if (!cuda::isTarget(rule, out[0].bin[i])) {
