@@ -92,6 +92,25 @@ BHVIZ_HD inline void m2pMonopole(Vec3 xi, Vec4 comMass, float eps2, Vec4& acc) {
   if constexpr (kPotential) acc.w -= mrinv;
 }
 
+/// What a quadrupole cell's action at x starts from, in M2P and in M2L alike: r = x − com,
+/// 1/R with R² = r² + ε², P r and u = rᵀPr − tr(Q)·ε².
+struct QuadGeometry {
+  Vec3 r;
+  float rinv;
+  Vec3 pr;
+  float u;
+};
+
+BHVIZ_HD inline QuadGeometry quadGeometry(Vec3 x, Vec4 comMass, const QuadSource& p, float eps2) {
+  const float rx = x.x - comMass.x, ry = x.y - comMass.y, rz = x.z - comMass.z;
+  const float rinv = rsqrtHD(rx * rx + (ry * ry + (rz * rz + eps2)));
+  const float prx = p.xx * rx + (p.xy * ry + p.xz * rz);
+  const float pry = p.xy * rx + (p.yy * ry + p.yz * rz);
+  const float prz = p.xz * rx + (p.yz * ry + p.zz * rz);
+  const float u = rx * prx + (ry * pry + (rz * prz + p.softTrace));
+  return {{rx, ry, rz}, rinv, {prx, pry, prz}, u};
+}
+
 /// Cell–particle (M2P) with the quadrupole of the cell's second moments Q. With r = xi − com,
 /// R² = r² + ε², P = 3Q − tr(Q)·I and u = rᵀPr − tr(Q)·ε² (p.softTrace holds the last term):
 ///   φ = −M/R − ½ u/R⁵
@@ -102,20 +121,15 @@ BHVIZ_HD inline void m2pMonopole(Vec3 xi, Vec4 comMass, float eps2, Vec4& acc) {
 template <bool kPotential = true>
 BHVIZ_HD inline void m2pQuadrupole(Vec3 xi, Vec4 comMass, const QuadSource& p, float eps2,
                                    Vec4& acc) {
-  const float rx = xi.x - comMass.x, ry = xi.y - comMass.y, rz = xi.z - comMass.z;
-  const float rinv = rsqrtHD(rx * rx + (ry * ry + (rz * rz + eps2)));
-  const float prx = p.xx * rx + (p.xy * ry + p.xz * rz);
-  const float pry = p.xy * rx + (p.yy * ry + p.yz * rz);
-  const float prz = p.xz * rx + (p.yz * ry + p.zz * rz);
-  const float u = rx * prx + (ry * pry + (rz * prz + p.softTrace));
-  const float rinv2 = rinv * rinv;
-  const float rinv5 = rinv2 * rinv2 * rinv;
-  const float mrinv = comMass.w * rinv;
-  const float q = u * rinv5;                     // u/R⁵
+  const QuadGeometry g = quadGeometry(xi, comMass, p, eps2);
+  const float rinv2 = g.rinv * g.rinv;
+  const float rinv5 = rinv2 * rinv2 * g.rinv;
+  const float mrinv = comMass.w * g.rinv;
+  const float q = g.u * rinv5;                   // u/R⁵
   const float ar = -(2.5f * q + mrinv) * rinv2;  // coefficient of r
-  acc.x = ar * rx + (rinv5 * prx + acc.x);
-  acc.y = ar * ry + (rinv5 * pry + acc.y);
-  acc.z = ar * rz + (rinv5 * prz + acc.z);
+  acc.x = ar * g.r.x + (rinv5 * g.pr.x + acc.x);
+  acc.y = ar * g.r.y + (rinv5 * g.pr.y + acc.y);
+  acc.z = ar * g.r.z + (rinv5 * g.pr.z + acc.z);
   if constexpr (kPotential) acc.w -= 0.5f * q + mrinv;
 }
 

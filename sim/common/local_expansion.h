@@ -94,12 +94,9 @@ BHVIZ_HD inline bool expands(const ExpansionCentre& e, Vec4 comMass) {
 template <bool kPotential = true>
 BHVIZ_HD inline void m2l(Vec3 centre, Vec4 comMass, const QuadSource& p, float eps2,
                          LocalExpansion& l) {
-  const float rx = centre.x - comMass.x, ry = centre.y - comMass.y, rz = centre.z - comMass.z;
-  const float rinv = rsqrtHD(rx * rx + (ry * ry + (rz * rz + eps2)));
-  const float vx = p.xx * rx + (p.xy * ry + p.xz * rz);
-  const float vy = p.xy * rx + (p.yy * ry + p.yz * rz);
-  const float vz = p.xz * rx + (p.yz * ry + p.zz * rz);
-  const float u = rx * vx + (ry * vy + (rz * vz + p.softTrace));
+  const QuadGeometry g = quadGeometry(centre, comMass, p, eps2);
+  const float rx = g.r.x, ry = g.r.y, rz = g.r.z, rinv = g.rinv, u = g.u;
+  const float vx = g.pr.x, vy = g.pr.y, vz = g.pr.z;
   const float i2 = rinv * rinv;
   const float i5 = i2 * i2 * rinv;
   const float m3 = comMass.w * rinv * i2;  // M/R³
