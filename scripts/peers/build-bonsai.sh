@@ -38,6 +38,46 @@
 #      them itself, but the .cpp files (g++) include <thrust/device_ptr.h> via my_cuda_rt.h.
 #   P9 src/sort_bodies_gpu.cpp: #include "nvToolsExt.h" -> <nvtx3/nvToolsExt.h> (CUDA 13 dropped
 #      NVTX v2; nothing of it is called, and NVTX 3 is header-only, so nothing more is linked).
+#   P10 src/load_kernels.cpp: tree-walk blocks per SM capped at 16 (the fix for the crash "CUDA
+#      Runtime API error 700: an illegal memory access" at the first step on H100 SXM / H200).
+#      getTreeWalkBlocksPerSM (include/node_specs.h) returns 32 for every major >= 3, so with 132
+#      SMs nBlocksForTreeWalk = 4224, and build.cpp (allocateParticleMemory, and the same line in
+#      reallocateParticleMemory) sizes the tree-walk stack in an int:
+#        2*(LMEM_STACK_SIZE*NTHREAD + LMEM_EXTRA_SIZE)*nBlocksForTreeWalk + 4096
+#        = 2*(2048*128 + 2048)*4224 + 4096 = 2,231,898,112 > INT_MAX -> wraps to -2,063,069,184,
+#      so max(12*N + 4096, that) leaves generalBuffer1 at 12*N + 4096 uints (50 MB at N = 2^20),
+#      while dev_approximate_gravity gives each block a private stack of CELL_LIST_MEM_PER_WARP*4
+#      = 262,144 uints at MEM_BUF[262144*blockIdx.x] (plus 2^24 uints after gridDim.x of them for
+#      the overflow walk): 1.12e9 uints (4.5 GB) needed. Every block past the first ~48 writes
+#      its root cells (the cellList init at the top of approximate_gravity) beyond the buffer.
+#      It hits any GPU with >= 128 SMs (4065 blocks); 108-SM A100 and 114-SM H100 PCIe stay below.
+#      16 blocks of NTHREAD = 128 threads are already more than an SM can hold (no CUDA GPU has
+#      over 2048 threads/SM; with its 64 registers/thread the kernel fits 8 blocks/SM on sm_90),
+#      and groups are handed out by an atomicAdd on active_inout[n], a resident block exits only
+#      once that queue is empty, so every block past the resident ones started and left at once:
+#      the walk itself is unchanged. With 132*16 = 2112 blocks the stack is 1,115,951,104 uints
+#      (4.46 GB on the device, and as much pinned on the host), which fits an int.
+#   P11 CUDAkernels/dev_approximate_gravity_warp_new.cu: the group index that lane 0 takes from
+#      the work queue reaches the other lanes by __shfl_sync(FULL_MASK, bid, 0) instead of
+#      shmem[0] with no barrier (Volta+ independent thread scheduling lets lanes 1..31 read
+#      shmem[0], the warp's tmpList slot 0, before lane 0 has written it: a stale cell/particle
+#      index taken as a group index). Hardening; equivalent on a converged warp.
+#   P12 same file: __syncwarp() before the overflow walk's shared 2^24 stack is used and again
+#      before its spin lock (active_inout[n+1]) is released: upstream only lane 0 spins for the
+#      lock, and under independent thread scheduling lanes 1..31 could enter treewalk<8> and write
+#      root cells into the stack that another block is walking with. Hardening; only runs for
+#      groups whose walk overflowed the 65,536-entry per-warp stack.
+#   P11 and P12 change dev_approximate_gravity's ptxas report from 224 to 240 bytes of stack frame
+#      (324 -> 340 bytes of spill stores; 64 registers either way, so 8 blocks per SM resident).
+#      They are off by default: the peer is measured as close to upstream as it runs (P1-P10;
+#      on the H200, 2026-11-28, both builds ran clean under memcheck and within 1-3 % of each
+#      other's step times, docs/BENCHMARKS.md). HARDEN=1 applies them.
+# Env (besides the above): HARDEN (default 0: P1-P10 only). ORIG=1 also builds two control
+# binaries, after the main one: .gpu-prof/bonsai-orig/ (P1-P9: upstream's code, which crashes on
+# 132-SM GPUs) and .gpu-prof/bonsai-p10/ (P1-P10), each an incremental rebuild of the two files that
+# P10-P12 touch (restored from git first); then P11-P12 are put back and rebuilt, so the build tree
+# ends as .gpu-prof/bonsai/ was built. COMMIT in each folder says which patches it has.
+# scripts/peers/check-bonsai.sh runs them on the GPU machine, also under compute-sanitizer memcheck.
 # Only the bonsai2_slowdust target is built (not the bonsai_amuse library, which would compile
 # everything a second time). cudart is linked statically by FindCUDA (CUDA_USE_STATIC_CUDA_RUNTIME
 # ON, stated anyway); the binary still needs libgomp.so.1 (OpenMP: an I/O thread beside the
@@ -114,6 +154,25 @@ grep -q '^include_directories(${CUDA_TOOLKIT_ROOT_DIR}/include/cccl)$' "$cm"
 sed -i 's|^#include "nvToolsExt.h"$|#include <nvtx3/nvToolsExt.h>|' "$rt/src/sort_bodies_gpu.cpp"
 grep -q '^#include <nvtx3/nvToolsExt.h>$' "$rt/src/sort_bodies_gpu.cpp"
 
+# Patches P10-P12 (see the header); a function, since ORIG=1 applies them a second time.
+lk=$rt/src/load_kernels.cpp
+gk=$rt/CUDAkernels/dev_approximate_gravity_warp_new.cu
+patch_p10() {
+  sed -i 's/^  nBlocksForTreeWalk \t= nMultiProcessors\*blocksPerSM;$/  nBlocksForTreeWalk \t= nMultiProcessors*(blocksPerSM > 16 ? 16 : blocksPerSM);/' "$lk"
+  grep -q '^  nBlocksForTreeWalk[[:blank:]]*= nMultiProcessors\*(blocksPerSM > 16 ? 16 : blocksPerSM);$' "$lk"
+}
+patch_p11_p12() {
+  sed -i 's/^    bid   = shmemv\[0\];$/    bid   = __shfl_sync(FULL_MASK, bid, 0);/' "$gk"
+  grep -q '^    bid   = __shfl_sync(FULL_MASK, bid, 0);$' "$gk"
+  [ "$(grep -c 'bid   = shmemv\[0\]' "$gk")" = 0 ]
+  sed -i -e 's/^\(      int \*lmem1 = &MEM_BUF\[gridDim\.x\*(CELL_LIST_MEM_PER_WARP<<nWarps2)\];\)$/      __syncwarp();\n\1/' \
+    -e 's/^      assert(success);$/      assert(success);\n      __syncwarp();/' "$gk"
+  [ "$(grep -c '^      __syncwarp();$' "$gk")" = 2 ]
+  grep -B1 '^      int \*lmem1 = &MEM_BUF\[gridDim' "$gk" | grep -q '^      __syncwarp();$'
+}
+patch_p10
+if [ "${HARDEN:-0}" != 0 ]; then patch_p11_p12; fi
+
 # 3. Configure and build (fresh). FindCUDA passes CMAKE_CXX_FLAGS(_RELEASE) and the OpenMP flag
 # to nvcc's host compiler; CUDA_USE_STATIC_CUDA_RUNTIME links libcudart_static.a (+ -lrt -ldl).
 rm -rf "$peers/bonsai-build"
@@ -129,7 +188,7 @@ nice cmake --build "$peers/bonsai-build" -j "$jobs" --target bonsai2_slowdust
 rm -rf "$dest" "$dest.tar.xz" && mkdir -p "$dest"
 cp "$peers/bonsai-build/bonsai2_slowdust" "$dest/bonsai2_slowdust"
 strip --strip-unneeded "$dest/bonsai2_slowdust"
-echo "$commit" > "$dest/COMMIT"
+echo "$commit P1-P10$( [ "${HARDEN:-0}" = 0 ] || echo ' P11 P12')" > "$dest/COMMIT"
 ! ldd "$dest/bonsai2_slowdust" | grep -q libcudart
 ldd "$dest/bonsai2_slowdust"
 ls -l "$dest"
@@ -137,4 +196,28 @@ if [ "$(cat "$dest"/* | wc -c)" -gt 15000000 ]; then
   XZ_OPT=-9 tar cJf "$dest.tar.xz" -C "$(dirname "$dest")" bonsai
   rm -rf "$dest"
   ls -l "$dest.tar.xz"
+fi
+
+# 5. ORIG=1: the control binaries .gpu-prof/bonsai-orig/ (P1-P9) and .gpu-prof/bonsai-p10/
+# (P1-P10), see the header; each an incremental rebuild of the two files P10-P12 touch.
+variant() {  # $1 = folder suffix, $2 = what COMMIT says
+  nice cmake --build "$peers/bonsai-build" -j "$jobs" --target bonsai2_slowdust
+  rm -rf "$dest-$1" && mkdir -p "$dest-$1"
+  cp "$peers/bonsai-build/bonsai2_slowdust" "$dest-$1/bonsai2_slowdust"
+  strip --strip-unneeded "$dest-$1/bonsai2_slowdust"
+  echo "$commit $2" > "$dest-$1/COMMIT"
+  ls -l "$dest-$1"
+}
+if [ "${ORIG:-0}" = 1 ]; then
+  for f in "$lk" "$gk"; do
+    git --git-dir="$gitdir" cat-file blob "$commit:runtime/${f#"$rt"/}" > "$f"
+  done
+  [ "$(grep -c 'blocksPerSM > 16' "$lk")" = 0 ] && [ "$(grep -c '__syncwarp\|bid, 0)' "$gk")" = 0 ] || exit 1
+  variant orig "P1-P9 only"
+  patch_p10
+  variant p10 "P1-P10"
+  if [ "${HARDEN:-0}" != 0 ]; then  # back to the state of $dest
+    patch_p11_p12
+    nice cmake --build "$peers/bonsai-build" -j "$jobs" --target bonsai2_slowdust
+  fi
 fi
