@@ -21,6 +21,7 @@
 //
 //   bench_frame --n 1000000,4000000 --frames 30 --warmup 5 --size 1920x1080 [--show-halo]
 //               [--sprite-pass compute|raster]   (compute, the app's default) [--demo-look]
+//               [--potential on-demand|every]    (on-demand, the window's)
 #include <EGL/egl.h>
 
 #include <CLI/CLI.hpp>
@@ -73,6 +74,7 @@ struct Options {
   bool demoLook = false;  ///< population colours, dust and depth of field on
   int rebuildInterval = sim::kRebuildAuto;  ///< SimParams::rebuildInterval (the app's default)
   std::optional<float> expansionRatio;      ///< SimParams::expansionRatio (default: the app's)
+  bool potentialEveryStep = false;  ///< every step computes the potentials (else the window's rule)
 };
 
 /// The demo look: what bhviz --color population --dust 1 --dof 0.05 draws.
@@ -153,6 +155,8 @@ class FrameBench {
     params.rebuildInterval = o.rebuildInterval;
     if (o.expansionRatio) params.expansionRatio = *o.expansionRatio;
     m_session = std::make_unique<app::SimSession>(scene, params);
+    m_session->setPotentialOnDemand(!o.potentialEveryStep);
+    m_n = n;
     const sim::DeviceAccess* device = m_session->simulation().backend().deviceAccess();
     if (device == nullptr) throw std::runtime_error("the backend does not run on a device");
     m_stream = static_cast<sim::cuda::Stream>(device->particles().stream);
@@ -180,6 +184,8 @@ class FrameBench {
     m_cudaTimer.stop(m_stream);
     s.sim = m_cudaTimer.elapsedMs();
     s.simStages = m_session->simulation().lastProfile().total();
+    // As the window: the diagnostics every few seconds, whose potentials the next step computes.
+    m_session->sampleDiagnostics(app::diagnosticsInterval(m_n));
 
     const Clock::time_point t1 = Clock::now();
     m_cudaTimer.start(m_stream);
@@ -377,6 +383,7 @@ class FrameBench {
 
   app::ScenePipeline m_scene;  // its renderer is written through interop, drawn every frame
   std::unique_ptr<app::SimSession> m_session;
+  std::size_t m_n = 0;
   sim::cuda::Stream m_stream = nullptr;
   render::Renderer m_reference;  // written by the upload path
   render::OffscreenTarget m_target;
@@ -528,7 +535,13 @@ int main(int argc, char** argv) {
       "the far cells' expansion (default: the app's)");
   cli.add_option("--sprite-pass", pass, "compute (the app's default) or raster")
       ->check(CLI::IsMember({"compute", "raster"}));
+  std::string potential = "on-demand";
+  cli.add_option("--potential", potential,
+                 "on-demand (the window's: only for the diagnostics every few seconds) or every "
+                 "(every step)")
+      ->check(CLI::IsMember({"on-demand", "every"}));
   CLI11_PARSE(cli, argc, argv);
+  o.potentialEveryStep = potential == "every";
   try {
     o.ns = parseCounts(ns);
     o.pass = pass == "raster" ? render::SpritePass::Raster : render::SpritePass::Compute;
@@ -549,12 +562,13 @@ int main(int argc, char** argv) {
     std::printf("device: %s\nGL: %s\n", sim::cuda::deviceDescription().c_str(),
                 context->description().c_str());
     std::printf(
-        "scenario %s, %dx%d, %s, %s, sprites by the %s pass, %d frames after %d warm-up, "
-        "medians\n\n",
+        "scenario %s, %dx%d, %s, %s, sprites by the %s pass, potentials %s, %d frames after "
+        "%d warm-up, medians\n\n",
         o.scenario.c_str(), o.width, o.height,
         o.showHalo ? "every particle drawn" : "dark matter hidden (the app's default)",
         o.demoLook ? "demo look (population colours, dust, depth of field)" : "plain look",
-        o.pass == render::SpritePass::Compute ? "compute" : "raster", o.frames, o.warmup);
+        o.pass == render::SpritePass::Compute ? "compute" : "raster",
+        o.potentialEveryStep ? "every step" : "on demand (the window's)", o.frames, o.warmup);
     std::vector<Row> rows;
     for (std::size_t n : o.ns) rows.push_back(measure(o, n));
     printTable(rows);

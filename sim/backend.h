@@ -32,7 +32,9 @@ enum class ForceTargets { Active, All };
 /// Its readers take it where every step ends: the diagnostics (the window's plot samples there),
 /// snapshots and --dump-accel (both finish the block step first). A block substep that ends only
 /// some steps saves the potential's share of the walk (GPU: 3 of the ~38 instructions an M2P
-/// takes in the walk's loop).
+/// takes in the walk's loop). A simulation whose potentials are wanted only now and then (the
+/// window's, Simulation::setPotentialOnDemand) skips them at the other step ends too
+/// (Backend::computesPotential).
 inline bool evaluatesPotential(const Clock& clock, ForceTargets targets) {
   return targets == ForceTargets::All || clock.synchronized();
 }
@@ -342,6 +344,11 @@ class Backend {
   }
   /// For each particle active at clock.tick: v += a·dt/2 of its bin.
   virtual void closeKicks(const Clock& clock) = 0;
+  /// Whether the evaluations at which every step ends compute the potentials (true until told
+  /// otherwise; those of every particle always do). Simulation::setPotentialOnDemand clears it
+  /// for the step ends nobody reads them at. A backend that hands the evaluation on to others
+  /// (the distributed one) may compute them anyway.
+  void setPotentialWanted(bool wanted) { m_potentialWanted = wanted; }
   /// Ids of up to `max` particles with a non-finite position, velocity or acceleration.
   virtual std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const = 0;
 
@@ -386,6 +393,16 @@ class Backend {
   virtual ForceParts* forceParts() { return nullptr; }
   /// One report per rank of a distributed run (in rank order); empty for one process.
   virtual std::vector<RankReport> rankReports() const { return {}; }
+
+ protected:
+  /// What a backend's evaluation decides: evaluatesPotential's rule, within setPotentialWanted.
+  bool computesPotential(const Clock& clock, ForceTargets targets) const {
+    return targets == ForceTargets::All ||
+           (m_potentialWanted && evaluatesPotential(clock, targets));
+  }
+
+ private:
+  bool m_potentialWanted = true;
 };
 
 std::unique_ptr<Backend> makeCpuBackend();

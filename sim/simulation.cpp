@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace bhviz::sim {
@@ -176,6 +177,15 @@ int Simulation::tunerKind(int kind, int groups) {
 bool Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccValid) {
   SimParams p = m_params;
   p.nGroup = GroupTuner::groupSize(m_params.nGroup, e.groups);
+  // Every step ends here (or every particle is a target): the potentials are computed, or,
+  // on demand and unasked, go stale.
+  if (evaluatesPotential(m_clock, targets)) {
+    const bool wanted =
+        !m_potentialOnDemand || m_potentialRequested || targets == ForceTargets::All;
+    m_backend->setPotentialWanted(wanted);
+    m_potentialsCurrent = wanted;
+    if (wanted) m_potentialRequested = false;
+  }
   bool rebuilt = true;
   if (e.rebuild) {
     m_backend->computeForces(m_clock, p, targets, oldAccValid);
@@ -217,6 +227,7 @@ std::unique_ptr<KeptState> Simulation::keep(std::size_t deviceBytesFree) const {
   state->params = m_params;
   state->substeps = m_substeps;
   state->generation = m_generation;
+  state->potentialsCurrent = m_potentialsCurrent;
   state->backend = m_backend->keepState(deviceBytesFree);
   // A replay from here starts with a rebuild (the tree is not kept), so the run must rebuild
   // here too. Not while replaying: the log decides there, and a keep (the window keeps at frame
@@ -233,6 +244,7 @@ void Simulation::restore(const KeptState& state) {
   m_substeps = state.substeps;
   m_rebuildNext = true;  // the tree was not kept
   m_generation = state.generation;
+  m_potentialsCurrent = state.potentialsCurrent;
   m_tuner.rewind(state.clock.time());
   // The log holds what ran after this state, under its parameters, until they changed.
   m_replayUntil = m_substeps;
@@ -241,7 +253,11 @@ void Simulation::restore(const KeptState& state) {
   }
 }
 
-Diagnostics Simulation::diagnostics() const { return m_backend->diagnostics(m_clock); }
+Diagnostics Simulation::diagnostics() const {
+  Diagnostics d = m_backend->diagnostics(m_clock);
+  if (!m_potentialsCurrent) d.potential = std::numeric_limits<double>::quiet_NaN();
+  return d;
+}
 
 Particles Simulation::particles() const {
   Particles p;

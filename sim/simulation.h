@@ -31,7 +31,8 @@ struct KeptState {
   Clock clock;
   SimParams params;
   std::uint64_t substeps = 0;
-  std::uint32_t generation = 0;  ///< of the parameters (Simulation's log of choices)
+  std::uint32_t generation = 0;   ///< of the parameters (Simulation's log of choices)
+  bool potentialsCurrent = true;  ///< Simulation::potentialsCurrent then
   std::unique_ptr<BackendState> backend;
 
   double time() const { return clock.time(); }
@@ -72,10 +73,27 @@ class Simulation {
   /// change.
   void restore(const KeptState& state);
 
+  /// Potentials on demand (off: every evaluation at which every step ends computes them, as
+  /// sim/backend.h's evaluatesPotential says). On: such an evaluation computes them only when
+  /// requestPotential asked for it, and the others save the potential's share of the walk. For
+  /// a viewer that samples the energy every few seconds (the window): its other frames' steps
+  /// need no potential.
+  void setPotentialOnDemand(bool onDemand) { m_potentialOnDemand = onDemand; }
+  bool potentialOnDemand() const { return m_potentialOnDemand; }
+  /// The next evaluation at which every step ends computes the potentials (on demand).
+  void requestPotential() { m_potentialRequested = true; }
+  /// Whether the stored potentials are those of the last time every step ended (always, unless
+  /// on demand): diagnostics() and particles() hold them only then.
+  bool potentialsCurrent() const { return m_potentialsCurrent; }
+
   double time() const { return m_clock.time(); }
   const Clock& clock() const { return m_clock; }
   bool synchronized() const { return m_clock.synchronized(); }
+  /// The backend's diagnostics; the potential energy (and the total) NaN where the potentials
+  /// are not current (potentialsCurrent).
   Diagnostics diagnostics() const;
+  /// The state; its potentials (accPot.w) are those of an earlier step end where
+  /// potentialsCurrent() is false.
   Particles particles() const;
   const Backend& backend() const { return *m_backend; }
 
@@ -143,6 +161,11 @@ class Simulation {
   std::uint64_t m_replayUntil = 0;    // after a restore: substeps before this follow the log
   std::uint32_t m_generation = 0;     // the parameters' (a new one at every change)
   std::uint32_t m_generations = 0;    // generations handed out
+
+  // The potentials (setPotentialOnDemand).
+  bool m_potentialOnDemand = false;
+  bool m_potentialRequested = false;
+  bool m_potentialsCurrent = true;
 };
 
 }  // namespace bhviz::sim

@@ -110,7 +110,9 @@ void SimSession::save(const std::string& path) {
   sim::io::formatFromExtension(path);  // a bad name costs no substep
   if (m_halted) throw std::logic_error("the state is not finite (Reset to start again)");
   try {
+    m_sim->requestPotential();  // for the step end the file is written at
     while (!m_sim->synchronized()) m_sim->substep();
+    if (!m_sim->potentialsCurrent()) m_sim->advance(1);
   } catch (const sim::NonFiniteState&) {
     m_halted = m_paused = true;
     throw;
@@ -135,6 +137,7 @@ SimSession::Frame SimSession::frame(const FrameBudget& budget, bool singleStep) 
   Frame f;
   if (singleStep) m_paused = true;
   if (m_halted || (m_paused && !singleStep)) return f;
+  if (singleStep) m_sim->requestPotential();  // the window samples after it
   try {
     f.advance = singleStep ? step() : advance(budget);
     f.stepped = true;
@@ -166,12 +169,14 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
   if (!force && std::chrono::duration<double>(now - m_lastSample).count() < intervalSeconds) {
     return false;
   }
-  // The potentials are current where every step ends (sim::evaluatesPotential). A sample due in
-  // the middle of a block step waits for its end, which the next frames' substeps reach
-  // (takeDueSample); a forced one is taken now but kept off the plot.
-  if (!force && !m_sim->synchronized()) {
+  // The potentials are current where every step ends (sim::evaluatesPotential) and, on demand,
+  // only where asked for. A sample due elsewhere asks for them and waits for the next step end,
+  // which the next frames' substeps reach (takeDueSample); a forced one is taken now but kept
+  // off the plot (and taken again there).
+  if (!current()) {
+    m_sim->requestPotential();
     m_sampleDue = true;
-    return false;
+    if (!force) return false;
   }
   takeSample(now);
   return true;
@@ -179,17 +184,19 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
 
 void SimSession::takeSample(Clock::time_point now) {
   m_lastSample = now;
-  m_sampleDue = false;
+  m_sampleDue = !current();
   m_diagnostics = m_sim->diagnostics();
-  if (m_e0 != 0.0 && m_sim->synchronized()) {
+  if (m_e0 != 0.0 && current()) {
     m_history.push({m_diagnostics.time, (m_diagnostics.total() - m_e0) / std::abs(m_e0),
                     magnitude(m_diagnostics.momentum)});
   }
 }
 
 void SimSession::takeDueSample() {
-  if (m_sampleDue && m_sim->synchronized()) takeSample(Clock::now());
+  if (m_sampleDue && current()) takeSample(Clock::now());
 }
+
+bool SimSession::current() const { return m_sim->synchronized() && m_sim->potentialsCurrent(); }
 
 std::string SimSession::applyParams(const sim::SimParams& params) {
   try {

@@ -28,6 +28,10 @@ struct StartAborted : sim::NonFiniteState {
   double time = 0.0;    ///< the start time [time]
 };
 
+/// How often the window samples the diagnostics [s of wall time]: a pass over every particle
+/// (a device reduction on CUDA, a host loop on the CPU), twice a second, or every 2 s at large N.
+inline double diagnosticsInterval(std::size_t n) { return n > 200'000 ? 2.0 : 0.5; }
+
 /// One line naming what went wrong and up to 10 of the particles it happened to.
 std::string describe(const sim::NonFiniteState& e);
 
@@ -40,7 +44,9 @@ class SimSession {
   SimSession(const SceneSettings& scene, const sim::SimParams& params);
 
   /// Writes the state to `path` (format from the extension, written atomically), first
-  /// finishing the current block step so that every velocity is at the saved time. Throws
+  /// finishing the current block step so that every velocity is at the saved time (and, with
+  /// the potentials on demand, running one more step where the last computed none: the file
+  /// carries them). Throws
   /// sim::io::SnapshotError (nothing else changes then), std::logic_error when halted, or
   /// sim::NonFiniteState (then the session is halted).
   void save(const std::string& path);
@@ -90,11 +96,17 @@ class SimSession {
   /// The ranges of the backend running now, for the panels' sliders.
   sim::BackendLimits limits() const { return m_sim->backend().traits().limits; }
 
+  /// The potentials only where a sample, a save or a single step needs them
+  /// (sim::Simulation::setPotentialOnDemand): the window's frames, whose diagnostics are sampled
+  /// every few seconds. Off by default (headless runs report the energy at every step).
+  void setPotentialOnDemand(bool onDemand) { m_sim->setPotentialOnDemand(onDemand); }
+
   /// Recomputes the diagnostics when `interval` seconds of wall time have passed since the
   /// last sample, or when forced. Samples go to the plot's history only where every particle's
-  /// step has ended (where the potentials are current): one due in the middle of a block step is
-  /// taken by the first substep that ends it. Returns whether it sampled now. Copies the
-  /// particles to the host: not every frame at large N.
+  /// step has ended and the potentials are current: one due elsewhere (in the middle of a block
+  /// step, or on demand where the last step computed none) asks for the potentials and is taken
+  /// by the first substep that ends every step with them. Returns whether it sampled now.
+  /// Copies the particles to the host: not every frame at large N.
   bool sampleDiagnostics(double intervalSeconds, bool force = false);
   const sim::Diagnostics& diagnostics() const { return m_diagnostics; }
   double initialEnergy() const { return m_e0; }
@@ -127,9 +139,11 @@ class SimSession {
   Ring<DiagnosticsSample> m_history{1000};
   std::vector<sim::RankReport> m_ranks;
   std::chrono::steady_clock::time_point m_lastSample{};
-  bool m_sampleDue = false;  // a sample waits for the end of the block step
+  bool m_sampleDue = false;  // a sample waits for a step end with the potentials
   void takeSample(std::chrono::steady_clock::time_point now);
   void takeDueSample();
+  /// Every step has ended and the potentials are those of this time: a sample for the plot.
+  bool current() const;
 };
 
 }  // namespace bhviz::app

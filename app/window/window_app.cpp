@@ -15,10 +15,6 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Diagnostics are a pass over every particle (a device reduction on CUDA, a host loop on the
-/// CPU): twice a second, or every 2 s at large N.
-double diagnosticsInterval(std::size_t n) { return n > 200'000 ? 2.0 : 0.5; }
-
 bool envFlag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && v[0] != '\0' && v[0] != '0';
@@ -66,7 +62,8 @@ void WindowApp::start() {
     m_lessons.start(findLesson(m_options.lesson), m_state, lesson);
   }
   m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
-  m_state.scene = m_session->scene();  // --load: the file's N
+  m_session->setPotentialOnDemand(true);  // the Diagnostics panel samples every few seconds
+  m_state.scene = m_session->scene();     // --load: the file's N
   m_ring.update(m_session->simulation());
   if (!m_session->backendNote().empty()) m_out << m_session->backendNote() << '\n';
   for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
@@ -148,6 +145,7 @@ void WindowApp::rebuild() {
   m_meter.reset();
   try {
     auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+    session->setPotentialOnDemand(true);
     if (m_session) session->setPaused(m_session->paused() && !m_session->halted());
     m_session = std::move(session);
     m_state.scene = m_session->scene();  // a snapshot sets N

@@ -69,7 +69,7 @@ bool CpuBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets ta
                          bool oldAccValid) {
   m_mac = macSetup(p, oldAccValid);
   m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening, p.p2p};
-  m_walk.potential = evaluatesPotential(clock, targets);
+  m_walk.potential = computesPotential(clock, targets);
   m_walk.expansionRatio = p.expansionRatio;
   m_leafSize = p.nLeaf;
   m_work.assign(m_particles.size(), 0);

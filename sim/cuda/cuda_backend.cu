@@ -258,7 +258,7 @@ class CudaBackend final : public Backend,
     m_mac = macSetup(p, oldAccValid);
     m_hostTreeValid = false;
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
-    m_walk.potential = evaluatesPotential(clock, targets);
+    m_walk.potential = computesPotential(clock, targets);
     m_walk.expansionRatio = p.expansionRatio;
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
     m_leafSize = p.nLeaf;

@@ -1,0 +1,159 @@
+// The potentials on demand (Simulation::setPotentialOnDemand, the window's frames): the steps
+// nobody asked the potentials of compute none and say so, the trajectory is the same bits as
+// with the potentials at every step, an asked-for step has the potentials of the every-step run,
+// and the window's session samples, saves and rewinds only with current potentials.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+
+#include "app/core/sim_session.h"
+#include "potentials.h"
+#include "sim/ic/scenario_file.h"
+
+namespace bhviz::test {
+namespace {
+
+using sim::Particles;
+using sim::Simulation;
+
+sim::SimParams params(sim::TimeStepping stepping) {
+  sim::SimParams p;
+  p.dtMax = 1.0f / 32.0f;
+  p.stepping = stepping;
+  p.maxBinDepth = 4;
+  p.eta = 0.05f;
+  p.mac = sim::MacKind::Acceleration;  // the window's default: it reads the last accelerations
+  // Rebuilds and refits at fixed substeps: auto would choose them from measured times, which
+  // differ between two runs.
+  p.rebuildInterval = 2;
+  return p;
+}
+
+/// Bit-for-bit equality of two states in the same (key) order; `potentials`: accPot.w too.
+std::size_t differences(const Particles& a, const Particles& b, bool potentials) {
+  std::size_t d = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    sim::Vec4 x = a.accPot[i], y = b.accPot[i];
+    if (!potentials) x.w = y.w = 0.0f;
+    d += a.id[i] != b.id[i] || std::memcmp(&a.posMass[i], &b.posMass[i], sizeof(sim::Vec4)) ||
+         std::memcmp(&a.vel[i], &b.vel[i], sizeof(sim::Vec4)) ||
+         std::memcmp(&x, &y, sizeof(sim::Vec4));
+  }
+  return d;
+}
+
+class PotentialOnDemand : public ::testing::TestWithParam<sim::TimeStepping> {};
+
+TEST_P(PotentialOnDemand, UnaskedStepEndsComputeNoneAndTheTrajectoryIsTheSame) {
+  const Particles start = sim::buildScenario(sim::builtinScenario("merger"), 3000, 5);
+  Simulation every(sim::makeCpuBackend(), start, params(GetParam()));
+  Simulation onDemand(sim::makeCpuBackend(), start, params(GetParam()));
+  onDemand.setPotentialOnDemand(true);
+  ASSERT_TRUE(onDemand.potentialsCurrent()) << "the first evaluation takes every particle";
+
+  for (int step = 0; step < 3; ++step) {
+    const std::unordered_map<std::uint32_t, float> before = potentialsById(onDemand.particles());
+    every.advance(1);
+    onDemand.advance(1);
+    ASSERT_TRUE(onDemand.synchronized());
+    EXPECT_FALSE(onDemand.potentialsCurrent()) << "step " << step;
+    EXPECT_TRUE(std::isnan(onDemand.diagnostics().potential)) << "stale potentials reported";
+    EXPECT_TRUE(std::isnan(onDemand.diagnostics().total()));
+    const Particles p = onDemand.particles();
+    std::size_t changed = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const float was = before.at(p.id[i]);
+      changed += std::memcmp(&was, &p.accPot[i].w, sizeof(float)) != 0 ? 1 : 0;
+    }
+    EXPECT_EQ(changed, 0u) << "an unasked step end wrote potentials";
+    EXPECT_EQ(differences(every.particles(), p, false), 0u)
+        << "positions, velocities or accelerations differ from the run with every potential";
+  }
+
+  // Asked for: the next step end has the potentials of the run that computes them always.
+  onDemand.requestPotential();
+  every.advance(1);
+  onDemand.advance(1);
+  EXPECT_TRUE(onDemand.potentialsCurrent());
+  EXPECT_EQ(differences(every.particles(), onDemand.particles(), true), 0u);
+  EXPECT_EQ(every.diagnostics().total(), onDemand.diagnostics().total());
+  // The request is used up.
+  onDemand.advance(1);
+  EXPECT_FALSE(onDemand.potentialsCurrent());
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, PotentialOnDemand,
+                         ::testing::Values(sim::TimeStepping::Shared, sim::TimeStepping::Block),
+                         [](const auto& info) { return std::string(sim::toString(info.param)); });
+
+TEST(PotentialOnDemandState, KeptStatesCarryWhetherThePotentialsAreCurrent) {
+  Simulation sim(sim::makeCpuBackend(), sim::buildScenario(sim::builtinScenario("plummer"), 800, 2),
+                 params(sim::TimeStepping::Shared));
+  sim.setPotentialOnDemand(true);
+  const std::unique_ptr<sim::KeptState> fresh = sim.keep();
+  sim.advance(1);
+  const std::unique_ptr<sim::KeptState> stale = sim.keep();
+  ASSERT_FALSE(sim.potentialsCurrent());
+  sim.restore(*fresh);
+  EXPECT_TRUE(sim.potentialsCurrent());
+  EXPECT_TRUE(std::isfinite(sim.diagnostics().total()));
+  sim.restore(*stale);
+  EXPECT_FALSE(sim.potentialsCurrent());
+  EXPECT_TRUE(std::isnan(sim.diagnostics().potential));
+}
+
+app::SceneSettings plummerScene(std::size_t n) {
+  app::SceneSettings scene;
+  scene.scenario = "plummer";
+  scene.n = n;
+  scene.backend = app::BackendChoice::Cpu;
+  return scene;
+}
+
+// The window's session: a due sample asks for the potentials and is taken at the next step end,
+// with a finite energy on the plot; a single step samples with current potentials.
+TEST(PotentialOnDemandSession, SamplesWaitForAStepWithThePotentials) {
+  app::SimSession session(plummerScene(800), params(sim::TimeStepping::Shared));
+  session.setPotentialOnDemand(true);
+  const app::FrameBudget oneStep{app::FrameBudget::Mode::Substeps, 0.0f, 1, 1e9f};
+  session.frame(oneStep, false);
+  ASSERT_FALSE(session.simulation().potentialsCurrent());
+  const std::size_t plotted = session.diagnosticsHistory().size();
+  EXPECT_FALSE(session.sampleDiagnostics(0.0)) << "sampled stale potentials";
+  EXPECT_EQ(session.diagnosticsHistory().size(), plotted);
+  session.frame(oneStep, false);  // the step that computes them, and the sample after it
+  EXPECT_TRUE(session.simulation().potentialsCurrent());
+  ASSERT_EQ(session.diagnosticsHistory().size(), plotted + 1);
+  EXPECT_TRUE(std::isfinite(session.diagnostics().total()));
+  EXPECT_LT(std::fabs(session.diagnosticsHistory().back().energyDrift), 1e-3);
+
+  session.frame(oneStep, true);  // a single step (the `.` key), then the window's forced sample
+  EXPECT_TRUE(session.simulation().potentialsCurrent());
+  EXPECT_TRUE(session.sampleDiagnostics(1e9, true));
+  EXPECT_TRUE(std::isfinite(session.diagnostics().total()));
+}
+
+// A save writes current potentials: where the last step computed none, one more step does, and
+// the potentials are then those of a new evaluation (to the tree's error).
+TEST(PotentialOnDemandSession, SavesWithCurrentPotentials) {
+  app::SimSession session(plummerScene(800), params(sim::TimeStepping::Shared));
+  session.setPotentialOnDemand(true);
+  session.advanceInterval();
+  ASSERT_FALSE(session.simulation().potentialsCurrent());
+  const double before = session.simulation().time();
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "bhviz_potential_on_demand.tipsy";
+  session.save(path.string());
+  EXPECT_TRUE(std::filesystem::exists(path));
+  std::filesystem::remove(path);
+  EXPECT_TRUE(session.simulation().potentialsCurrent());
+  EXPECT_GT(session.simulation().time(), before);
+  EXPECT_TRUE(std::isfinite(session.simulation().diagnostics().total()));
+}
+
+}  // namespace
+}  // namespace bhviz::test
