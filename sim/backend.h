@@ -56,6 +56,9 @@ struct BackendTraits {
   bool onDevice = false;
   /// An N that one frame of the window steps at an interactive rate; 0: the scenario's own.
   std::size_t interactiveParticles = 0;
+  /// Backend::setPotentialWanted is obeyed (the distributed backend hands its evaluations on to
+  /// the ranks, which compute the potentials at every step end: Simulation stays off demand).
+  bool potentialOnDemand = true;
 };
 
 /// Throws InvalidParameter (as validate(p) does) when `p` is out of sim's ranges or the backend's.
@@ -327,7 +330,7 @@ class Backend {
   /// Moves every particle by v·dt.
   virtual void drift(float dt) = 0;
   /// Rebuilds the tree and computes accelerations of the targets, and their potentials where
-  /// evaluatesPotential(clock, targets) (else each keeps its own).
+  /// computesPotential(clock, targets) (else each keeps its own).
   /// `oldAccValid`: accPot holds accelerations from an earlier evaluation (acceleration MAC).
   virtual void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                              bool oldAccValid) = 0;
@@ -346,8 +349,7 @@ class Backend {
   virtual void closeKicks(const Clock& clock) = 0;
   /// Whether the evaluations at which every step ends compute the potentials (true until told
   /// otherwise; those of every particle always do). Simulation::setPotentialOnDemand clears it
-  /// for the step ends nobody reads them at. A backend that hands the evaluation on to others
-  /// (the distributed one) may compute them anyway.
+  /// for the step ends nobody reads them at, where traits().potentialOnDemand.
   void setPotentialWanted(bool wanted) { m_potentialWanted = wanted; }
   /// Ids of up to `max` particles with a non-finite position, velocity or acceleration.
   virtual std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const = 0;

@@ -24,8 +24,9 @@ struct Diagnostics {
 /// Uses each particle's stored potential and, for particles in the middle of their step, the
 /// velocity predicted to the clock's time from the half-kicked one: v(t) = v_½ + a·(t − t_start −
 /// dt/2) (sim/common/conserved.h). The potentials are current where every particle's step ends
-/// (the backends compute them there only: evaluatesPotential, sim/backend.h); in the middle of a
-/// block step each is the one of its last such evaluation, so the potential energy there is
+/// (the backends compute them there only: evaluatesPotential, sim/backend.h; with the potentials
+/// on demand only where asked, and Simulation::diagnostics says NaN elsewhere); in the middle of
+/// a block step each is the one of its last such evaluation, so the potential energy there is
 /// that of the last synchronised time.
 Diagnostics computeDiagnostics(const Particles& p, const Clock& clock);
 

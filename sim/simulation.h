@@ -77,8 +77,10 @@ class Simulation {
   /// sim/backend.h's evaluatesPotential says). On: such an evaluation computes them only when
   /// requestPotential asked for it, and the others save the potential's share of the walk. For
   /// a viewer that samples the energy every few seconds (the window): its other frames' steps
-  /// need no potential.
-  void setPotentialOnDemand(bool onDemand) { m_potentialOnDemand = onDemand; }
+  /// need no potential. Stays off on a backend without BackendTraits::potentialOnDemand.
+  void setPotentialOnDemand(bool onDemand) {
+    m_potentialOnDemand = onDemand && m_backend->traits().potentialOnDemand;
+  }
   bool potentialOnDemand() const { return m_potentialOnDemand; }
   /// The next evaluation at which every step ends computes the potentials (on demand).
   void requestPotential() { m_potentialRequested = true; }
@@ -166,6 +168,7 @@ class Simulation {
   bool m_potentialOnDemand = false;
   bool m_potentialRequested = false;
   bool m_potentialsCurrent = true;
+  bool m_untimedPotential = false;  // the last evaluation computed them on demand
 };
 
 }  // namespace bhviz::sim

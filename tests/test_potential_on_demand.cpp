@@ -6,13 +6,15 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "app/core/sim_session.h"
 #include "potentials.h"
+#include "process_support.h"
 #include "sim/ic/scenario_file.h"
+#include "sim/io/snapshot.h"
 
 namespace bhviz::test {
 namespace {
@@ -137,22 +139,52 @@ TEST(PotentialOnDemandSession, SamplesWaitForAStepWithThePotentials) {
   EXPECT_TRUE(std::isfinite(session.diagnostics().total()));
 }
 
-// A save writes current potentials: where the last step computed none, one more step does, and
-// the potentials are then those of a new evaluation (to the tree's error).
-TEST(PotentialOnDemandSession, SavesWithCurrentPotentials) {
-  app::SimSession session(plummerScene(800), params(sim::TimeStepping::Shared));
+// A block-step session on demand under the window's sim-time budget (frames end mid-step): its
+// plot samples are all at step ends with current potentials and a finite energy near the start.
+TEST(PotentialOnDemandSession, BlockStepSamplesLandAtStepEndsWithPotentials) {
+  app::SimSession session(plummerScene(800), params(sim::TimeStepping::Block));
   session.setPotentialOnDemand(true);
-  session.advanceInterval();
-  ASSERT_FALSE(session.simulation().potentialsCurrent());
-  const double before = session.simulation().time();
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "bhviz_potential_on_demand.tipsy";
-  session.save(path.string());
-  EXPECT_TRUE(std::filesystem::exists(path));
-  std::filesystem::remove(path);
-  EXPECT_TRUE(session.simulation().potentialsCurrent());
-  EXPECT_GT(session.simulation().time(), before);
-  EXPECT_TRUE(std::isfinite(session.simulation().diagnostics().total()));
+  const double dtMax = session.simulation().params().dtMax;
+  app::FrameBudget budget;
+  budget.simTimePerFrame = 0.3f * float(dtMax);
+  budget.maxWallMs = 1e9f;  // never cut short by a loaded machine
+  const std::size_t before = session.diagnosticsHistory().size();
+  int stale = 0;
+  for (int i = 0; i < 40; ++i) {
+    session.frame(budget, false);
+    stale += session.simulation().synchronized() && !session.simulation().potentialsCurrent();
+    if (i % 5 == 0) session.sampleDiagnostics(0.0);  // the window's interval, in frames
+  }
+  EXPECT_GE(stale, 1) << "no step end went without the potentials: nothing on demand";
+  const auto& h = session.diagnosticsHistory();
+  ASSERT_GE(h.size() - before, 4u) << "samples while running";
+  for (std::size_t i = before; i < h.size(); ++i) {
+    EXPECT_LT(std::fabs(h[i].time / dtMax - std::round(h[i].time / dtMax)), 1e-9) << i;
+    EXPECT_TRUE(std::isfinite(h[i].energyDrift)) << i;
+    EXPECT_LT(std::fabs(h[i].energyDrift), 1e-3) << i;
+  }
+}
+
+// A save writes current potentials: where the last step end computed none, one more step does,
+// before the file is written (its time is the new one), also from the middle of a block step.
+TEST(PotentialOnDemandSession, SavesWithCurrentPotentials) {
+  for (const sim::TimeStepping stepping : {sim::TimeStepping::Shared, sim::TimeStepping::Block}) {
+    SCOPED_TRACE(sim::toString(stepping));
+    app::SimSession session(plummerScene(800), params(stepping));
+    session.setPotentialOnDemand(true);
+    session.advanceInterval();
+    if (stepping == sim::TimeStepping::Block) session.step();  // mid-step
+    const double before = session.simulation().time();
+    ASSERT_FALSE(session.simulation().potentialsCurrent() && session.simulation().synchronized());
+    const TempDir dir;
+    const std::string path = (dir.path / "on_demand.tipsy").string();
+    session.save(path);
+    EXPECT_TRUE(session.simulation().synchronized());
+    EXPECT_TRUE(session.simulation().potentialsCurrent());
+    EXPECT_GT(session.simulation().time(), before);
+    EXPECT_EQ(sim::io::readSnapshotWithTime(path).time, session.simulation().time());
+    EXPECT_TRUE(std::isfinite(session.simulation().diagnostics().total()));
+  }
 }
 
 }  // namespace

@@ -137,11 +137,12 @@ void defineOptions(CLI::App& app, RawArgs& r) {
                  "Near field: plain (each target sums its leaves) or mutual (each near pair once, "
                  "Newton's third law; the same forces to fp32 rounding) (default plain)")
       ->type_name("plain|mutual");
-  app.add_option("--expansion-ratio", r.expansionRatio,
-                 "Far cells: those at least (group radius)/RHO from their group's centre are "
-                 "expanded about it once per group instead of applied to each particle; in "
-                 "[0, 0.5], 0 = none (default 0.08)")
-      ->type_name("RHO");
+  std::ostringstream expansionHelp;
+  expansionHelp << "Far cells: those at least (group radius)/RHO from their group's centre are "
+                   "expanded about it once per group instead of applied to each particle; in [0, "
+                << sim::kExpansionRatioMax << "], 0 = none (default "
+                << sim::defaultSimParams().expansionRatio << ")";
+  app.add_option("--expansion-ratio", r.expansionRatio, expansionHelp.str())->type_name("RHO");
   app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");
   app.add_option("--seed", r.seed, "Initial-condition seed (default: the scenario's, 1)")
       ->type_name("S");

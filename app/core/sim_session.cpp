@@ -110,9 +110,10 @@ void SimSession::save(const std::string& path) {
   sim::io::formatFromExtension(path);  // a bad name costs no substep
   if (m_halted) throw std::logic_error("the state is not finite (Reset to start again)");
   try {
-    m_sim->requestPotential();  // for the step end the file is written at
+    if (!current()) m_sim->requestPotential();  // for the step end the file is written at
     while (!m_sim->synchronized()) m_sim->substep();
     if (!m_sim->potentialsCurrent()) m_sim->advance(1);
+    takeDueSample();
   } catch (const sim::NonFiniteState&) {
     m_halted = m_paused = true;
     throw;

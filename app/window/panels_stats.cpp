@@ -124,8 +124,12 @@ void drawDiagnosticsPanel(const UiInfo& info) {
   const sim::Diagnostics& d = info.session->diagnostics();
   const double e0 = info.session->initialEnergy();
   ImGui::Text("t = %.4f (sampled)", d.time);
-  ImGui::Text("E = %.8g  (K %.6g, W %.6g)", d.total(), d.kinetic, d.potential);
-  ImGui::Text("dE/|E0| = %+.3e", e0 != 0.0 ? (d.total() - e0) / std::abs(e0) : 0.0);
+  if (std::isfinite(d.potential)) {
+    ImGui::Text("E = %.8g  (K %.6g, W %.6g)", d.total(), d.kinetic, d.potential);
+    ImGui::Text("dE/|E0| = %+.3e", e0 != 0.0 ? (d.total() - e0) / std::abs(e0) : 0.0);
+  } else {  // a single step into a block step: the potentials come with the step's end
+    ImGui::Text("K %.6g, W at the step's end", d.kinetic);
+  }
   const auto& P = d.momentum;
   const auto& L = d.angularMomentum;
   ImGui::Text("P = (%+.3e, %+.3e, %+.3e)", P[0], P[1], P[2]);
@@ -135,7 +139,8 @@ void drawDiagnosticsPanel(const UiInfo& info) {
        "relative energy drift", 80.0f);
   plot("##momentum", h.series([](const DiagnosticsSample& x) { return float(x.momentum); }), "|P|",
        50.0f);
-  ImGui::TextDisabled("sampled on the host every half second (a copy of the particles)");
+  ImGui::TextDisabled("sampled every %.1f s where every step ends, with the potentials",
+                      diagnosticsInterval(info.session->scene().n));
 }
 
 }  // namespace bhviz::app

@@ -136,13 +136,15 @@ cm=$rt/CMakeLists.txt
 sed -i 's/^CMAKE_MINIMUM_REQUIRED(VERSION 2\.8)/CMAKE_MINIMUM_REQUIRED(VERSION 3.10)/' "$cm"
 grep -q '^CMAKE_MINIMUM_REQUIRED(VERSION 3\.10)' "$cm"
 sed -i 's/-std=c++14/-std=c++17/g' "$cm"
-[ "$(grep -c -- '-std=c++17' "$cm")" = 3 ] && ! grep -q -- '-std=c++14' "$cm"
+[ "$(grep -c -- '-std=c++17' "$cm")" = 3 ]
+[ "$(grep -c -- '-std=c++14' "$cm")" = 0 ]
 sed -i 's/^\(  set(GENCODE\) \(-Xptxas=-v -ftz=true -lineinfo)\)/\1 -gencode arch=compute_90,code=sm_90 \2/' "$cm"
 grep -q '^  set(GENCODE -gencode arch=compute_90,code=sm_90 -Xptxas=-v -ftz=true -lineinfo)' "$cm"
 sed -i 's/add_definitions( "-msse4  -march=native")/add_definitions( "-msse4")/' "$cm"
-grep -q 'add_definitions( "-msse4")' "$cm" && ! grep -q 'march=native' "$cm"
+grep -q 'add_definitions( "-msse4")' "$cm"
+[ "$(grep -c 'march=native' "$cm")" = 0 ]
 sed -i '/^file(COPY ${CMAKE_SOURCE_DIR}\/..\/images\//d' "$cm"
-! grep -q 'images/' "$cm"
+[ "$(grep -c 'images/' "$cm")" = 0 ]
 sed -i 's/^struct ExtractBits: public thrust::unary_function<uint4, uint>$/struct ExtractBits/' \
   "$rt/CUDAkernels/sortKernels.cu"
 grep -q '^struct ExtractBits$' "$rt/CUDAkernels/sortKernels.cu"
@@ -189,7 +191,7 @@ rm -rf "$dest" "$dest.tar.xz" && mkdir -p "$dest"
 cp "$peers/bonsai-build/bonsai2_slowdust" "$dest/bonsai2_slowdust"
 strip --strip-unneeded "$dest/bonsai2_slowdust"
 echo "$commit P1-P10$( [ "${HARDEN:-0}" = 0 ] || echo ' P11 P12')" > "$dest/COMMIT"
-! ldd "$dest/bonsai2_slowdust" | grep -q libcudart
+[ "$(ldd "$dest/bonsai2_slowdust" | grep -c libcudart)" = 0 ]
 ldd "$dest/bonsai2_slowdust"
 ls -l "$dest"
 if [ "$(cat "$dest"/* | wc -c)" -gt 15000000 ]; then

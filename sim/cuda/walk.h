@@ -31,7 +31,8 @@ struct WalkSettings {
   /// warp (walk.cu): 0 for kMaxParts, 1 for one warp per group. Only tests and benchmarks set it.
   int maxParts = 0;
   /// false: the targets' accelerations only; each keeps the potential it had (accPot.w). The
-  /// backends clear it where no particle's step ends (evaluatesPotential, sim/backend.h).
+  /// backends clear it where no particle's step ends, and on demand where none was asked for
+  /// (Backend::computesPotential, sim/backend.h).
   bool potential = true;
   /// ρ: an accepted cell whose distance from the group's centre is at least the group's radius
   /// (half its box's diagonal) / ρ is expanded about that centre once per group (M2L, L2P:

@@ -112,6 +112,8 @@ class DistBackend final : public Backend {
     m_traits = local->traits();
     m_traits.name = kind == LocalKind::Cuda ? "cuda (mpi)" : "cpu (mpi)";
     m_traits.onDevice = false;  // the whole state is on no one device
+    // The ranks compute the potentials at every step end (setPotentialWanted stays here).
+    m_traits.potentialOnDemand = false;
     Command c = command(Op::Create);
     c.value = static_cast<std::int32_t>(kind);
     c.n = n;

@@ -32,6 +32,18 @@
 using namespace bhviz::sim;
 using namespace bhviz::test;
 
+// The ranks compute the potentials at every step end, so a simulation asked for them on demand
+// (the window's) stays off demand: after a step they are current and the energy is finite.
+TEST(Dist, PotentialsStayCurrentWhenAskedOnDemand) {
+  const std::size_t n = 1000;
+  Simulation sim(distributed(n, rebalancing(0.0)), makeMerger(n, 2), rebuiltEachEvaluation(0.05f));
+  sim.setPotentialOnDemand(true);
+  EXPECT_FALSE(sim.potentialOnDemand());
+  sim.advance(2);
+  EXPECT_TRUE(sim.potentialsCurrent());
+  EXPECT_TRUE(std::isfinite(sim.diagnostics().total()));
+}
+
 // Hundreds of merger steps, a decomposition and an exchange at each: no particle lost or
 // doubled, each keeps its id, mass and tag; every rank holds some.
 TEST(Dist, ParticlesConservedOverAMerger) {
