@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scenes.h"
+#include "sim/common/local_expansion.h"
 #include "sim/cpu/cpu_backend.h"
 #include "sim/cpu/walk_inspect.h"
 #include "sim/ic/initial_conditions.h"
@@ -133,6 +134,55 @@ TEST(WalkScene, RebuiltFromAStateEqualsTheBackendsTree) {
     EXPECT_EQ(list.opened, exported.list.opened);
   }
   EXPECT_EQ(cpu::indexOfId(scene.particles, 3000), -1);
+}
+
+// The cells the inspection shows as expanded about their group's centre are those the walk
+// expanded: summed over every group of the scene (each of its particles a target), the walk's own
+// count (TargetBlock's, InteractionCounts::expanded) for every MAC, and none at rho 0. The text of
+// an expanded cell says so, with the distances it compares.
+TEST(WalkScene, ExpandedCellsAreTheWalksOwn) {
+  const Particles in = makePlummer(4000, 21);
+  for (const MacKind mac : {MacKind::Bonsai, MacKind::Multipole, MacKind::Acceleration}) {
+    for (const float ratio : {0.0f, 0.08f, 0.2f}) {
+      SCOPED_TRACE(std::string(toString(mac)) + " rho " + std::to_string(ratio));
+      SimParams p = paramsFor(mac);
+      p.expansionRatio = ratio;
+      CpuBackend backend;
+      backend.upload(in);
+      backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
+      const std::uint64_t walked = backend.profile().interactions.expanded;
+      Particles state;
+      backend.download(state);
+      const cpu::WalkScene scene = cpu::buildWalkScene(state, p, false);
+      std::uint64_t shown = 0;
+      for (std::size_t g = 0; g < scene.groups.size(); ++g) {
+        const cpu::InteractionList list = cpu::buildInteractionList(
+            scene.tree, scene.groups.box[g], scene.groups.accMin[g], scene.mac);
+        const ExpansionCentre e = cpu::groupExpansion(scene, g);
+        for (std::uint32_t c : list.cells) {
+          shown += expands(e, scene.tree.comMass[c]) ? scene.groups.count[g] : 0;
+        }
+      }
+      EXPECT_EQ(shown, walked);
+      if (ratio == 0.0f) {
+        EXPECT_EQ(walked, 0u);
+      } else if (ratio == 0.2f) {
+        EXPECT_GT(walked, 0u);
+      }
+    }
+  }
+  // One group's walk: the expanded cells' count and explanations.
+  SimParams p = paramsFor(MacKind::Bonsai);
+  p.expansionRatio = 0.2f;
+  const cpu::GroupWalk walk(in, p, 17);
+  ASSERT_GT(walk.expandedCount(), 0u);
+  ASSERT_LT(walk.expandedCount(), walk.list().cells.size());
+  for (std::uint32_t c : walk.list().cells) {
+    const cpu::MacExplanation e = walk.explain(c);
+    EXPECT_EQ(e.expanded, walk.expanded(c));
+    EXPECT_EQ(e.test.find("expanded about that centre") != std::string::npos, e.expanded) << e.test;
+    EXPECT_EQ(e.test.find("accepted (multipole)") != std::string::npos, !e.expanded) << e.test;
+  }
 }
 
 // On random cells of a clustered tree and random group boxes, for every MAC: the explanation's

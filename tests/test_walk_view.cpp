@@ -93,7 +93,13 @@ TEST(WalkOverlay, BoxesAreTheInspectionsCellsInTheirColours) {
   app::WalkOverlay overlay;  // the whole list
   auto boxes = app::walkBoxes(walk, overlay);
   EXPECT_EQ(boxes.size(), list.cells.size() + list.leaves.size() + list.opened.size() + 1);
-  EXPECT_EQ(countColour(boxes, app::kAcceptedColour), list.cells.size());
+  // The accepted cells in green, those the walk expands about the group's centre in magenta.
+  const std::size_t expanded = walk.walk().expandedCount();
+  EXPECT_GT(expanded, 0u) << "the default rho expands some cells of this group";
+  EXPECT_EQ(countColour(boxes, app::kExpandedColour), expanded);
+  EXPECT_EQ(countColour(boxes, app::kAcceptedColour), list.cells.size() - expanded);
+  EXPECT_NE(walk.summary().find(std::to_string(expanded) + " of them expanded"), std::string::npos)
+      << walk.summary();
   EXPECT_EQ(countColour(boxes, app::kLeafColour), list.leaves.size());
   EXPECT_EQ(countColour(boxes, app::kOpenedColour), list.opened.size());
   EXPECT_EQ(countColour(boxes, app::kPickedGroupColour), 1u);
@@ -119,8 +125,8 @@ TEST(WalkOverlay, BoxesAreTheInspectionsCellsInTheirColours) {
     // The current front at full strength, in its verdicts' colours.
     std::size_t bright = 0;
     for (const render::OverlayBox& b : boxes) {
-      bright += b.colour == app::kAcceptedColour || b.colour == app::kLeafColour ||
-                b.colour == app::kOpenedColour;
+      bright += b.colour == app::kAcceptedColour || b.colour == app::kExpandedColour ||
+                b.colour == app::kLeafColour || b.colour == app::kOpenedColour;
     }
     EXPECT_EQ(bright, walk.fronts()[k].cells.size()) << "front " << k;
   }

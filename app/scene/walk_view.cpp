@@ -29,6 +29,11 @@ glm::vec4 verdictColour(sim::cpu::CellVerdict v) {
   return kOpenedColour;
 }
 
+glm::vec4 cellColour(const sim::cpu::GroupWalk& walk, std::uint32_t cell, sim::cpu::CellVerdict v) {
+  return v == sim::cpu::CellVerdict::Accepted && walk.expanded(cell) ? kExpandedColour
+                                                                     : verdictColour(v);
+}
+
 std::optional<std::size_t> pickParticle(const sim::Particles& p, const ViewSettings& view,
                                         const render::Camera& camera, float width, float height,
                                         glm::vec2 cursor, float maxPixels) {
@@ -84,7 +89,8 @@ std::string WalkInspection::summary() const {
   return "walk of particle " + std::to_string(w.particleId()) + " (group " +
          std::to_string(w.group()) + " of " + std::to_string(w.groupCount()) + ", " +
          std::to_string(w.groupParticles()) +
-         " targets): " + std::to_string(w.list().cells.size()) + " accepted, " +
+         " targets): " + std::to_string(w.list().cells.size()) + " accepted (" +
+         std::to_string(w.expandedCount()) + " of them expanded about the group's centre), " +
          std::to_string(w.list().leaves.size()) + " leaves (P2P), " +
          std::to_string(w.list().opened.size()) + " opened";
 }
@@ -112,7 +118,9 @@ std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const Walk
     case WalkOverlay::Mode::List:
       // Opened cells first: they enclose the cells decided inside them.
       for (std::uint32_t c : walk.list().opened) add(c, kOpenedColour);
-      for (std::uint32_t c : walk.list().cells) add(c, kAcceptedColour);
+      for (std::uint32_t c : walk.list().cells) {
+        add(c, cellColour(w, c, sim::cpu::CellVerdict::Accepted));
+      }
       for (std::uint32_t c : walk.list().leaves) add(c, kLeafColour);
       break;
     case WalkOverlay::Mode::Walk: {
@@ -121,7 +129,7 @@ std::vector<render::OverlayBox> walkBoxes(const WalkInspection& walk, const Walk
       for (int k = 0; k <= last; ++k) {
         const sim::cpu::WalkFront& f = fronts[static_cast<std::size_t>(k)];
         for (std::size_t i = 0; i < f.cells.size(); ++i) {
-          glm::vec4 colour = verdictColour(f.verdicts[i]);
+          glm::vec4 colour = cellColour(w, f.cells[i], f.verdicts[i]);
           if (k < last) {
             colour.a = f.verdicts[i] == sim::cpu::CellVerdict::Opened ? kOpenedDim : kDimOpacity;
           }

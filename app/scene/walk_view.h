@@ -24,7 +24,9 @@
 namespace bhviz::app {
 
 /// Overlay colours (linear RGB, opacity) of the walk: one per verdict, and the picked group.
-inline constexpr glm::vec4 kAcceptedColour{0.2f, 1.0f, 0.25f, 0.9f};    ///< green: multipole (M2P)
+inline constexpr glm::vec4 kAcceptedColour{0.2f, 1.0f, 0.25f, 0.9f};  ///< green: multipole (M2P)
+/// magenta: accepted and far, expanded about the group's centre once for the group (M2L)
+inline constexpr glm::vec4 kExpandedColour{0.95f, 0.25f, 0.95f, 0.9f};
 inline constexpr glm::vec4 kLeafColour{1.0f, 0.45f, 0.05f, 0.9f};       ///< orange: leaf, P2P
 inline constexpr glm::vec4 kOpenedColour{0.3f, 0.45f, 1.0f, 0.8f};      ///< blue: opened by the MAC
 inline constexpr glm::vec4 kPickedGroupColour{1.0f, 1.0f, 1.0f, 1.0f};  ///< white: the picked group
@@ -33,6 +35,9 @@ inline constexpr glm::vec4 kHighlightColour{1.0f, 1.0f, 0.2f,
 
 /// The overlay colour of a verdict.
 glm::vec4 verdictColour(sim::cpu::CellVerdict v);
+/// A cell's colour in a walk: its verdict's, or kExpandedColour for an accepted cell the walk
+/// expands about the group's centre.
+glm::vec4 cellColour(const sim::cpu::GroupWalk& walk, std::uint32_t cell, sim::cpu::CellVerdict v);
 
 /// Picking considers every particle up to this N; above it a strided sample of about this many
 /// (so a click at 10^7 particles costs a few ms, and may pick a neighbour of the nearest).
@@ -71,7 +76,8 @@ class WalkInspection {
   /// cursor, within maxPixels; -1 when none.
   std::int64_t cellNear(const render::Camera& camera, float width, float height, glm::vec2 cursor,
                         float maxPixels = 12.0f) const;
-  /// "walk of particle 17 (group 3 of 412, 16 targets): 121 accepted, 64 leaves (P2P), 40 opened"
+  /// "walk of particle 17 (group 3 of 412, 16 targets): 121 accepted (70 of them expanded about
+  /// the group's centre), 64 leaves (P2P), 40 opened"
   std::string summary() const;
 
  private:

@@ -39,7 +39,7 @@ void cellList(const char* id, const WalkInspection& walk, const std::vector<std:
       char label[96];
       std::snprintf(label, sizeof label, "cell %u  level %d  %u particle%s  %s##%d", c, f.level,
                     f.particles, f.particles == 1 ? "" : "s", sim::cpu::toString(v), i);
-      ImGui::PushStyleColor(ImGuiCol_Text, imColour(verdictColour(v)));
+      ImGui::PushStyleColor(ImGuiCol_Text, imColour(cellColour(walk.walk(), c, v)));
       if (ImGui::Selectable(label, ws.selected == c)) ws.selected = ws.selected == c ? -1 : c;
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered()) listHover = c;
@@ -55,9 +55,10 @@ void explanation(const WalkInspection& walk, std::int64_t cell) {
     return;
   }
   const sim::cpu::MacExplanation e = walk.explain(static_cast<std::uint32_t>(cell));
-  ImGui::TextColored(imColour(verdictColour(e.verdict)), "cell %lld, level %d: %s", (long long)cell,
+  ImGui::TextColored(imColour(e.expanded ? kExpandedColour : verdictColour(e.verdict)),
+                     "cell %lld, level %d: %s%s", (long long)cell,
                      walk.walk().cell(static_cast<std::uint32_t>(cell)).level,
-                     sim::cpu::toString(e.verdict));
+                     sim::cpu::toString(e.verdict), e.expanded ? ", expanded" : "");
   ImGui::Text("%u particles, mass %.4g, side %.3g, distance to the group %.3g", e.particles,
               double(e.mass), double(e.side), double(e.distance));
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 420.0f);
@@ -136,7 +137,9 @@ void drawWalkPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
   ImGui::TextColored(imColour(kPickedGroupColour), "#");
   ImGui::SameLine();
   ImGui::TextUnformatted("the group (white box)");
-  countLine(kAcceptedColour, "accepted (multipole)", list.cells.size());
+  const std::size_t expanded = w.expandedCount();
+  countLine(kAcceptedColour, "accepted (multipole)", list.cells.size() - expanded);
+  countLine(kExpandedColour, "accepted, far: expanded", expanded);
   countLine(kLeafColour, "leaves (P2P)", list.leaves.size());
   countLine(kOpenedColour, "opened by the MAC", list.opened.size());
 

@@ -15,7 +15,13 @@ WalkScene buildWalkScene(Particles state, const SimParams& params, bool oldAccVa
   const std::vector<std::uint8_t> active(state.size(), 1);
   scene.groups = buildGroups(scene.tree, state.posMass, state.accPot, active, params.nGroup);
   scene.particles = std::move(state);
+  scene.expansionRatio = params.expansionRatio;
   return scene;
+}
+
+ExpansionCentre groupExpansion(const WalkScene& scene, std::size_t group) {
+  return expansionCentre(scene.groups.box[group], scene.groups.count[group],
+                         scene.expansionRatio * scene.expansionRatio);
 }
 
 std::int64_t indexOfId(const Particles& p, std::uint32_t id) {
@@ -76,6 +82,9 @@ const char* toString(CellVerdict v) {
 }
 
 namespace {
+
+/// How explainMac ends an accepted cell's text (GroupWalk::explain extends it for a far one).
+constexpr char kAcceptedText[] = " -> accepted (multipole)";
 
 std::string num(float v) {
   char s[32];
@@ -141,7 +150,7 @@ MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, f
   }
   switch (e.verdict) {
     case CellVerdict::Accepted:
-      e.test += " -> accepted (multipole)";
+      e.test += kAcceptedText;
       break;
     case CellVerdict::Opened:
       e.test += " -> opened";
@@ -170,11 +179,31 @@ GroupWalk::GroupWalk(Particles state, const SimParams& params, std::uint32_t id)
   const float accMin = m_scene.groups.accMin[m_group];
   m_list = buildInteractionList(m_scene.tree, box, accMin, m_scene.mac);
   m_fronts = traceWalk(m_scene.tree, box, accMin, m_scene.mac);
+  m_expansion = groupExpansion(m_scene, m_group);
   m_id = id;
 }
 
 MacExplanation GroupWalk::explain(std::uint32_t cell) const {
-  return explainMac(m_scene.tree, cell, groupBox(), m_scene.groups.accMin[m_group], m_scene.mac);
+  MacExplanation e =
+      explainMac(m_scene.tree, cell, groupBox(), m_scene.groups.accMin[m_group], m_scene.mac);
+  if (e.verdict == CellVerdict::Accepted && expanded(cell)) {
+    e.expanded = true;
+    const Vec4& com = m_scene.tree.comMass[cell];
+    const Vec3 d{com.x - m_expansion.centre.x, com.y - m_expansion.centre.y,
+                 com.z - m_expansion.centre.z};
+    e.test.resize(e.test.size() - (sizeof kAcceptedText - 1));  // explainMac's ending
+    e.test +=
+        " -> accepted, and far: its COM is " + num(std::sqrt(d.x * d.x + d.y * d.y + d.z * d.z)) +
+        " from the group's centre >= (group radius)/rho = " + num(std::sqrt(m_expansion.farD2)) +
+        ", so it is expanded about that centre once for the whole group";
+  }
+  return e;
+}
+
+std::size_t GroupWalk::expandedCount() const {
+  std::size_t n = 0;
+  for (std::uint32_t c : m_list.cells) n += expanded(c) ? 1 : 0;
+  return n;
 }
 
 CellFacts GroupWalk::cell(std::uint32_t c) const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/common/local_expansion.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/params.h"
 
@@ -20,7 +21,12 @@ struct WalkScene {
   Tree tree;
   Groups groups;  ///< every particle active
   MacSetup mac;   ///< the MAC the walk applies (macSetup, with the acceleration fallback)
+  float expansionRatio = 0.0f;  ///< SimParams::expansionRatio: the far cells' expansion
 };
+
+/// The centre a group's far cells are expanded about and the distance² from which they are
+/// (expansionCentre, with every particle of the group a target, as in the scene's walk).
+ExpansionCentre groupExpansion(const WalkScene& scene, std::size_t group);
 
 /// bbox → keys → sort → tree → moments → groups on `state`, as CpuBackend::computeForces with
 /// ForceTargets::All does. `oldAccValid`: state.accPot holds accelerations (true for any state a
@@ -53,6 +59,7 @@ struct MacExplanation {
   float mass = 0.0f;            ///< [mass]
   float side = 0.0f;            ///< geometric cell side [length]
   float distance = 0.0f;        ///< from the group's box to the cell's COM [length]
+  bool expanded = false;        ///< accepted and far: expanded about the group's centre (GroupWalk)
   std::string test;  ///< the test with its numbers, e.g. "l/d = 0.31 < theta = 0.5 -> accepted"
 };
 
@@ -100,8 +107,17 @@ class GroupWalk {
   const InteractionList& list() const { return m_list; }
   /// The same walk recorded front by front (traceWalk).
   const std::vector<WalkFront>& fronts() const { return m_fronts; }
-  /// The MAC's decision on `cell` for this group, with its numbers.
+  /// The MAC's decision on `cell` for this group, with its numbers (and, for an accepted far
+  /// cell, the expansion's: its distance from the group's centre against (radius)/ρ).
   MacExplanation explain(std::uint32_t cell) const;
+  /// Whether the walk expands accepted cell `cell` about the group's centre instead of applying
+  /// it to each particle (--expansion-ratio; expands() of sim/common/local_expansion.h, the
+  /// walk's own rule).
+  bool expanded(std::uint32_t cell) const {
+    return expands(m_expansion, m_scene.tree.comMass[cell]);
+  }
+  /// How many of the accepted cells (list().cells) are expanded.
+  std::size_t expandedCount() const;
 
   std::size_t particleCount() const { return m_scene.particles.size(); }
   std::size_t cellCount() const { return m_scene.tree.cellCount(); }
@@ -118,6 +134,7 @@ class GroupWalk {
   std::vector<WalkFront> m_fronts;
   std::uint32_t m_id = 0;
   std::size_t m_group = 0;
+  ExpansionCentre m_expansion;
 };
 
 }  // namespace bhviz::sim::cpu
