@@ -104,7 +104,7 @@ std::vector<T> parseList(const std::string& text, T (*convert)(const std::string
 int main(int argc, char** argv) {
   CLI::App app{"bhviz GPU benchmark: the whole step per stage"};
   std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", params = "0",
-              ratios = std::to_string(SimParams{}.expansionRatio), csvPath;
+              ratios = std::to_string(defaultSimParams().expansionRatio), csvPath;
   int warmup = 3, steps = 20, nLeaf = 16, nGroup = 64;
   std::size_t sample = 4000;
   float softening = 0.05f;

@@ -99,7 +99,10 @@ void Simulation::substep() {
   // rebuild's level table, and the deepest bin where its close kicks could not forecast it); the
   // check waits for them, and with it everything the profile reads has arrived.
   const std::vector<std::uint32_t> bad = m_backend->nonFiniteIds(kNamedNonFinite);
-  recordEvaluation(e, rebuilt, !m_untimedPotential);
+  // On demand a step end with the potentials is the exception: its walk (5-11 % longer) would
+  // mislead the tuners, which compare the walks of one kind of evaluation.
+  const bool askedPotential = m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;
+  recordEvaluation(e, rebuilt, !askedPotential);
   m_last = m_backend->profile();
   m_total += m_last;
   e.rebuild = rebuilt;  // also where the backend could not refit
@@ -185,11 +188,6 @@ bool Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccVa
     m_backend->setPotentialWanted(wanted);
     m_potentialsCurrent = wanted;
     if (wanted) m_potentialRequested = false;
-    // On demand the potential is the exception: its walk (5-11 % longer) would mislead the
-    // tuners, which compare the walks of one kind of evaluation.
-    m_untimedPotential = m_potentialOnDemand && wanted;
-  } else {
-    m_untimedPotential = false;
   }
   bool rebuilt = true;
   if (e.rebuild) {

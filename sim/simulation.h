@@ -168,7 +168,6 @@ class Simulation {
   bool m_potentialOnDemand = false;
   bool m_potentialRequested = false;
   bool m_potentialsCurrent = true;
-  bool m_untimedPotential = false;  // the last evaluation computed them on demand
 };
 
 }  // namespace bhviz::sim

@@ -19,6 +19,7 @@
 #include "app/scene/gl_context.h"
 #include "app/scene/particle_view.h"
 #include "app/window/recording.h"
+#include "session_support.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/io/snapshot.h"
 #include "test_render_support.h"
@@ -227,14 +228,7 @@ TEST(WindowExe, WalkPanelWithAPickShowsTheInteractionList) {
 
 namespace session_test {
 
-bhviz::app::SceneSettings plummerScene(std::size_t n) {
-  bhviz::app::SceneSettings scene;
-  scene.scenario = "plummer";
-  scene.n = n;
-  scene.seed = 4;
-  scene.backend = bhviz::app::BackendChoice::Cpu;
-  return scene;
-}
+using bhviz::test::plummerScene;
 
 bhviz::sim::SimParams blockParams() {
   bhviz::sim::SimParams p = bhviz::sim::defaultSimParams();

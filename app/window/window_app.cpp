@@ -30,6 +30,12 @@ void WindowApp::note(const std::string& line) {
 }
 
 // The first simulation: N from the backend when --n was not given. Errors here end the run.
+std::unique_ptr<SimSession> WindowApp::newSession() const {
+  auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
+  session->setPotentialOnDemand(true);
+  return session;
+}
+
 void WindowApp::start() {
   std::size_t n = m_options.n;
   {
@@ -61,9 +67,8 @@ void WindowApp::start() {
     if (m_options.nGiven) m_lessons.overrideN(m_options.n);
     m_lessons.start(findLesson(m_options.lesson), m_state, lesson);
   }
-  m_session = std::make_unique<SimSession>(m_state.scene, m_state.params);
-  m_session->setPotentialOnDemand(true);  // the Diagnostics panel samples every few seconds
-  m_state.scene = m_session->scene();     // --load: the file's N
+  m_session = newSession();
+  m_state.scene = m_session->scene();  // --load: the file's N
   m_ring.update(m_session->simulation());
   if (!m_session->backendNote().empty()) m_out << m_session->backendNote() << '\n';
   for (const std::string& line : m_session->notes()) note("bhviz: note: " + line);
@@ -144,8 +149,7 @@ void WindowApp::rebuild() {
   stopSweep();
   m_meter.reset();
   try {
-    auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
-    session->setPotentialOnDemand(true);
+    std::unique_ptr<SimSession> session = newSession();
     if (m_session) session->setPaused(m_session->paused() && !m_session->halted());
     m_session = std::move(session);
     m_state.scene = m_session->scene();  // a snapshot sets N

@@ -52,6 +52,9 @@ class WindowApp {
  private:
   void start();
   void rebuild();
+  /// The session of m_state's scene and parameters, its potentials on demand (the Diagnostics
+  /// panel samples every few seconds; the other frames' steps need none).
+  std::unique_ptr<SimSession> newSession() const;
   void frame(Clock::time_point frameStart);
   void applyRequests(const FrameRequests& r);
   void applyView();

@@ -249,9 +249,7 @@ CpuBackend::GroupInteractions CpuBackend::interactionsOfGroup(std::size_t group)
   if (targets > 0) {
     const ExpansionCentre e = expansionCentre(m_groups.box[group], static_cast<unsigned>(targets),
                                               m_walk.expansionRatio * m_walk.expansionRatio);
-    std::uint64_t expanded = 0;
-    for (std::uint32_t c : g.list.cells) expanded += expands(e, m_tree.comMass[c]) ? 1 : 0;
-    g.counts.expanded = expanded * targets;
+    g.counts.expanded = cpu::countExpanded(m_tree, g.list.cells, e) * targets;
   }
   return g;
 }

@@ -8,6 +8,7 @@
 
 #include "sim/clock.h"
 #include "sim/common/keys.h"
+#include "sim/common/local_expansion.h"
 #include "sim/common/mac.h"
 #include "sim/orb.h"
 #include "sim/params.h"
@@ -117,6 +118,11 @@ struct InteractionList {
   std::vector<std::uint32_t> leaves;  ///< leaves whose particles interact directly
   std::vector<std::uint32_t> opened;  ///< cells the MAC opened
 };
+
+/// How many of a group's accepted cells the walk expands about the group's centre `e` instead of
+/// applying them to each target (expands(), the walk's own rule).
+std::size_t countExpanded(const Tree& t, const std::vector<std::uint32_t>& cells,
+                          const ExpansionCentre& e);
 
 /// One cell tested for one group: the numbers the MAC looks at and its decision. The walk, its
 /// recorded trace and the MAC explanation (walk_inspect.h) all decide through this function.

@@ -15,6 +15,13 @@ CellTest testCell(const Tree& t, std::uint32_t c, const Box& groupBox, float acc
   return r;
 }
 
+std::size_t countExpanded(const Tree& t, const std::vector<std::uint32_t>& cells,
+                          const ExpansionCentre& e) {
+  std::size_t n = 0;
+  for (std::uint32_t c : cells) n += expands(e, t.comMass[c]) ? 1 : 0;
+  return n;
+}
+
 InteractionList buildInteractionList(const Tree& t, const Box& groupBox, float accMin,
                                      const MacSetup& mac) {
   InteractionList list;

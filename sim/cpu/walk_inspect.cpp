@@ -201,9 +201,7 @@ MacExplanation GroupWalk::explain(std::uint32_t cell) const {
 }
 
 std::size_t GroupWalk::expandedCount() const {
-  std::size_t n = 0;
-  for (std::uint32_t c : m_list.cells) n += expanded(c) ? 1 : 0;
-  return n;
+  return countExpanded(m_scene.tree, m_list.cells, m_expansion);
 }
 
 CellFacts GroupWalk::cell(std::uint32_t c) const {
