@@ -110,6 +110,38 @@ TEST(PotentialOnDemandState, KeptStatesCarryWhetherThePotentialsAreCurrent) {
   EXPECT_TRUE(std::isnan(sim.diagnostics().potential));
 }
 
+// The tuners compare the walks of one kind of evaluation: on demand, a step end that computes
+// the potentials (a longer walk) is counted but not timed, while the steps around it are timed;
+// a simulation that computes them at every step times every step.
+TEST(PotentialOnDemandState, TheTunersDoNotTimeAStepAskedForThePotentials) {
+  sim::SimParams p = params(sim::TimeStepping::Shared);
+  p.rebuildInterval = sim::kRebuildAuto;  // the tuner records under any interval; auto reads it
+  const Particles start = sim::buildScenario(sim::builtinScenario("plummer"), 3000, 4);
+  for (bool onDemand : {true, false}) {
+    SCOPED_TRACE(onDemand ? "on demand" : "every step");
+    Simulation sim(sim::makeCpuBackend(), start, p);
+    sim.setPotentialOnDemand(onDemand);
+    sim.advance(2);
+    const auto evaluations = [&] {
+      return sim.rebuildState().rebuilds + sim.rebuildState().refits;
+    };
+    const std::uint64_t before = evaluations();
+    const double timedBefore = sim.rebuildState().measuredWalkMs;
+    EXPECT_GT(timedBefore, 0.0) << "the steps before were timed";
+    sim.requestPotential();
+    sim.advance(1);
+    ASSERT_TRUE(sim.potentialsCurrent());
+    EXPECT_EQ(evaluations(), before + 1) << "the step is counted";
+    if (onDemand) {
+      EXPECT_EQ(sim.rebuildState().measuredWalkMs, timedBefore) << "and not timed";
+    } else {
+      EXPECT_NE(sim.rebuildState().measuredWalkMs, timedBefore) << "and timed";
+    }
+    sim.advance(1);  // unasked: timed again
+    EXPECT_NE(sim.rebuildState().measuredWalkMs, timedBefore);
+  }
+}
+
 // The window's session: a due sample asks for the potentials and is taken at the next step end,
 // with a finite energy on the plot; a single step samples with current potentials.
 TEST(PotentialOnDemandSession, SamplesWaitForAStepWithThePotentials) {

@@ -332,7 +332,9 @@ TEST(CudaDomains, MomentsGiveCubesCrossedByDomainFacesTheirParts) {
 
 // The parts of a force evaluation on the GPU against the CPU's: a LET cut by each from its own
 // tree of the same particles for the same region, walked by the other's groups, gives the same
-// forces to fp32 rounding as the CPU's own walk of the CPU's LET.
+// forces to fp32 rounding as the CPU's own walk of the CPU's LET. The imported walk adds to the
+// forces (the add mode) and expands its far cells about each group (ρ's default): the CPU's
+// counts show that the scene exercises both.
 TEST(CudaDomains, ImportedLetWalkIsTheCpuWalk) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const auto [a, b] = splitBelow(makePlummer(20000, 5), 0, 0.0f);
@@ -349,7 +351,12 @@ TEST(CudaDomains, ImportedLetWalkIsTheCpuWalk) {
     const LetTree let = source->forceParts()->essentialTree(t->forceParts()->targetRegion());
     ASSERT_GT(let.cellCount(), 1u);
     t->forceParts()->walkLocal();
+    const std::uint64_t local = t->profile().interactions.expanded;
     t->forceParts()->walkImported(let);
+    if (t == cpu.get()) {
+      EXPECT_GT(p.expansionRatio, 0.0f);
+      EXPECT_GT(t->profile().interactions.expanded, local) << "the imported walk expands cells";
+    }
   }
   Particles c, g;
   cpu->download(c);
