@@ -63,9 +63,13 @@ struct BuildWorkspace {
   /// larger level past those are searched again).
   DeviceBuffer<std::uint32_t> childStarts;
   DeviceBuffer<unsigned char> temp;  ///< CUB temporary storage
-  /// launchTree's level launches, captured as a CUDA graph and replayed while their arguments
-  /// stay the same (tree_build.cu); empty until the first build.
-  std::shared_ptr<TreeLevelGraph> treeGraph;
+  /// launchTree's level launches, captured as CUDA graphs and replayed while their arguments
+  /// stay the same (tree_build.cu): [0] the levels tuned to the last tree's depth, [1] every
+  /// level (a first build, or a tree deeper than the tuned levels); empty until used.
+  std::shared_ptr<TreeLevelGraph> treeGraphs[2];
+  /// Levels the last build's last attempt launched (kMaxLevel: a first build, or one deeper
+  /// than the tuned levels, built again).
+  int treeLevels = 0;
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
   const std::uint64_t* keysData() const { return keys[current].data(); }

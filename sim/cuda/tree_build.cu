@@ -13,10 +13,12 @@
 //      block offset, which gives every child its slot, and writes the children. (It made the
 //      searches again until 2026-11-27: half of a level's time at 8 M particles.)
 // Flags are scanned in (cell, digit) order, so children are appended in parent order and in
-// digit order: exactly the CPU's cell order. The 1 + 3 kMaxLevel launches are replayed from a
-// CUDA graph (TreeLevelGraph), one host call per build. The cell buffers are sized by an
-// estimate; a write past their end sets a flag, and the build is repeated with larger buffers
-// (rare: the buffers keep their size between steps).
+// digit order: exactly the CPU's cell order. The 1 + 3 K launches are replayed from a CUDA graph
+// (TreeLevelGraph), one host call per build. K, the levels launched, follows the last tree's
+// depth with a margin (levelsToLaunch): kMaxLevel = 21 levels would leave a 1 M Plummer tree's
+// last ~7 as empty launches. A tree found deeper than K (its level K not empty) is built again
+// with every level. The cell buffers are sized by an estimate; a write past their end sets a flag,
+// and the build is repeated with larger buffers (rare: the buffers keep their size between steps).
 #include <algorithm>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -210,9 +212,9 @@ CellArrays cellArrays(DeviceTree& tree, BuildWorkspace& ws) {
           static_cast<std::uint32_t>(ws.childStarts.capacity() / kLanes)};
 }
 
-/// The launches of one attempt at the build: the root, then three per level (kMaxLevel levels,
-/// most of them tiny).
-void launchLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, const CellArrays& cells,
+/// The launches of one attempt at the build: the root, then three per level for `levels` levels
+/// (most of them tiny), which make the cells of levels 1 to `levels`.
+void launchLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels, const CellArrays& cells,
                   std::size_t capacity, Stream stream) {
   std::uint32_t* table = ws.levelTable.data();
   const std::uint64_t* keys = ws.keysData();
@@ -221,7 +223,7 @@ void launchLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, const CellArrays
   BHVIZ_CUDA_CHECK_LAUNCH();
 
   std::size_t levelBound = 1;  // most cells level L can have: min(8^L, n, capacity)
-  for (int L = 0; L < kMaxLevel; ++L) {
+  for (int L = 0; L < levels; ++L) {
     const unsigned blocks = static_cast<unsigned>(std::clamp<std::size_t>(
         (levelBound + kCellsPerTile - 1) / kCellsPerTile, 1, kMaxTreeBlocks));
     std::uint32_t* offsets = ws.levelOffsets.data();
@@ -238,24 +240,25 @@ void launchLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, const CellArrays
 }  // namespace
 
 /// launchLevels captured into a CUDA graph. The host issues one graph launch instead of
-/// 1 + 3 kMaxLevel kernel launches, so it no longer paces the many tiny upper-level kernels.
+/// 1 + 3 K kernel launches, so it no longer paces the many tiny upper-level kernels.
 /// Every argument of the captured launches is in `key`; a build with other arguments captures
-/// again (in a simulation: when N or the cell buffers change).
+/// again (in a simulation: when N, the cell buffers or the levels launched change).
 struct TreeLevelGraph {
   struct Key {
     std::size_t n = 0, capacity = 0;
-    int nLeaf = 0;
+    int nLeaf = 0, levels = 0;
     const void* keys = nullptr;
     const void* table = nullptr;
     const void* offsets = nullptr;
     CellArrays cells{};
     bool operator==(const Key& o) const {
-      return n == o.n && capacity == o.capacity && nLeaf == o.nLeaf && keys == o.keys &&
-             table == o.table && offsets == o.offsets && cells.first == o.cells.first &&
-             cells.count == o.cells.count && cells.child == o.cells.child &&
-             cells.parent == o.cells.parent && cells.childCount == o.cells.childCount &&
-             cells.level == o.cells.level && cells.capacity == o.cells.capacity &&
-             cells.starts == o.cells.starts && cells.startCells == o.cells.startCells;
+      return n == o.n && capacity == o.capacity && nLeaf == o.nLeaf && levels == o.levels &&
+             keys == o.keys && table == o.table && offsets == o.offsets &&
+             cells.first == o.cells.first && cells.count == o.cells.count &&
+             cells.child == o.cells.child && cells.parent == o.cells.parent &&
+             cells.childCount == o.cells.childCount && cells.level == o.cells.level &&
+             cells.capacity == o.cells.capacity && cells.starts == o.cells.starts &&
+             cells.startCells == o.cells.startCells;
     }
   };
   Key key;
@@ -271,13 +274,21 @@ struct TreeLevelGraph {
 
 namespace {
 
-/// Runs launchLevels through ws.treeGraph, capturing it first when the arguments changed.
-void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree,
+/// Runs launchLevels through one of ws.treeGraphs (the tuned levels', or every level's),
+/// capturing it first when the arguments changed.
+void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels, DeviceTree& tree,
                        Stream stream) {
   const CellArrays cells = cellArrays(tree, ws);
-  const TreeLevelGraph::Key key{
-      n, tree.capacity, nLeaf, ws.keysData(), ws.levelTable.data(), ws.levelOffsets.data(), cells};
-  if (!ws.treeGraph || !(ws.treeGraph->key == key)) {
+  const TreeLevelGraph::Key key{n,
+                                tree.capacity,
+                                nLeaf,
+                                levels,
+                                ws.keysData(),
+                                ws.levelTable.data(),
+                                ws.levelOffsets.data(),
+                                cells};
+  std::shared_ptr<TreeLevelGraph>& slot = ws.treeGraphs[levels == kMaxLevel ? 1 : 0];
+  if (!slot || !(slot->key == key)) {
     auto graph = std::make_shared<TreeLevelGraph>();
     graph->key = key;
     // Thread-local capture: another host thread's backend (the accuracy meter's) may be
@@ -285,7 +296,7 @@ void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree&
     BHVIZ_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t captured = nullptr;
     try {
-      launchLevels(ws, n, nLeaf, cells, tree.capacity, stream);
+      launchLevels(ws, n, nLeaf, levels, cells, tree.capacity, stream);
     } catch (...) {
       cudaStreamEndCapture(stream, &captured);  // ends the (invalidated) capture
       if (captured != nullptr) cudaGraphDestroy(captured);
@@ -296,21 +307,36 @@ void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree&
     const cudaError_t made = cudaGraphInstantiate(&graph->exec, captured, 0);
     cudaGraphDestroy(captured);
     BHVIZ_CUDA_CHECK(made);
-    ws.treeGraph = std::move(graph);
+    slot = std::move(graph);
   }
-  BHVIZ_CUDA_CHECK(cudaGraphLaunch(ws.treeGraph->exec, stream));
+  BHVIZ_CUDA_CHECK(cudaGraphLaunch(slot->exec, stream));
 }
 
-/// One attempt at the build; returns the level table (levelBegin[0..22], overflow flag).
-std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nLeaf,
+/// One attempt at the build; returns the level table (levelBegin[0..22], overflow flag; the
+/// entries past levels + 1 are not written).
+std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels,
                                        DeviceTree& tree, Stream stream) {
-  launchLevelsGraph(ws, n, nLeaf, tree, stream);
+  launchLevelsGraph(ws, n, nLeaf, levels, tree, stream);
   std::vector<std::uint32_t> h(kTableSize);
   BHVIZ_CUDA_CHECK(cudaMemcpyAsync(h.data(), ws.levelTable.data(),
                                    kTableSize * sizeof(std::uint32_t), cudaMemcpyDeviceToHost,
                                    stream));
   BHVIZ_CUDA_CHECK(cudaStreamSynchronize(stream));
   return h;
+}
+
+/// The levels a build launches: the last tree's depth and a margin, so that a tree one or two
+/// levels deeper than the last needs no second attempt; every level for a first build. The tuned
+/// graph's count is kept while it lies within [depth + 2, depth + 4] (a depth that falls by one
+/// or two and comes back captures nothing; one that rises captures again).
+int levelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree) {
+  const int depth = tree.depth();  // levels of the last tree (0: none yet)
+  if (depth <= 0) return kMaxLevel;
+  const std::shared_ptr<TreeLevelGraph>& tuned = ws.treeGraphs[0];
+  if (tuned && tuned->key.levels >= depth + 2 && tuned->key.levels <= depth + 4) {
+    return tuned->key.levels;
+  }
+  return std::min(depth + 2, kMaxLevel);
 }
 
 }  // namespace
@@ -329,8 +355,14 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
     largest = std::max<std::size_t>(largest, tree.levelBegin[L] - tree.levelBegin[L - 1]);
   }
   ws.childStarts.reserve(kLanes * (largest + largest / 4 + 1024));
+  int levels = levelsToLaunch(ws, tree);
   for (;;) {
-    const std::vector<std::uint32_t> table = buildLevels(ws, n, nLeaf, tree, stream);
+    const std::vector<std::uint32_t> table = buildLevels(ws, n, nLeaf, levels, tree, stream);
+    ws.treeLevels = levels;
+    if (table[kTableOverflow] == 0 && levels < kMaxLevel && table[levels + 1] > table[levels]) {
+      levels = kMaxLevel;  // its level `levels` has cells that may split: deeper than launched
+      continue;
+    }
     if (table[kTableOverflow] == 0) {
       tree.levelBegin.assign({table[0], table[1]});
       for (int L = 1; L <= kMaxLevel && table[L + 1] > table[L]; ++L) {
@@ -339,7 +371,7 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
       tree.cells = tree.levelBegin.back();
       return;
     }
-    tree.reserve(std::max<std::size_t>(2 * tree.capacity, table[kMaxLevel + 1]));
+    tree.reserve(std::max<std::size_t>(2 * tree.capacity, table[levels + 1]));
   }
 }
 

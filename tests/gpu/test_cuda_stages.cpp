@@ -347,6 +347,48 @@ TEST(CudaStages, TreeBuildKeepsItsSearchesOrSearchesAgainTheSameTree) {
   }
 }
 
+// A build launches the levels of the last tree's depth and two more (tree_build.cu,
+// levelsToLaunch); a tree deeper than that is built again with every level. Shallow, the same
+// shallow particles again (the tuned levels), far deeper (the second attempt), and shallow
+// twice more: every build gives the CPU's tree.
+TEST(CudaStages, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeeper) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  const std::size_t n = 20000;
+  const Particles shallow = makePlummer(n, baseSeed() + 23);
+  const Particles deep = clusteredParticles(n, baseSeed() + 29);  // duplicates: every level
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  struct Build {
+    const Particles* p;
+    int nLeaf;
+    const char* what;
+  };
+  const Build builds[] = {{&shallow, 16, "first, shallow"},
+                          {&shallow, 16, "shallow again"},
+                          {&deep, 1, "deeper"},
+                          {&shallow, 16, "shallow after deep"},
+                          {&shallow, 16, "shallow, tuned again"}};
+  int lastDepth = 0;
+  for (const Build& b : builds) {
+    SCOPED_TRACE(b.what);
+    const std::vector<std::uint64_t> keys = sortOnDevice(*b.p, d, ws);
+    cuda::launchTree(ws, n, b.nLeaf, tree, nullptr);
+    Tree gpuTree;
+    cuda::downloadTree(tree, ws, gpuTree, false);
+    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, b.nLeaf);
+    expectSameTopology(gpuTree, cpuTree);
+    const int tuned = std::min(lastDepth + 2, kMaxLevel);
+    std::printf("  %s: depth %d, %d levels launched\n", b.what, cpuTree.depth(), ws.treeLevels);
+    if (lastDepth == 0 || cpuTree.depth() > tuned) {
+      EXPECT_EQ(ws.treeLevels, kMaxLevel) << "a first build, or one deeper than the tuned levels";
+    } else {
+      EXPECT_EQ(ws.treeLevels, tuned) << "the last depth " << lastDepth << " and two";
+    }
+    lastDepth = cpuTree.depth();
+  }
+}
+
 // The moments go up the tree in one launch, each parent computed by whichever thread completes
 // its children (moments.cu). Whatever thread that is, and whatever the SMs cached, a parent must
 // be the same bits every time: launches on poisoned outputs, with deep single-child chains
