@@ -55,10 +55,11 @@ int countOf(const std::string& text, const std::string& what) {
 // A geometric MAC, as in Dist.BlockStepsEnergyDriftLikeOneProcess: the acceleration MAC's cells
 // follow each step's |a_old|, so one process and three ranks accept different cells and their
 // energy drifts differ by more than the bound below (CI measured 4.7e-5 against 1.6e-4, while
-// the Bonsai test's drifts at K = 1..4 lie within 1e-5 of each other).
+// the Bonsai test's drifts at K = 1..4 lie within 1e-5 of each other). Rebuilt every step: the
+// tuners follow each run's measured times, which a loaded machine changes.
 std::string run(const fs::path& dir) {
-  return "--headless --backend cpu --threads 1 --mac bonsai --scenario merger --n 1500 --seed 3 "
-         "--steps 6 --quiet --stats " +
+  return "--headless --backend cpu --threads 1 --mac bonsai --rebuild every --scenario merger "
+         "--n 1500 --seed 3 --steps 6 --quiet --stats " +
          (dir / "stats.json").string() + " --save " + (dir / "end.tipsy").string() +
          " --save-every 3 " + (dir / "every").string() + " --dump-accel " +
          (dir / "acc.csv").string();
@@ -368,7 +369,8 @@ TEST(DistCli, ThrowingRankEndsTheJob) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NE(p.status, 0) << p.err;
-  EXPECT_LT(seconds, 30.0) << "a million steps take hours: the job did not end with its rank";
+  // (~10 s unloaded, 14 s on a loaded machine: the 200 commands before the throw are most of it.)
+  EXPECT_LT(seconds, 120.0) << "a million steps take hours: the job did not end with its rank";
   EXPECT_EQ(countOf(p.err, "bhviz: rank 2: error: failed on purpose after 200 commands"), 1)
       << p.err;
   EXPECT_EQ(countOf(p.err, "bhviz: rank"), 1) << "one line, from the rank that threw:\n" << p.err;
