@@ -351,6 +351,13 @@ class Backend {
   /// otherwise; those of every particle always do). Simulation::setPotentialOnDemand clears it
   /// for the step ends nobody reads them at, where traits().potentialOnDemand.
   void setPotentialWanted(bool wanted) { m_potentialWanted = wanted; }
+  /// The potentials of the last evaluation's targets, made by walking its tree and groups again
+  /// with its settings: the bits that evaluation would have written had it computed them (the
+  /// acceleration MAC reads the group's |a_old| kept from then), its accelerations untouched, no
+  /// work or interactions counted. False, with nothing changed, where the backend cannot: the
+  /// particles moved or were replaced since (drift, upload, restore, exchange), it was a
+  /// distributed evaluation, or the backend keeps no such walk (the default).
+  virtual bool recomputePotentials() { return false; }
   /// Ids of up to `max` particles with a non-finite position, velocity or acceleration.
   virtual std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const = 0;
 

@@ -113,6 +113,14 @@ void Simulation::substep() {
   throwIfNonFinite(bad);
 }
 
+bool Simulation::computePotentialsNow() {
+  if (m_potentialsCurrent) return true;
+  if (!m_clock.synchronized() || !m_backend->recomputePotentials()) return false;
+  m_potentialsCurrent = true;
+  m_potentialRequested = false;
+  return true;
+}
+
 void Simulation::advance(int steps) {
   for (int s = 0; s < steps; ++s) {
     do {

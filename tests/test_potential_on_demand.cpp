@@ -16,6 +16,7 @@
 #include "process_support.h"
 #include "replay.h"
 #include "session_support.h"
+#include "sim/cpu/cpu_backend.h"
 #include "sim/ic/scenario_file.h"
 #include "sim/io/snapshot.h"
 
@@ -191,15 +192,20 @@ TEST(PotentialOnDemandSession, BlockStepSamplesLandAtStepEndsWithPotentials) {
   }
 }
 
-// A save writes current potentials: where the last step end computed none, one more step does,
-// before the file is written (its time is the new one), also from the middle of a block step.
+// A save writes current potentials. Where the last step end computed none, its walk runs again
+// for them: the file is at the state's time, its potentials are the bits of the run that
+// computes them at every step, and the run goes on as if nothing had been saved. From the middle
+// of a block step the save finishes the step, which computes them.
 TEST(PotentialOnDemandSession, SavesWithCurrentPotentials) {
   for (const sim::TimeStepping stepping : {sim::TimeStepping::Shared, sim::TimeStepping::Block}) {
     SCOPED_TRACE(sim::toString(stepping));
     app::SimSession session(plummerScene(800), params(stepping));
+    app::SimSession every(plummerScene(800), params(stepping));
     session.setPotentialOnDemand(true);
     session.advanceInterval();
-    if (stepping == sim::TimeStepping::Block) session.step();  // mid-step
+    every.advanceInterval();
+    const bool midStep = stepping == sim::TimeStepping::Block;
+    if (midStep) session.step(), every.step();
     const double before = session.simulation().time();
     ASSERT_FALSE(session.simulation().potentialsCurrent() && session.simulation().synchronized());
     const TempDir dir;
@@ -207,9 +213,81 @@ TEST(PotentialOnDemandSession, SavesWithCurrentPotentials) {
     session.save(path);
     EXPECT_TRUE(session.simulation().synchronized());
     EXPECT_TRUE(session.simulation().potentialsCurrent());
-    EXPECT_GT(session.simulation().time(), before);
+    if (midStep) {
+      EXPECT_GT(session.simulation().time(), before) << "the block step finished";
+      while (!every.simulation().synchronized()) every.step();
+    } else {
+      EXPECT_EQ(session.simulation().time(), before) << "no step for the potentials";
+    }
     EXPECT_EQ(sim::io::readSnapshotWithTime(path).time, session.simulation().time());
     EXPECT_TRUE(std::isfinite(session.simulation().diagnostics().total()));
+    EXPECT_TRUE(sameState(every.simulation().particles(), session.simulation().particles(), true))
+        << "the saved state, potentials included, is the every-step run's";
+    // And the run goes on with the same bits.
+    session.advanceInterval();
+    every.advanceInterval();
+    EXPECT_TRUE(sameState(every.simulation().particles(), session.simulation().particles(), false));
+  }
+}
+
+// A paused window's due sample (no frame will step) walks the last evaluation again for the
+// potentials and goes on the plot at once.
+TEST(PotentialOnDemandSession, APausedSampleWalksAgainForThePotentials) {
+  app::SimSession session(plummerScene(800), params(sim::TimeStepping::Shared));
+  session.setPotentialOnDemand(true);
+  const app::FrameBudget oneStep{app::FrameBudget::Mode::Substeps, 0.0f, 1, 1e9f};
+  session.frame(oneStep, false);
+  ASSERT_FALSE(session.simulation().potentialsCurrent());
+  session.setPaused(true);
+  const std::size_t plotted = session.diagnosticsHistory().size();
+  EXPECT_TRUE(session.sampleDiagnostics(0.0));
+  EXPECT_TRUE(session.simulation().potentialsCurrent());
+  ASSERT_EQ(session.diagnosticsHistory().size(), plotted + 1);
+  EXPECT_LT(std::fabs(session.diagnosticsHistory().back().energyDrift), 1e-3);
+}
+
+// The backend's walk again (Backend::recomputePotentials) on both MAC families and both kinds of
+// step end: the potentials of the evaluation that computed them, bit for bit, the accelerations
+// untouched; refused once the particles moved or were replaced.
+TEST(PotentialOnDemandState, TheLastWalkAgainGivesItsPotentials) {
+  for (const sim::MacKind mac : {sim::MacKind::Acceleration, sim::MacKind::Bonsai}) {
+    SCOPED_TRACE(sim::toString(mac));
+    sim::SimParams p = params(sim::TimeStepping::Block);
+    p.mac = mac;
+    const Particles start = sim::buildScenario(sim::builtinScenario("merger"), 2000, 8);
+    Simulation every(sim::makeCpuBackend(), start, p);
+    Simulation onDemand(sim::makeCpuBackend(), start, p);
+    onDemand.setPotentialOnDemand(true);
+    for (int step = 0; step < 3; ++step) {  // refitted and rebuilt step ends alike
+      every.advance(1);
+      onDemand.advance(1);
+      ASSERT_FALSE(onDemand.potentialsCurrent());
+      const Particles stale = onDemand.particles();
+      ASSERT_TRUE(onDemand.computePotentialsNow()) << "step " << step;
+      EXPECT_TRUE(onDemand.potentialsCurrent());
+      const Particles now = onDemand.particles();
+      EXPECT_TRUE(sameState(stale, now, false)) << "accelerations and the rest untouched";
+      EXPECT_TRUE(sameState(every.particles(), now, true)) << "step " << step;
+    }
+    // Not once the particles moved (mid-step: not synchronised) or were restored.
+    const std::unique_ptr<sim::KeptState> kept = onDemand.keep();
+    onDemand.advance(1);
+    onDemand.substep();
+    if (!onDemand.synchronized()) {
+      EXPECT_FALSE(onDemand.computePotentialsNow());
+    }
+    onDemand.restore(*kept);
+    EXPECT_TRUE(onDemand.potentialsCurrent()) << "the kept state had them";
+    onDemand.advance(1);
+    EXPECT_TRUE(onDemand.computePotentialsNow()) << "after the restore, a step end of its own";
+    sim::CpuBackend backend;
+    backend.upload(start);
+    EXPECT_FALSE(backend.recomputePotentials()) << "no evaluation yet";
+    const sim::Clock clock{0.0, 0, 0, p.dtMax};
+    backend.computeForces(clock, p, sim::ForceTargets::All, false);
+    EXPECT_TRUE(backend.recomputePotentials());
+    backend.drift(0.01f);
+    EXPECT_FALSE(backend.recomputePotentials()) << "the particles moved";
   }
 }
 

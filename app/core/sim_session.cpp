@@ -112,7 +112,8 @@ void SimSession::save(const std::string& path) {
   try {
     if (!current()) m_sim->requestPotential();  // for the step end the file is written at
     while (!m_sim->synchronized()) m_sim->substep();
-    if (!m_sim->potentialsCurrent()) m_sim->advance(1);
+    // A step end that computed none: its walk again, or (where the backend cannot) one step more.
+    if (!m_sim->computePotentialsNow()) m_sim->advance(1);
     takeDueSample();
   } catch (const sim::NonFiniteState&) {
     m_halted = m_paused = true;
@@ -171,9 +172,11 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
     return false;
   }
   // The potentials are current where every step ends (sim::evaluatesPotential) and, on demand,
-  // only where asked for. A sample due elsewhere asks for them and waits for the next step end,
-  // which the next frames' substeps reach (takeDueSample); a forced one is taken now but kept
-  // off the plot (and taken again there).
+  // only where asked for. A paused state at a step end walks its last evaluation again for them
+  // (no frame will step). A sample due elsewhere asks for them and waits for the next step end,
+  // which the next frames' substeps reach (takeDueSample): cheaper than a second walk; a forced
+  // one is taken now but kept off the plot (and taken again there).
+  if (!current() && m_paused) m_sim->computePotentialsNow();
   if (!current()) {
     m_sim->requestPotential();
     m_sampleDue = true;

@@ -45,8 +45,9 @@ class SimSession {
 
   /// Writes the state to `path` (format from the extension, written atomically), first
   /// finishing the current block step so that every velocity is at the saved time (and, with
-  /// the potentials on demand, running one more step where the last computed none: the file
-  /// carries them). Throws
+  /// the potentials on demand, where the last step end computed none, walking it again for them
+  /// (Simulation::computePotentialsNow), or running one more step where the backend cannot: the
+  /// file carries them). Throws
   /// sim::io::SnapshotError (nothing else changes then), std::logic_error when halted, or
   /// sim::NonFiniteState (then the session is halted).
   void save(const std::string& path);

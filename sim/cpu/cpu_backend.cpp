@@ -18,6 +18,7 @@ void CpuBackend::upload(const Particles& p) {
   m_tree = {};
   m_groups = {};
   m_treeShape = {};
+  m_walkCurrent = false;
 }
 
 int CpuBackend::openKicks(const Clock& clock, const SimParams& p) {
@@ -28,17 +29,20 @@ int CpuBackend::openKicks(const Clock& clock, const SimParams& p) {
 void CpuBackend::drift(float dt) {
   StageTimer timer(m_profile, Stage::Predict);
   cpu::drift(m_particles, dt);
+  m_walkCurrent = false;
 }
 
 void CpuBackend::computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                                bool oldAccValid) {
   build(clock, p, targets, oldAccValid, nullptr, nullptr);
   walkLocal();
+  m_walkCurrent = true;
 }
 
 void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targets,
                        bool oldAccValid, const KeyFrame* frame, const OrbCuts* domains) {
   m_domains = domains != nullptr ? *domains : OrbCuts{1, {}};
+  m_walkCurrent = false;  // computeForces sets it after its walk; a rank's evaluation does not
   if (!prepare(clock, p, targets, oldAccValid)) return;
   m_treeShape = {};  // the sort reorders the particles: the old tree fits them no more
   const OrbCutsView view = viewOf(m_domains);
@@ -62,6 +66,16 @@ bool CpuBackend::refitForces(const Clock& clock, const SimParams& p, ForceTarget
   }
   buildGroups(clock, p, targets);
   walkLocal();
+  m_walkCurrent = true;
+  return true;
+}
+
+bool CpuBackend::recomputePotentials() {
+  if (!m_walkCurrent || m_particles.size() == 0) return false;
+  cpu::WalkSettings s = m_walk;
+  s.potential = true;
+  cpu::walkSources(m_tree, m_particles.posMass, m_groups, m_particles.posMass, m_active, s,
+                   cpu::WalkMode::Potential, m_particles.accPot, nullptr);
   return true;
 }
 
@@ -211,6 +225,7 @@ void CpuBackend::exchange(const std::vector<std::uint32_t>& leaving, const Parti
   m_tree = {};
   m_groups = {};
   m_treeShape = {};
+  m_walkCurrent = false;
   m_work.clear();
 }
 

@@ -23,6 +23,8 @@ class CpuBackend final : public Backend, private ForceParts {
   bool refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                    bool oldAccValid) override;
   void closeKicks(const Clock& clock) override;
+  /// The plain walk again (the mutual near field's potentials differ from it by fp32 rounding).
+  bool recomputePotentials() override;
   std::vector<std::uint32_t> nonFiniteIds(std::size_t max) const override;
   Diagnostics diagnostics(const Clock& clock) const override {
     return computeDiagnostics(m_particles, clock);  // in place: no copy of the state
@@ -91,6 +93,9 @@ class CpuBackend final : public Backend, private ForceParts {
   std::vector<std::uint32_t> m_work;  ///< interactions per particle since the last build
   int m_leafSize = 0;                 ///< N_leaf of the last build
   TreeShape m_treeShape;              ///< what m_tree was rebuilt with (none after upload)
+  /// The last evaluation was one process's, at the particles' current positions: its tree,
+  /// groups and settings can walk again (recomputePotentials).
+  bool m_walkCurrent = false;
   /// The domains of the last build (ForceParts::build), whose parts of a cube a merged cell
   /// counts; no cuts: none given.
   OrbCuts m_domains{1, {}};

@@ -179,8 +179,9 @@ InteractionCounts walkGroupsMutual(const Tree& tree, const Groups& groups,
                                    std::vector<Vec4>& accPot, std::vector<std::uint32_t>* work,
                                    MutualCounts* pairs = nullptr);
 
-/// Whether a walk replaces the targets' accPot or adds to it (a second tree's share).
-enum class WalkMode : std::uint8_t { Write, Add };
+/// Whether a walk replaces the targets' accPot or adds to it (a second tree's share), or writes
+/// the potential alone (WalkSettings::potential on; the accelerations stay as they are).
+enum class WalkMode : std::uint8_t { Write, Add, Potential };
 
 /// walkGroups with the sources in a tree of their own: `t`'s first/count index `sources`, the
 /// groups index `posMass` (another rank's essential tree walked by the local groups; the local

@@ -86,7 +86,7 @@ class TargetBlock {
 
   std::size_t size() const { return m_index.size(); }
   /// Writes (or adds) the sums, the expansion's field included, to accPot; without the
-  /// potential each target keeps its own.
+  /// potential each target keeps its own, with WalkMode::Potential its acceleration.
   void store(std::vector<Vec4>& accPot, WalkMode mode) const {
     for (std::size_t k = 0; k < m_index.size(); ++k) {
       Vec4 sum{m_ax[k], m_ay[k], m_az[k], m_pot[k]};
@@ -95,6 +95,10 @@ class TargetBlock {
         m_potential ? l2p<true>(m_far, y, sum) : l2p<false>(m_far, y, sum);
       }
       Vec4& out = accPot[m_index[k]];
+      if (mode == WalkMode::Potential) {
+        out.w = sum.w;
+        continue;
+      }
       const float w = !m_potential ? out.w : mode == WalkMode::Write ? sum.w : out.w + sum.w;
       out = mode == WalkMode::Write ? Vec4{sum.x, sum.y, sum.z, w}
                                     : Vec4{out.x + sum.x, out.y + sum.y, out.z + sum.z, w};
