@@ -85,9 +85,9 @@ fi
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 sanitize_filter() {
   case "$1" in
-    test_cuda_stages) echo "${BHVIZ_SANITIZE_FILTER:-*n1000_leaf16_*:*n2_*:CudaStages.MomentsUpTheTree*:CudaStages.TreeBuildKeeps*}" ;;
+    test_cuda_stages) echo "${BHVIZ_SANITIZE_FILTER:-*n1000_leaf16_*:*n2_*:CudaStages.MomentsUpTheTree*:CudaStages.TreeBuildKeeps*:CudaStages.TreeBuildLaunches*}" ;;
     test_cuda_walk) echo "*n1000_leaf16_group64_*:*n2_leaf1_*:*n1000_*acceleration*:CudaWalk.Schedule*:CudaWalk.LastWork*" ;;
-    test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.TheCheckAfterASubstep*:CudaBackend.BlockStepsWithOneBin*:CudaBackend.TreeRefit*:CudaBackend.DiagnosticsOnTheDeviceEqualTheHostSumsMidStep:CudaBackend.Potentials*" ;;
+    test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.TheCheckAfterASubstep*:CudaBackend.BlockStepsWithOneBin*:CudaBackend.TreeRefit*:CudaBackend.DiagnosticsOnTheDeviceEqualTheHostSumsMidStep:CudaBackend.Potentials*:CudaBackend.TheLastWalkAgain*" ;;
     test_cuda_domains) echo "CudaDomains.OrbCountsAndDecompositionsAreTheCpuTwins:CudaDomains.PackedExchangeIsTheHostExchange:CudaDomains.GatherRemoveAndAppendAreTheCpuBackends:CudaDomains.ImportedLetWalkIsTheCpuWalk:CudaDomains.LetCutOnTheDeviceIsTheCpuCut:CudaDomains.LetBytesWalkedOnTheDeviceAreTheLetTree:CudaDomains.MomentsGiveCubesCrossedByDomainFacesTheirParts:CudaSample.*" ;;
     test_cuda_tree_statistics) echo "*plummer_n20000_*:*merger_n50000_leaf8_*:CudaTreeStatisticsEmpty.*" ;;
     # Not run under the sanitizers: the same kernels as test_cuda_backend run longer (racecheck

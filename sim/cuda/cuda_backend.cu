@@ -74,6 +74,7 @@ class CudaBackend final : public Backend,
     m_statisticsValid = false;  // the tree and the work are of the particles before
     forgetWork();
     m_treeShape = {};
+    m_walkCurrent = false;
     m_ws.reserve(h.size());
   }
   void download(Particles& h) const override { downloadParticles(m_p, h); }
@@ -107,6 +108,7 @@ class CudaBackend final : public Backend,
     m_statisticsValid = false;  // as after upload(): the tree is of the particles before
     forgetWork();
     m_treeShape = {};
+    m_walkCurrent = false;
     m_ws.reserve(m_p.n);
   }
   std::size_t size() const override { return m_p.n; }
@@ -114,14 +116,17 @@ class CudaBackend final : public Backend,
   int openKicks(const Clock& clock, const SimParams& p) override {
     return m_kicks.openKicks(m_p, clock, p, m_events, m_stream);
   }
-  void drift(float dt) override { m_kicks.drift(m_p, dt, m_events, m_stream); }
+  void drift(float dt) override {
+    m_kicks.drift(m_p, dt, m_events, m_stream);
+    m_walkCurrent = false;
+  }
 
   void computeForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                      bool oldAccValid) override {
     buildStages(clock, p, targets, oldAccValid, nullptr, nullptr);
     if (m_p.n > 0) {
-      walk(WalkSources{m_tree.walkCell.data(), m_tree.box.data(), m_tree.cells, m_p.posMass.data()},
-           false);
+      walk(localSources(), false);
+      m_walkCurrent = true;
     }
   }
 
@@ -135,6 +140,21 @@ class CudaBackend final : public Backend,
     rememberLastWork();  // the order stays: what the last walks measured is where it was
     momentsAndGroups(p);
     walkLocal();
+    m_walkCurrent = true;
+    return true;
+  }
+
+  bool recomputePotentials() override {
+    if (!m_walkCurrent || m_p.n == 0) return false;
+    WalkSettings s = m_walk;
+    s.potential = true;
+    m_counters.reserve(1);
+    // Untimed and uncounted: the evaluation's profile stays as it was. Its counters are read at
+    // once, for their stack-overflow check.
+    launchWalk(localSources(), m_groups, m_p, s, WalkOutput{false, nullptr, true},
+               m_counters.data(), m_device, m_stream);
+    synchronize(m_stream);
+    (void)downloadCounters(m_counters.data());
     return true;
   }
 
@@ -226,6 +246,7 @@ class CudaBackend final : public Backend,
                    const KeyFrame* frame, const OrbCuts* domains) {
     m_treeShape = {};
     m_domains = {};
+    m_walkCurrent = false;  // computeForces sets it after its walk; a rank's evaluation does not
     if (!prepare(clock, p, targets, oldAccValid)) return;
     const Stream s = m_stream;
     if (frame != nullptr) {  // every rank's trees in one frame (sim/dist): no bounding box
@@ -350,10 +371,12 @@ class CudaBackend final : public Backend,
   }
   void beginWalkLocal() override {
     if (m_p.n == 0) return;
-    launchOneWalk(
-        WalkSources{m_tree.walkCell.data(), m_tree.box.data(), m_tree.cells, m_p.posMass.data()},
-        false);
+    launchOneWalk(localSources(), false);
     m_walkPending = true;
+  }
+  /// The local tree as the walk's sources.
+  WalkSources localSources() const {
+    return {m_tree.walkCell.data(), m_tree.box.data(), m_tree.cells, m_p.posMass.data()};
   }
   void endWalkLocal() override {
     if (!m_walkPending) return;
@@ -446,6 +469,7 @@ class CudaBackend final : public Backend,
   /// of this rank watched.
   void particlesExchanged() {
     m_kicks.forget();
+    m_walkCurrent = false;
     settle();                   // so that no walk's counters read later bring back its groups
     m_tree.levelBegin.clear();  // the tree was of the particles before
     m_tree.cells = 0;
@@ -509,6 +533,9 @@ class CudaBackend final : public Backend,
   // The parts of the last build (ForceParts).
   MacSetup m_mac;
   WalkSettings m_walk;
+  /// The last evaluation was one process's, at the particles' current positions: its tree,
+  /// groups and settings can walk again (recomputePotentials).
+  bool m_walkCurrent = false;
   ActiveRule m_rule{};
   bool m_distributed = false;          // built through ForceParts: work() and the ORB read it
   DeviceBuffer<std::uint32_t> m_work;  // per particle, interactions since the build

@@ -86,6 +86,7 @@ struct WalkArgs {
   const Vec4* __restrict__ sources;  // the tree's particles: posMass, or an imported LET's
   Vec4* __restrict__ accPot;
   bool add;                          // add to accPot (a second tree's share) instead of writing
+  bool potentialOnly;                // write w alone (WalkOutput::potentialOnly)
   bool nearField;                    // false: opened leaves skipped (WalkSettings::nearField)
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   MacSetup mac;
@@ -362,6 +363,8 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
           const Vec4 before = a.accPot[p];
           a.accPot[p] = {before.x + sum.x, before.y + sum.y, before.z + sum.z,
                          kPot ? before.w + sum.w : before.w};
+        } else if (kPot && a.potentialOnly) {
+          a.accPot[p].w = sum.w;
         } else if (kPot) {
           a.accPot[p] = sum;
         } else {  // the potential the particle had stays
@@ -478,6 +481,9 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                                 ", supported 1.." + std::to_string(kMaxWalkGroup));
   }
   const int shared = s.sharedStack == 0 ? kSharedStack : s.sharedStack;
+  if (out.potentialOnly && (!s.potential || out.add)) {
+    throw std::invalid_argument("launchWalk: the potential alone needs it computed and written");
+  }
   if (s.maxParts < 0 || s.maxParts > int(kMaxParts)) {
     throw std::invalid_argument("launchWalk: maxParts " + std::to_string(s.maxParts) +
                                 ", supported 0.." + std::to_string(kMaxParts));
@@ -500,6 +506,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    tree.posMass,
                    p.accPot.data(),
                    out.add,
+                   out.potentialOnly,
                    s.nearField,
                    out.work,
                    s.mac,

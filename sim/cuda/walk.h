@@ -92,6 +92,9 @@ struct WalkSources {
 struct WalkOutput {
   bool add = false;
   std::uint32_t* work = nullptr;  ///< device memory, one entry per particle, or null
+  /// Writes the potential alone (WalkSettings::potential on, `add` off): the last evaluation's
+  /// walk again for its potentials, its accelerations kept (Backend::recomputePotentials).
+  bool potentialOnly = false;
 };
 
 /// launchWalk with the sources and the output spelled out.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -220,6 +221,48 @@ TEST(CudaBackend, PotentialsAreComputedWhereEveryStepEndsAndKeptBetween) {
   const SimParams p = blockPlummerParams();
   Simulation sim = cudaSim(makePlummer(20000, 12), p);
   bhviz::test::expectPotentialsOnlyWhereEveryStepEnds(sim, 12);
+}
+
+// On demand, a step end that computed no potential walks again for them (Backend::
+// recomputePotentials, the walk's potential-only write): the potentials of a run that computes
+// them at every step (to fp32 rounding: its other kernel), the state's accelerations and
+// positions untouched, every particle's potential written; refused once the particles moved.
+TEST(CudaBackend, TheLastWalkAgainGivesThePotentialsOfAnEveryStepRun) {
+  REQUIRE_GPU();
+  SimParams p = blockPlummerParams(plummerParams(MacKind::Acceleration));
+  p.rebuildInterval = 2;  // rebuilds and refits at the same evaluations in both runs
+  const Particles ic = makePlummer(20000, 14);
+  Simulation every = cudaSim(ic, p);
+  Simulation onDemand = cudaSim(ic, p);
+  onDemand.setPotentialOnDemand(true);
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    every.advance(1);
+    onDemand.advance(1);
+    ASSERT_FALSE(onDemand.potentialsCurrent());
+    const Particles stale = onDemand.particles();
+    ASSERT_TRUE(onDemand.computePotentialsNow());
+    const Particles now = onDemand.particles();
+    std::size_t moved = 0, written = 0;
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const Vec4 a = stale.accPot[i], b = now.accPot[i];
+      moved += std::memcmp(&stale.posMass[i], &now.posMass[i], sizeof(Vec4)) != 0 ||
+               std::memcmp(&a, &b, 3 * sizeof(float)) != 0;
+      written += std::memcmp(&a.w, &b.w, sizeof(float)) != 0;
+    }
+    EXPECT_EQ(moved, 0u) << "positions or accelerations changed";
+    EXPECT_GT(written, now.size() * 99 / 100) << "potentials left stale";
+    const P99 diff = relativeDifferenceP99(sortedById(now), sortedById(every.particles()));
+    EXPECT_LT(diff.pot, 1e-5) << "against the every-step run";
+    EXPECT_LT(diff.acc, 1e-5);
+  }
+  std::unique_ptr<Backend> b = cuda::makeCudaBackend(ic.size());
+  b->upload(ic);
+  EXPECT_FALSE(b->recomputePotentials()) << "no evaluation yet";
+  b->computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
+  EXPECT_TRUE(b->recomputePotentials());
+  b->drift(0.01f);
+  EXPECT_FALSE(b->recomputePotentials()) << "the particles moved";
 }
 
 TEST(CudaBackend, SharedAndBlockStepsConserveEnergy) {
