@@ -87,11 +87,12 @@ class Simulation {
   /// Whether the stored potentials are those of the last time every step ended (always, unless
   /// on demand): diagnostics() and particles() hold them only then.
   bool potentialsCurrent() const { return m_potentialsCurrent; }
-  /// Makes the potentials current without a step, where the state is synchronised: the last
-  /// evaluation (every particle's) walks again for them (Backend::recomputePotentials), which
-  /// gives the bits that step end would have had, had it been asked. False, with nothing
-  /// changed, where the backend cannot (after a restore, on the distributed backend): then
-  /// requestPotential and the next step end are the way.
+  /// Makes the potentials current without a step (true at once where they are current): at a
+  /// synchronised state the last evaluation (every particle's) walks again for them
+  /// (Backend::recomputePotentials), which gives the bits that step end would have had, had it
+  /// been asked (under the CPU's mutual near field, to fp32 rounding). False, with nothing
+  /// changed, in mid-step or where the backend cannot (after a restore, on the distributed
+  /// backend): then requestPotential and the next step end are the way.
   bool computePotentialsNow();
 
   double time() const { return m_clock.time(); }

@@ -4,7 +4,9 @@
 // and the window's session samples, saves and rewinds only with current potentials.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -230,9 +232,10 @@ TEST(PotentialOnDemandSession, SavesWithCurrentPotentials) {
   }
 }
 
-// A paused window's due sample (no frame will step) walks the last evaluation again for the
-// potentials and goes on the plot at once.
-TEST(PotentialOnDemandSession, APausedSampleWalksAgainForThePotentials) {
+// A paused window's frames do not step, so a state at a step end whose potentials went stale
+// would never reach the plot: its first paused frame walks the last evaluation again for them and
+// samples it, once, without moving the run.
+TEST(PotentialOnDemandSession, APausedFrameSamplesItsStepEndOnce) {
   app::SimSession session(plummerScene(800), params(sim::TimeStepping::Shared));
   session.setPotentialOnDemand(true);
   const app::FrameBudget oneStep{app::FrameBudget::Mode::Substeps, 0.0f, 1, 1e9f};
@@ -240,55 +243,114 @@ TEST(PotentialOnDemandSession, APausedSampleWalksAgainForThePotentials) {
   ASSERT_FALSE(session.simulation().potentialsCurrent());
   session.setPaused(true);
   const std::size_t plotted = session.diagnosticsHistory().size();
-  EXPECT_TRUE(session.sampleDiagnostics(0.0));
+  const double time = session.simulation().time();
+  const std::uint64_t substeps = session.simulation().substeps();
+  EXPECT_FALSE(session.frame(oneStep, false).stepped);
+  EXPECT_EQ(session.simulation().time(), time);
+  EXPECT_EQ(session.simulation().substeps(), substeps);
   EXPECT_TRUE(session.simulation().potentialsCurrent());
   ASSERT_EQ(session.diagnosticsHistory().size(), plotted + 1);
+  EXPECT_EQ(session.diagnosticsHistory().back().time, time);
   EXPECT_LT(std::fabs(session.diagnosticsHistory().back().energyDrift), 1e-3);
+  session.frame(oneStep, false);
+  EXPECT_EQ(session.diagnosticsHistory().size(), plotted + 1) << "sampled once";
 }
 
 // The backend's walk again (Backend::recomputePotentials) on both MAC families and both kinds of
 // step end: the potentials of the evaluation that computed them, bit for bit, the accelerations
 // untouched; refused once the particles moved or were replaced.
 TEST(PotentialOnDemandState, TheLastWalkAgainGivesItsPotentials) {
-  for (const sim::MacKind mac : {sim::MacKind::Acceleration, sim::MacKind::Bonsai}) {
-    SCOPED_TRACE(sim::toString(mac));
-    sim::SimParams p = params(sim::TimeStepping::Block);
-    p.mac = mac;
-    const Particles start = sim::buildScenario(sim::builtinScenario("merger"), 2000, 8);
-    Simulation every(sim::makeCpuBackend(), start, p);
-    Simulation onDemand(sim::makeCpuBackend(), start, p);
-    onDemand.setPotentialOnDemand(true);
-    for (int step = 0; step < 3; ++step) {  // refitted and rebuilt step ends alike
-      every.advance(1);
+  for (const auto stepping : {sim::TimeStepping::Shared, sim::TimeStepping::Block})
+    for (const sim::MacKind mac : {sim::MacKind::Acceleration, sim::MacKind::Bonsai}) {
+      SCOPED_TRACE(std::string(sim::toString(stepping)) + " " + std::string(sim::toString(mac)));
+      sim::SimParams p = params(stepping);
+      p.mac = mac;
+      const Particles start = sim::buildScenario(sim::builtinScenario("merger"), 2000, 8);
+      Simulation every(sim::makeCpuBackend(), start, p);
+      Simulation onDemand(sim::makeCpuBackend(), start, p);
+      onDemand.setPotentialOnDemand(true);
+      int rebuilt = 0, refitted = 0;  // the step ends' last evaluations
+      for (int step = 0; step < 4; ++step) {
+        every.advance(1);
+        do {
+          onDemand.substep();
+        } while (!onDemand.synchronized());
+        // A refit sorts nothing (tests/test_tree_refit.cpp).
+        (onDemand.lastProfile()[sim::Stage::Sort] > 0.0 ? rebuilt : refitted) += 1;
+        ASSERT_FALSE(onDemand.potentialsCurrent());
+        const Particles stale = onDemand.particles();
+        ASSERT_TRUE(onDemand.computePotentialsNow()) << "step " << step;
+        EXPECT_TRUE(onDemand.potentialsCurrent());
+        const Particles now = onDemand.particles();
+        EXPECT_TRUE(sameState(stale, now, false)) << "accelerations and the rest untouched";
+        EXPECT_TRUE(sameState(every.particles(), now, true)) << "step " << step;
+      }
+      // (A block step here takes an even number of substeps: its ends all rebuild.)
+      if (stepping == sim::TimeStepping::Shared) {
+        EXPECT_GT(rebuilt, 0);
+        EXPECT_GT(refitted, 0);
+      }
+      if (stepping != sim::TimeStepping::Block) continue;
+
+      // Not in the middle of a step, nor after a restore (the kept state's potentials stale).
       onDemand.advance(1);
       ASSERT_FALSE(onDemand.potentialsCurrent());
-      const Particles stale = onDemand.particles();
-      ASSERT_TRUE(onDemand.computePotentialsNow()) << "step " << step;
-      EXPECT_TRUE(onDemand.potentialsCurrent());
-      const Particles now = onDemand.particles();
-      EXPECT_TRUE(sameState(stale, now, false)) << "accelerations and the rest untouched";
-      EXPECT_TRUE(sameState(every.particles(), now, true)) << "step " << step;
-    }
-    // Not once the particles moved (mid-step: not synchronised) or were restored.
-    const std::unique_ptr<sim::KeptState> kept = onDemand.keep();
-    onDemand.advance(1);
-    onDemand.substep();
-    if (!onDemand.synchronized()) {
+      const std::unique_ptr<sim::KeptState> stale = onDemand.keep();
+      onDemand.substep();
+      ASSERT_FALSE(onDemand.synchronized()) << "the scene's bins make a substep mid-step";
       EXPECT_FALSE(onDemand.computePotentialsNow());
+      onDemand.restore(*stale);
+      EXPECT_FALSE(onDemand.computePotentialsNow()) << "the tree is not kept with a state";
+      onDemand.advance(1);
+      EXPECT_TRUE(onDemand.computePotentialsNow()) << "after the restore, a step end of its own";
     }
-    onDemand.restore(*kept);
-    EXPECT_TRUE(onDemand.potentialsCurrent()) << "the kept state had them";
-    onDemand.advance(1);
-    EXPECT_TRUE(onDemand.computePotentialsNow()) << "after the restore, a step end of its own";
-    sim::CpuBackend backend;
-    backend.upload(start);
-    EXPECT_FALSE(backend.recomputePotentials()) << "no evaluation yet";
-    const sim::Clock clock{0.0, 0, 0, p.dtMax};
-    backend.computeForces(clock, p, sim::ForceTargets::All, false);
-    EXPECT_TRUE(backend.recomputePotentials());
-    backend.drift(0.01f);
-    EXPECT_FALSE(backend.recomputePotentials()) << "the particles moved";
+}
+
+// The backend refuses where its last walk is not of the particles it holds now.
+TEST(PotentialOnDemandState, TheBackendWalksAgainOnlyItsLastEvaluationsParticles) {
+  const sim::SimParams p = params(sim::TimeStepping::Shared);
+  const Particles start = sim::buildScenario(sim::builtinScenario("plummer"), 1000, 3);
+  const sim::Clock clock{0.0, 0, 0, p.dtMax};
+  sim::CpuBackend backend;
+  backend.upload(start);
+  EXPECT_FALSE(backend.recomputePotentials()) << "no evaluation yet";
+  backend.computeForces(clock, p, sim::ForceTargets::All, false);
+  const std::unique_ptr<sim::BackendState> kept = backend.keepState(0);
+  EXPECT_TRUE(backend.recomputePotentials());
+  backend.drift(0.01f);
+  EXPECT_FALSE(backend.recomputePotentials()) << "the particles moved";
+  backend.computeForces(clock, p, sim::ForceTargets::All, false);
+  backend.restoreState(*kept);
+  EXPECT_FALSE(backend.recomputePotentials()) << "restored";
+  backend.computeForces(clock, p, sim::ForceTargets::All, false);
+  backend.upload(start);
+  EXPECT_FALSE(backend.recomputePotentials()) << "uploaded";
+  backend.refitForces(clock, p, sim::ForceTargets::All, true);  // rebuilds: no tree of these
+  EXPECT_TRUE(backend.recomputePotentials());
+}
+
+// The mutual near field: the walk again is the plain one, whose potentials differ from the
+// mutual walk's by fp32 rounding (and two mutual runs differ in their last bits already: the
+// counter-forces arrive in any thread order).
+TEST(PotentialOnDemandState, UnderTheMutualNearFieldTheWalkAgainIsThePlainOne) {
+  sim::SimParams p = params(sim::TimeStepping::Shared);
+  p.p2p = sim::P2pMode::Mutual;
+  const Particles start = sim::buildScenario(sim::builtinScenario("merger"), 2000, 9);
+  Simulation every(sim::makeCpuBackend(), start, p);
+  Simulation onDemand(sim::makeCpuBackend(), start, p);
+  onDemand.setPotentialOnDemand(true);
+  every.advance(2);
+  onDemand.advance(2);
+  ASSERT_TRUE(onDemand.computePotentialsNow());
+  const std::unordered_map<std::uint32_t, float> a = potentialsById(every.particles());
+  const std::unordered_map<std::uint32_t, float> b = potentialsById(onDemand.particles());
+  ASSERT_EQ(a.size(), b.size());
+  double worst = 0.0;
+  for (const auto& [id, w] : a) {
+    worst = std::max(worst, std::fabs(double(w) - b.at(id)) / std::fabs(double(w)));
   }
+  std::printf("largest relative difference of a potential: %.2e\n", worst);
+  EXPECT_LT(worst, 1e-5);
 }
 
 }  // namespace

@@ -138,7 +138,11 @@ SimSession::Advance SimSession::step() {
 SimSession::Frame SimSession::frame(const FrameBudget& budget, bool singleStep) {
   Frame f;
   if (singleStep) m_paused = true;
-  if (m_halted || (m_paused && !singleStep)) return f;
+  if (m_halted) return f;
+  if (m_paused && !singleStep) {
+    samplePausedState();
+    return f;
+  }
   if (singleStep) m_sim->requestPotential();  // the window samples after it
   try {
     f.advance = singleStep ? step() : advance(budget);
@@ -172,11 +176,10 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
     return false;
   }
   // The potentials are current where every step ends (sim::evaluatesPotential) and, on demand,
-  // only where asked for. A paused state at a step end walks its last evaluation again for them
-  // (no frame will step). A sample due elsewhere asks for them and waits for the next step end,
+  // only where asked for. A sample due elsewhere asks for them and waits for the next step end,
   // which the next frames' substeps reach (takeDueSample): cheaper than a second walk; a forced
-  // one is taken now but kept off the plot (and taken again there).
-  if (!current() && m_paused) m_sim->computePotentialsNow();
+  // one is taken now but kept off the plot (and taken again there). A paused session samples in
+  // frame() (samplePausedState).
   if (!current()) {
     m_sim->requestPotential();
     m_sampleDue = true;
@@ -194,6 +197,11 @@ void SimSession::takeSample(Clock::time_point now) {
     m_history.push({m_diagnostics.time, (m_diagnostics.total() - m_e0) / std::abs(m_e0),
                     magnitude(m_diagnostics.momentum)});
   }
+}
+
+void SimSession::samplePausedState() {
+  if (current() || !m_sim->synchronized()) return;
+  if (m_sim->computePotentialsNow()) takeSample(Clock::now());
 }
 
 void SimSession::takeDueSample() {

@@ -73,9 +73,11 @@ class SimSession {
   /// A halted session stays paused until it is rebuilt.
   void setPaused(bool paused) { m_paused = paused || m_halted; }
   bool halted() const { return m_halted; }
-  /// One frame of the window: nothing while paused or halted; one substep for a single step
-  /// (which pauses); else the budget. A non-finite state halts and pauses the session, and
-  /// `notice` names the particles; nothing throws.
+  /// One frame of the window: nothing while halted; while paused no step, but a state at a step
+  /// end whose potentials went stale (on demand) is sampled once, its last evaluation walked
+  /// again for them; one substep for a single step (which pauses); else the budget. A
+  /// non-finite state halts and pauses the session, and `notice` names the particles; nothing
+  /// throws.
   struct Frame {
     bool stepped = false;  ///< the simulation ran this frame (not paused, not halted)
     Advance advance;
@@ -106,7 +108,8 @@ class SimSession {
   /// last sample, or when forced. Samples go to the plot's history only where every particle's
   /// step has ended and the potentials are current: one due elsewhere (in the middle of a block
   /// step, or on demand where the last step computed none) asks for the potentials and is taken
-  /// by the first substep that ends every step with them. Returns whether it sampled now.
+  /// by the first substep that ends every step with them (a paused session samples in frame()).
+  /// Returns whether it sampled now.
   /// Copies the particles to the host: not every frame at large N.
   bool sampleDiagnostics(double intervalSeconds, bool force = false);
   const sim::Diagnostics& diagnostics() const { return m_diagnostics; }
@@ -143,6 +146,9 @@ class SimSession {
   bool m_sampleDue = false;  // a sample waits for a step end with the potentials
   void takeSample(std::chrono::steady_clock::time_point now);
   void takeDueSample();
+  /// Paused at a step end with stale potentials: they are made now (no frame will step to them)
+  /// and the state sampled, once.
+  void samplePausedState();
   /// Every step has ended and the potentials are those of this time: a sample for the plot.
   bool current() const;
 };

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <stdexcept>
 
 #include "sim/common/gravity.h"
 #include "sim/cpu/cpu_stages.h"
@@ -59,6 +60,9 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
                               const std::vector<std::uint8_t>& active, const WalkSettings& s,
                               WalkMode mode, std::vector<Vec4>& accPot,
                               std::vector<std::uint32_t>* work) {
+  if (mode == WalkMode::Potential && !s.potential) {
+    throw std::invalid_argument("walkSources: the potential alone needs it computed");
+  }
   const float eps2 = s.softening * s.softening;
   std::uint64_t cellCount = 0, particleCount = 0, targets = 0, expandedCount = 0;
   if (t.cellCount() == 0) return {};

@@ -151,8 +151,9 @@ class CudaBackend final : public Backend,
     m_counters.reserve(1);
     // Untimed and uncounted: the evaluation's profile stays as it was. Its counters are read at
     // once, for their stack-overflow check.
-    launchWalk(localSources(), m_groups, m_p, s, WalkOutput{false, nullptr, true},
-               m_counters.data(), m_device, m_stream);
+    WalkOutput out;
+    out.potentialOnly = true;
+    launchWalk(localSources(), m_groups, m_p, s, out, m_counters.data(), m_device, m_stream);
     synchronize(m_stream);
     (void)downloadCounters(m_counters.data());
     return true;

@@ -68,7 +68,7 @@ struct BuildWorkspace {
   /// level (a first build, or a tree deeper than the tuned levels); empty until used.
   std::shared_ptr<TreeLevelGraph> treeGraphs[2];
   /// Levels the last build's last attempt launched (kMaxLevel: a first build, or one deeper
-  /// than the tuned levels, built again).
+  /// than the tuned levels, built again); read by tests.
   int treeLevels = 0;
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles

@@ -312,8 +312,9 @@ void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels,
   BHVIZ_CUDA_CHECK(cudaGraphLaunch(slot->exec, stream));
 }
 
-/// One attempt at the build; returns the level table (levelBegin[0..22], overflow flag; the
-/// entries past levels + 1 are not written).
+/// One attempt at the build; returns the level table (levelBegin[0..22], overflow flag). The
+/// entries past levels + 1 keep the root kernel's 1s: where level `levels` is empty (launchTree's
+/// check) the table still ends at the first entry that does not grow.
 std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels,
                                        DeviceTree& tree, Stream stream) {
   launchLevelsGraph(ws, n, nLeaf, levels, tree, stream);
@@ -330,7 +331,7 @@ std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nL
 /// graph's count is kept while it lies within [depth + 2, depth + 4] (a depth that falls by one
 /// or two and comes back captures nothing; one that rises captures again).
 int levelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree) {
-  const int depth = tree.depth();  // levels of the last tree (0: none yet)
+  const int depth = tree.depth();  // levels of the last tree (-1: none yet)
   if (depth <= 0) return kMaxLevel;
   const std::shared_ptr<TreeLevelGraph>& tuned = ws.treeGraphs[0];
   if (tuned && tuned->key.levels >= depth + 2 && tuned->key.levels <= depth + 4) {
