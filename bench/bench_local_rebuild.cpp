@@ -14,7 +14,9 @@
 //            the keys (outside C the last tree's, so its cells are as they were); moments of the
 //            drifted positions. A GPU port would build C's subtree alone and splice it in;
 //   local+k  the same for each cell k levels below C that holds targets, alone (a cover of the
-//            targets by smaller cells: C is the root where a cusp straddles the frame's centre).
+//            targets by smaller cells: C is the root where a cusp straddles the frame's centre);
+//   adaptive f  from C down, a cell holding targets is split into its children while its targets
+//            are less than f of its particles: each cell where that stops, alone.
 // Printed for each: interactions per target, the walk's wall time (CPU, OpenMP) and the force
 // error of the targets against direct summation (a sample).
 //
@@ -203,6 +205,40 @@ int main(int argc, char** argv) {
           holds = targetById[cover.s.p.id[i]] != 0;
         }
         if (!holds) continue;
+        rekeyCell(cover.s, cell, p.curve);
+        ++cover.cells;
+        cover.particles += t.count[cell];
+      }
+      cover.s.tree = cpu::buildTree(cover.s.keys, t.frame, p.nLeaf);
+      covers.push_back(std::move(cover));
+    }
+    // adaptive f: from C down, a cell holding targets is split into its children while its
+    // targets are less than f of its particles; the cells where that stops are the cover.
+    for (const double f : {0.5, 0.25, 0.1}) {
+      char name[32];
+      std::snprintf(name, sizeof name, "adaptive %.2g", f);
+      Cover cover{name, refit};
+      const Tree& t = cover.s.tree;
+      const auto targetsIn = [&](std::uint32_t cell) {
+        std::size_t k = 0;
+        for (std::uint32_t i = t.first[cell]; i < t.first[cell] + t.count[cell]; ++i) {
+          k += targetById[cover.s.p.id[i]];
+        }
+        return k;
+      };
+      std::vector<std::uint32_t> stack = {c}, chosen;
+      while (!stack.empty()) {
+        const std::uint32_t cell = stack.back();
+        stack.pop_back();
+        const std::size_t k = targetsIn(cell);
+        if (k == 0) continue;
+        if (t.childCount[cell] > 0 && double(k) < f * double(t.count[cell])) {
+          for (std::uint32_t j = 0; j < t.childCount[cell]; ++j) stack.push_back(t.child[cell] + j);
+        } else {
+          chosen.push_back(cell);
+        }
+      }
+      for (const std::uint32_t cell : chosen) {
         rekeyCell(cover.s, cell, p.curve);
         ++cover.cells;
         cover.particles += t.count[cell];
