@@ -10,13 +10,14 @@
 //   refit    the last tree's order and topology, moments of the drifted positions;
 //   local    the smallest cell C of the last tree holding every target has its particles'
 //            keys made again from the drifted positions (clamped into C's cube, so that they
-//            stay in C's key range), sorted within C's range; the topology is built again from
-//            the keys (outside C the last tree's, so its cells are as they were); moments of the
-//            drifted positions. A GPU port would build C's subtree alone and splice it in;
+//            stay in C's key range) and sorted within C's range (cpu::rekeyCells); C's subtree
+//            is built again and spliced into the last tree (cpu::spliceSubtrees, the topology a
+//            whole build of the keys gives); moments of the drifted positions;
 //   local+k  the same for each cell k levels below C that holds targets, alone (a cover of the
 //            targets by smaller cells: C is the root where a cusp straddles the frame's centre);
 //   adaptive f  from C down, a cell holding targets is split into its children while its targets
-//            are less than f of its particles: each cell where that stops, alone.
+//            are less than f of its particles: each cell where that stops, alone
+//            (cpu::coverTargets).
 // Printed for each: interactions per target, the walk's wall time (CPU, OpenMP) and the force
 // error of the targets against direct summation (a sample).
 //
@@ -58,53 +59,6 @@ Sorted sortAndBuild(Particles p, Curve curve, int nLeaf, const KeyFrame* frame =
   s.p = std::move(p);
   s.tree = cpu::buildTree(s.keys, f, nLeaf);
   return s;
-}
-
-/// The deepest cells of `t` each holding all of the index range [lo, hi]: the root's chain down.
-std::uint32_t smallestCellHolding(const Tree& t, std::uint32_t lo, std::uint32_t hi) {
-  std::uint32_t c = 0;
-  for (;;) {
-    bool down = false;
-    for (std::uint32_t k = 0; k < t.childCount[c]; ++k) {
-      const std::uint32_t ch = t.child[c] + k;
-      if (t.first[ch] <= lo && hi < t.first[ch] + t.count[ch]) {
-        c = ch;
-        down = true;
-        break;
-      }
-    }
-    if (!down) return c;
-  }
-}
-
-/// New keys for the particles of cell c (their current positions clamped into c's cube), sorted
-/// within c's range; the particles follow.
-void rekeyCell(Sorted& s, std::uint32_t c, Curve curve) {
-  const Tree& t = s.tree;
-  const int level = t.level[c];
-  const std::uint32_t first = t.first[c], count = t.count[c];
-  const int shift = kKeyBitsPerAxis - level;
-  // The cube's integer coordinates: those of its first key's point, low bits cleared.
-  const KeyCoords q0 = decodeKey(curve, s.keys[first]);
-  const auto lowOf = [&](std::uint32_t v) { return shift >= 32 ? 0u : (v >> shift) << shift; };
-  const std::uint32_t span = shift >= 32 ? 0xffffffffu : (1u << shift) - 1u;
-  const KeyCoords lo{lowOf(q0.x), lowOf(q0.y), lowOf(q0.z)};
-  std::vector<std::uint64_t> keys(count);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    KeyCoords q = quantize(xyz(s.p.posMass[first + i]), t.frame);
-    q.x = std::clamp(q.x, lo.x, lo.x + span);
-    q.y = std::clamp(q.y, lo.y, lo.y + span);
-    q.z = std::clamp(q.z, lo.z, lo.z + span);
-    keys[i] = encodeKey(curve, q);
-  }
-  const std::vector<std::uint32_t> local = cpu::sortOrder(keys);
-  std::vector<std::uint32_t> order(s.p.size());
-  std::iota(order.begin(), order.end(), 0u);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    order[first + i] = first + local[i];
-    s.keys[first + i] = keys[local[i]];
-  }
-  cpu::reorder(s.p, order);
 }
 
 struct Result {
@@ -176,78 +130,47 @@ int main(int argc, char** argv) {
     cpu::drift(drifted, dt);
 
     Sorted rebuilt = sortAndBuild(drifted, p.curve, p.nLeaf);
-    Sorted refit{drifted, before.keys, before.tree};
-    Sorted local = refit;
-    std::uint32_t lo = 0xffffffffu, hi = 0;
-    for (std::uint32_t i = 0; i < local.p.size(); ++i) {
-      if (targetById[local.p.id[i]]) lo = std::min(lo, i), hi = std::max(hi, i);
-    }
-    const std::uint32_t c = smallestCellHolding(local.tree, lo, hi);
-    rekeyCell(local, c, p.curve);
-    const std::uint32_t cellParticles = local.tree.count[c];
-    local.tree = cpu::buildTree(local.keys, local.tree.frame, p.nLeaf);
-    // local+k: the cells k levels below C that hold targets, each alone (a cover of the targets
-    // by smaller cells: fewer particles sorted again, but none may cross into a sibling).
+    const Sorted refit{drifted, before.keys, before.tree};
+    std::vector<std::uint8_t> active(refit.p.size());
+    for (std::size_t i = 0; i < refit.p.size(); ++i) active[i] = targetById[refit.p.id[i]];
+    // A cover's particles keyed and sorted again, its subtrees spliced in (sim/cpu/local_rebuild).
     struct Cover {
       std::string name;
       Sorted s;
       std::size_t cells = 0, particles = 0;
     };
+    const auto rebuiltAround = [&](std::string name, const std::vector<std::uint32_t>& cells) {
+      Cover cover{std::move(name), refit, cells.size()};
+      cpu::rekeyCells(refit.tree, cells, p.curve, cover.s.p, cover.s.keys);
+      cover.s.tree = cpu::spliceSubtrees(refit.tree, cover.s.keys, cells, p.nLeaf);
+      for (const std::uint32_t c : cells) cover.particles += refit.tree.count[c];
+      return cover;
+    };
     std::vector<Cover> covers;
-    for (int k = 1; k <= 3; ++k) {
-      Cover cover{"local+" + std::to_string(k), refit};
-      const Tree& t = cover.s.tree;
-      const int level = int(t.level[c]) + k;
+    // local: the smallest cell holding every target (where the share rule at 0 stops).
+    const std::vector<std::uint32_t> enclosing = cpu::coverTargets(refit.tree, active, 0.0);
+    covers.push_back(rebuiltAround("local", enclosing));
+    // local+k: the cells k levels below it that hold targets, each alone.
+    const Tree& t = refit.tree;
+    for (int k = 1; k <= 3 && enclosing.size() == 1; ++k) {
+      const int level = int(t.level[enclosing[0]]) + k;
       if (level >= t.depth()) break;
+      std::vector<std::uint32_t> cells;
       for (std::uint32_t cell = t.levelBegin[level]; cell < t.levelBegin[level + 1]; ++cell) {
-        bool holds = false;
-        for (std::uint32_t i = t.first[cell]; i < t.first[cell] + t.count[cell] && !holds; ++i) {
-          holds = targetById[cover.s.p.id[i]] != 0;
+        const auto b = active.begin() + t.first[cell];
+        if (std::find(b, b + t.count[cell], std::uint8_t{1}) != b + t.count[cell]) {
+          cells.push_back(cell);
         }
-        if (!holds) continue;
-        rekeyCell(cover.s, cell, p.curve);
-        ++cover.cells;
-        cover.particles += t.count[cell];
       }
-      cover.s.tree = cpu::buildTree(cover.s.keys, t.frame, p.nLeaf);
-      covers.push_back(std::move(cover));
+      covers.push_back(rebuiltAround("local+" + std::to_string(k), cells));
     }
-    // adaptive f: from C down, a cell holding targets is split into its children while its
-    // targets are less than f of its particles; the cells where that stops are the cover.
+    // adaptive f: cpu::coverTargets's rule.
     for (const double f : {0.5, 0.25, 0.1}) {
       char name[32];
       std::snprintf(name, sizeof name, "adaptive %.2g", f);
-      Cover cover{name, refit};
-      const Tree& t = cover.s.tree;
-      const auto targetsIn = [&](std::uint32_t cell) {
-        std::size_t k = 0;
-        for (std::uint32_t i = t.first[cell]; i < t.first[cell] + t.count[cell]; ++i) {
-          k += targetById[cover.s.p.id[i]];
-        }
-        return k;
-      };
-      std::vector<std::uint32_t> stack = {c}, chosen;
-      while (!stack.empty()) {
-        const std::uint32_t cell = stack.back();
-        stack.pop_back();
-        const std::size_t k = targetsIn(cell);
-        if (k == 0) continue;
-        if (t.childCount[cell] > 0 && double(k) < f * double(t.count[cell])) {
-          for (std::uint32_t j = 0; j < t.childCount[cell]; ++j) stack.push_back(t.child[cell] + j);
-        } else {
-          chosen.push_back(cell);
-        }
-      }
-      for (const std::uint32_t cell : chosen) {
-        rekeyCell(cover.s, cell, p.curve);
-        ++cover.cells;
-        cover.particles += t.count[cell];
-      }
-      cover.s.tree = cpu::buildTree(cover.s.keys, t.frame, p.nLeaf);
-      covers.push_back(std::move(cover));
+      covers.push_back(rebuiltAround(name, cpu::coverTargets(t, active, f)));
     }
-    std::printf("local: C at level %d, %u particles (%.1f %% of N)\n", int(before.tree.level[c]),
-                cellParticles, 100.0 * cellParticles / double(n));
+    std::printf("the smallest cell holding every target: level %d\n", int(t.level[enclosing[0]]));
     for (const Cover& cover : covers) {
       std::printf("%s: %zu cells, %zu particles (%.1f %% of N)\n", cover.name.c_str(), cover.cells,
                   cover.particles, 100.0 * double(cover.particles) / double(n));
@@ -255,8 +178,8 @@ int main(int argc, char** argv) {
 
     std::printf("| tree | interactions / target | walk ms | error median | error p99 |\n");
     std::printf("|---|---:|---:|---:|---:|\n");
-    std::vector<std::pair<std::string, const Sorted*>> trees = {
-        {"rebuilt", &rebuilt}, {"refit", &refit}, {"local", &local}};
+    std::vector<std::pair<std::string, const Sorted*>> trees = {{"rebuilt", &rebuilt},
+                                                                {"refit", &refit}};
     for (const Cover& cover : covers) trees.emplace_back(cover.name, &cover.s);
     for (const auto& [name, s] : trees) {
       walkTargets(*s, targetById, p, sampleIds, p.softening);  // warm-up

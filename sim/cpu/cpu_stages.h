@@ -51,6 +51,30 @@ void reorder(Particles& p, const std::vector<std::uint32_t>& order);
 /// level; the moment arrays are sized but not filled.
 Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& frame, int nLeaf);
 
+// ---- a tree rebuilt around the targets (local_rebuild.cpp)
+// ---------------------------------------
+
+/// The cells that cover the active particles (key order, disjoint): from the smallest cell
+/// holding every one of them down, a cell holding active particles is split into its children
+/// while they are fewer than `share` of its particles (docs/BENCHMARKS.md, "A tree rebuilt
+/// around the targets": 0.25).
+std::vector<std::uint32_t> coverTargets(const Tree& t, const std::vector<std::uint8_t>& active,
+                                        double share);
+
+/// New keys for the particles of each of `cells` (disjoint cells of `t`, whose keys `keys` holds
+/// in key order) from their current positions, clamped into the cell's cube so that they stay
+/// in its key range; each range sorted again (stably), the particles following their keys.
+void rekeyCells(const Tree& t, const std::vector<std::uint32_t>& cells, Curve curve, Particles& p,
+                std::vector<std::uint64_t>& keys);
+
+/// `old` with the subtrees of `cells` (disjoint cells of it) built again from `keys`, which
+/// equal the keys `old` was built from outside those cells' ranges (rekeyCells): the topology
+/// buildTree(keys, old.frame, nLeaf) gives, made from the covered subtrees alone and the kept
+/// cells (a cell's descendants are one run of each level: each run is replaced by the new
+/// subtree's cells of that level; the cells after it shift, and so do the links to them).
+Tree spliceSubtrees(const Tree& old, const std::vector<std::uint64_t>& keys,
+                    const std::vector<std::uint32_t>& cells, int nLeaf);
+
 /// Masses, centres of mass, second moments, tight boxes, bmax and opening values, bottom-up.
 /// With `domains` (a distributed run's cuts, in the tree's frame), a cell whose cube several
 /// domains meet is one part of it: its opening value takes its share (paramOfParts).

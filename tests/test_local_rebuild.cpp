@@ -1,0 +1,206 @@
+// A tree rebuilt around the targets (sim/cpu/local_rebuild.cpp): the cells covering the targets
+// have their particles keyed and sorted again and their subtrees spliced into the last tree.
+// The spliced tree must be exactly the tree a whole build of the same keys gives, for covers at
+// every depth (the root, leaves, cells whose new subtree is deeper or shallower than the old
+// one), on fresh random inputs (BHVIZ_TEST_SEED repeats a run).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "scenes.h"
+#include "sim/cpu/cpu_stages.h"
+#include "sim/ic/initial_conditions.h"
+#include "sim/rng.h"
+
+namespace bhviz::test {
+namespace {
+
+using sim::Particles;
+using sim::Tree;
+
+/// A state in key order, its sorted keys and the tree of them.
+struct Sorted {
+  Particles p;
+  std::vector<std::uint64_t> keys;
+  Tree tree;
+};
+
+Sorted sortAndBuild(Particles p, int nLeaf) {
+  const sim::KeyFrame f = sim::keyFrameFor(sim::cpu::boundingBox(p.posMass));
+  const std::vector<std::uint64_t> keys = sim::cpu::computeKeys(p.posMass, f, sim::Curve::Hilbert);
+  const std::vector<std::uint32_t> order = sim::cpu::sortOrder(keys);
+  sim::cpu::reorder(p, order);
+  Sorted s;
+  s.keys.resize(keys.size());
+  for (std::size_t k = 0; k < order.size(); ++k) s.keys[k] = keys[order[k]];
+  s.p = std::move(p);
+  s.tree = sim::cpu::buildTree(s.keys, f, nLeaf);
+  return s;
+}
+
+void expectSameTopology(const Tree& a, const Tree& b) {
+  EXPECT_EQ(a.levelBegin, b.levelBegin);
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.child, b.child);
+  EXPECT_EQ(a.childCount, b.childCount);
+  EXPECT_EQ(a.level, b.level);
+  EXPECT_EQ(a.comMass.size(), b.cellCount());
+}
+
+/// Moves the particles of the active set by up to `reach` in each axis (they may leave their
+/// cells), as a cusp's particles do over one substep.
+void moveActive(Particles& p, const std::vector<std::uint8_t>& active, float reach,
+                std::uint64_t seed) {
+  sim::Rng rng(seed);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!active[i]) continue;
+    p.posMass[i].x += float(rng.uniform(-reach, reach));
+    p.posMass[i].y += float(rng.uniform(-reach, reach));
+    p.posMass[i].z += float(rng.uniform(-reach, reach));
+  }
+}
+
+struct Case {
+  const char* scene;
+  int nLeaf;
+  double activeShare;  // of the particles near the densest point
+  float reach;
+  double coverShare;  // coverTargets' share
+};
+
+class LocalRebuild : public ::testing::TestWithParam<Case> {};
+
+std::string caseName(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  char s[96];
+  std::snprintf(s, sizeof s, "%s_leaf%d_active%03d_reach%03d_share%03d", c.scene, c.nLeaf,
+                int(c.activeShare * 1000), int(c.reach * 1000), int(c.coverShare * 100));
+  return s;
+}
+
+}  // namespace
+
+TEST_P(LocalRebuild, TheSplicedTreeIsTheWholeBuildOfTheSameKeys) {
+  const Case& c = GetParam();
+  const std::uint64_t seed = testSeed("test_local_rebuild") + std::uint64_t(c.nLeaf) * 7919u +
+                             std::uint64_t(c.activeShare * 1e4) + std::uint64_t(c.reach * 1e5);
+  const std::size_t n = 20000;
+  const Particles start =
+      std::string(c.scene) == "plummer" ? sim::makePlummer(n, seed) : clusteredParticles(n, seed);
+  Sorted s = sortAndBuild(start, c.nLeaf);
+
+  // The active particles: those nearest some particle's position (a cusp), in key order.
+  sim::Rng rng(seed + 1);
+  const sim::Vec4 centre = s.p.posMass[rng.next() % n];
+  std::vector<std::pair<float, std::uint32_t>> byDistance(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const sim::Vec4 x = s.p.posMass[i];
+    const float dx = x.x - centre.x, dy = x.y - centre.y, dz = x.z - centre.z;
+    byDistance[i] = {dx * dx + dy * dy + dz * dz, i};
+  }
+  std::sort(byDistance.begin(), byDistance.end());
+  std::vector<std::uint8_t> active(n, 0);
+  for (std::size_t k = 0; k < std::size_t(c.activeShare * n); ++k) active[byDistance[k].second] = 1;
+
+  const std::vector<std::uint32_t> cover = sim::cpu::coverTargets(s.tree, active, c.coverShare);
+  ASSERT_FALSE(cover.empty());
+  // The cover: disjoint cells in key order holding every active particle.
+  std::vector<std::uint8_t> covered(n, 0);
+  std::uint32_t end = 0;
+  for (const std::uint32_t cell : cover) {
+    EXPECT_GE(s.tree.first[cell], end) << "cells overlap or are out of key order";
+    end = s.tree.first[cell] + s.tree.count[cell];
+    for (std::uint32_t i = s.tree.first[cell]; i < end; ++i) covered[i] = 1;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (active[i]) {
+      ASSERT_TRUE(covered[i]) << "an active particle outside the cover";
+    }
+  }
+
+  moveActive(s.p, active, c.reach, seed + 2);
+  std::vector<std::uint64_t> keys = s.keys;
+  Particles moved = s.p;
+  sim::cpu::rekeyCells(s.tree, cover, sim::Curve::Hilbert, moved, keys);
+  // Still sorted, outside the cover unchanged, and each particle's key is its position's where
+  // it stayed in its cell's cube.
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  std::size_t rekeyed = 0, inCube = 0;
+  const std::vector<std::uint64_t> fromPositions =
+      sim::cpu::computeKeys(moved.posMass, s.tree.frame, sim::Curve::Hilbert);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!covered[i]) {
+      ASSERT_EQ(keys[i], s.keys[i]);
+      ASSERT_EQ(moved.id[i], s.p.id[i]);
+      continue;
+    }
+    ++rekeyed;
+    inCube += keys[i] == fromPositions[i];
+  }
+  std::printf(
+      "  %zu cells cover %zu particles; %zu keys are their positions' (the rest left "
+      "their cell's cube)\n",
+      cover.size(), rekeyed, inCube);
+  EXPECT_GT(inCube, rekeyed / 2);
+
+  const Tree whole = sim::cpu::buildTree(keys, s.tree.frame, c.nLeaf);
+  const Tree spliced = sim::cpu::spliceSubtrees(s.tree, keys, cover, c.nLeaf);
+  expectSameTopology(spliced, whole);
+  RecordProperty("cells", int(whole.cellCount()));
+  RecordProperty("depth old/new",
+                 std::to_string(s.tree.depth()) + "/" + std::to_string(whole.depth()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Covers, LocalRebuild,
+    ::testing::Values(Case{"plummer", 16, 0.05, 0.02f, 0.25}, Case{"plummer", 16, 0.05, 0.2f, 0.25},
+                      Case{"plummer", 4, 0.02, 0.05f, 0.5}, Case{"plummer", 64, 0.3, 0.1f, 0.1},
+                      Case{"plummer", 16, 1.0, 0.05f, 0.25},     // the root
+                      Case{"plummer", 16, 0.0005, 0.01f, 1.0},   // leaves
+                      Case{"clustered", 1, 0.05, 0.001f, 0.25},  // duplicates: the deepest level
+                      Case{"clustered", 8, 0.1, 0.5f, 0.25}, Case{"clustered", 2, 0.6, 0.02f, 0.9}),
+    caseName);
+
+// A subtree that grows deeper than the old tree and one that collapses: a cell's particles
+// gathered onto one point (its subtree then reaches the deepest level) and spread over its cube.
+TEST(LocalRebuildDepth, SubtreesDeeperAndShallowerThanBefore) {
+  for (const bool gather : {true, false}) {
+    SCOPED_TRACE(gather ? "gathered: deeper" : "spread: shallower");
+    Sorted s = sortAndBuild(sim::makePlummer(5000, testSeed("test_local_rebuild") + 9), 8);
+    // The deepest non-root leaf's parent: a cell with a deep, thin subtree.
+    std::uint32_t cell = 0;
+    for (std::uint32_t c = 1; c < s.tree.cellCount(); ++c) {
+      if (s.tree.level[c] == 3 && s.tree.childCount[c] > 0 && s.tree.count[c] > 40) cell = c;
+    }
+    ASSERT_NE(cell, 0u);
+    const sim::Box cube = [&] {
+      const sim::KeyCoords q = sim::decodeKey(sim::Curve::Hilbert, s.keys[s.tree.first[cell]]);
+      return sim::cellCube(q, s.tree.level[cell], s.tree.frame);
+    }();
+    sim::Rng rng(11);
+    for (std::uint32_t i = s.tree.first[cell]; i < s.tree.first[cell] + s.tree.count[cell]; ++i) {
+      sim::Vec4& x = s.p.posMass[i];
+      if (gather) {
+        x.x = 0.5f * (cube.lo.x + cube.hi.x), x.y = 0.5f * (cube.lo.y + cube.hi.y);
+        x.z = 0.5f * (cube.lo.z + cube.hi.z);
+      } else {
+        x.x = float(rng.uniform(cube.lo.x, cube.hi.x)),
+        x.y = float(rng.uniform(cube.lo.y, cube.hi.y));
+        x.z = float(rng.uniform(cube.lo.z, cube.hi.z));
+      }
+    }
+    std::vector<std::uint64_t> keys = s.keys;
+    sim::cpu::rekeyCells(s.tree, {cell}, sim::Curve::Hilbert, s.p, keys);
+    const Tree whole = sim::cpu::buildTree(keys, s.tree.frame, 8);
+    if (gather) {
+      EXPECT_GT(whole.depth(), s.tree.depth());
+    }
+    expectSameTopology(sim::cpu::spliceSubtrees(s.tree, keys, {cell}, 8), whole);
+  }
+}
+
+}  // namespace bhviz::test
