@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,19 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"clustered", 1, 0.05, 0.001f, 0.25},  // duplicates: the deepest level
                       Case{"clustered", 8, 0.1, 0.5f, 0.25}, Case{"clustered", 2, 0.6, 0.02f, 0.9}),
     caseName);
+
+// A cover must be disjoint cells: a cell and its child, or one cell twice, are refused.
+TEST(LocalRebuildCover, OverlappingCellsAreRefused) {
+  const Sorted s = sortAndBuild(sim::makePlummer(2000, 3), 8);
+  ASSERT_GT(s.tree.childCount[0], 0);
+  const std::uint32_t child = s.tree.child[0];
+  EXPECT_THROW(sim::cpu::spliceSubtrees(s.tree, s.keys, {0, child}, 8), std::invalid_argument);
+  EXPECT_THROW(sim::cpu::spliceSubtrees(s.tree, s.keys, {child, child}, 8), std::invalid_argument);
+  EXPECT_THROW(sim::cpu::spliceSubtrees(s.tree, s.keys, {std::uint32_t(s.tree.cellCount())}, 8),
+               std::out_of_range);
+  // Unchanged keys: the spliced tree is the old one.
+  expectSameTopology(sim::cpu::spliceSubtrees(s.tree, s.keys, {child}, 8), s.tree);
+}
 
 // A subtree that grows deeper than the old tree and one that collapses: a cell's particles
 // gathered onto one point (its subtree then reaches the deepest level) and spread over its cube.

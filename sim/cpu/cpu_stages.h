@@ -3,6 +3,7 @@
 // its own and the CUDA backend's twins can be compared with them stage by stage. Each stage is
 // defined in the file of its name (sim/profile.h's names), as its twin in sim/cuda/ is.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -45,6 +46,21 @@ std::vector<std::uint32_t> sortOrder(const std::vector<std::uint64_t>& keys);
 void reorder(Particles& p, const std::vector<std::uint32_t>& order);
 
 // ---- tree (tree_build.cpp), moments (moments.cpp) -----------------------------------------------
+
+/// The children of the cell at `level` holding sorted keys [first, first + count): f(first,
+/// count) for each run of keys sharing their digit at level + 1, in key order.
+template <typename F>
+void forEachChildRun(const std::vector<std::uint64_t>& keys, std::uint32_t first,
+                     std::uint32_t count, int level, F&& f) {
+  const auto begin = keys.begin() + first, end = begin + count;
+  for (auto lo = begin; lo != end;) {
+    const unsigned digit = keyDigit(*lo, level + 1);
+    const auto hi = std::partition_point(
+        lo, end, [&](std::uint64_t k) { return keyDigit(k, level + 1) == digit; });
+    f(static_cast<std::uint32_t>(lo - keys.begin()), static_cast<std::uint32_t>(hi - lo));
+    lo = hi;
+  }
+}
 
 /// Octree topology from sorted keys: a cell is split while it holds more than nLeaf particles
 /// (and is above the deepest level). Fills frame, levelBegin, first, count, child, childCount,

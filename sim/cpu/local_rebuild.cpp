@@ -99,18 +99,13 @@ std::vector<SubtreeLevel> buildSubtree(const std::vector<std::uint64_t>& keys, s
     for (std::size_t c = 0; c < here.first.size(); ++c) {
       if (here.count[c] <= static_cast<std::uint32_t>(nLeaf)) continue;
       here.child[c] = static_cast<std::uint32_t>(next.first.size());
-      const auto begin = keys.begin() + here.first[c], end = begin + here.count[c];
-      for (auto lo = begin; lo != end;) {
-        const unsigned digit = keyDigit(*lo, L + 1);
-        const auto hi = std::partition_point(
-            lo, end, [&](std::uint64_t k) { return keyDigit(k, L + 1) == digit; });
-        next.first.push_back(static_cast<std::uint32_t>(lo - keys.begin()));
-        next.count.push_back(static_cast<std::uint32_t>(hi - lo));
+      forEachChildRun(keys, here.first[c], here.count[c], L, [&](std::uint32_t f, std::uint32_t n) {
+        next.first.push_back(f);
+        next.count.push_back(n);
         next.child.push_back(0);
         next.childCount.push_back(0);
         ++here.childCount[c];
-        lo = hi;
-      }
+      });
     }
     if (next.first.empty()) break;
     levels.push_back(std::move(next));
@@ -177,6 +172,13 @@ Tree spliceSubtrees(const Tree& old, const std::vector<std::uint64_t>& keys,
   std::sort(covered.begin(), covered.end(), [&](const Covered& a, const Covered& b) {
     return old.first[a.cell] < old.first[b.cell];
   });
+  for (std::size_t v = 1; v < covered.size(); ++v) {
+    const std::uint32_t a = covered[v - 1].cell, b = covered[v].cell;
+    if (old.first[a] + old.count[a] > old.first[b]) {
+      throw std::invalid_argument("spliceSubtrees: cells " + std::to_string(a) + " and " +
+                                  std::to_string(b) + " overlap");
+    }
+  }
 
   Tree t;
   t.frame = old.frame;

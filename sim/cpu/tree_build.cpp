@@ -23,20 +23,12 @@ Tree buildTree(const std::vector<std::uint64_t>& keys, const KeyFrame& frame, in
     const std::uint32_t begin = t.levelBegin[level], end = t.levelBegin[level + 1];
     for (std::uint32_t c = begin; c < end; ++c) {
       if (t.count[c] <= static_cast<std::uint32_t>(nLeaf)) continue;
-      const auto cellBegin = keys.begin() + t.first[c];
-      const auto cellEnd = cellBegin + t.count[c];
       t.child[c] = static_cast<std::uint32_t>(t.first.size());
-      auto lo = cellBegin;
-      while (lo != cellEnd) {
-        // The keys of one child share their digit at level+1; the run ends where it changes.
-        const unsigned digit = keyDigit(*lo, level + 1);
-        const auto hi = std::partition_point(
-            lo, cellEnd, [&](std::uint64_t k) { return keyDigit(k, level + 1) == digit; });
-        addCell(static_cast<std::uint32_t>(lo - keys.begin()), static_cast<std::uint32_t>(hi - lo),
-                level + 1);
+      // The keys of one child share their digit at level+1; the run ends where it changes.
+      forEachChildRun(keys, t.first[c], t.count[c], level, [&](std::uint32_t f, std::uint32_t n) {
+        addCell(f, n, level + 1);
         ++t.childCount[c];
-        lo = hi;
-      }
+      });
     }
     if (t.first.size() == end) break;  // no cell of this level was split
     t.levelBegin.push_back(static_cast<std::uint32_t>(t.first.size()));
