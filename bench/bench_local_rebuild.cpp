@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <exception>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
     std::vector<Cover> covers;
     // local: the smallest cell holding every target (where the share rule at 0 stops).
     const std::vector<std::uint32_t> enclosing = cpu::coverTargets(refit.tree, active, 0.0);
+    if (enclosing.empty()) throw std::runtime_error("no particle in the deepest bin");
     covers.push_back(rebuiltAround("local", enclosing));
     // local+k: the cells k levels below it that hold targets, each alone.
     const Tree& t = refit.tree;

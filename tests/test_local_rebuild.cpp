@@ -1,8 +1,9 @@
 // A tree rebuilt around the targets (sim/cpu/local_rebuild.cpp): the cells covering the targets
 // have their particles keyed and sorted again and their subtrees spliced into the last tree.
-// The spliced tree must be exactly the tree a whole build of the same keys gives, for covers at
-// every depth (the root, leaves, cells whose new subtree is deeper or shallower than the old
-// one), on fresh random inputs (BHVIZ_TEST_SEED repeats a run).
+// The spliced tree must be exactly the tree a whole build of the same keys gives: for random
+// covers (the root, leaves, duplicates, wide moves) on fresh random inputs (BHVIZ_TEST_SEED
+// repeats a run), and for fixed ones (cells at two levels, one new subtree deeper than the old
+// tree, a cell of the deepest level, none).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -147,6 +148,14 @@ TEST_P(LocalRebuild, TheSplicedTreeIsTheWholeBuildOfTheSameKeys) {
       "their cell's cube)\n",
       cover.size(), rekeyed, inCube);
   EXPECT_GT(inCube, rekeyed / 2);
+  // Each covered range keeps its cell's prefix (its place in key order).
+  for (const std::uint32_t cell : cover) {
+    const int bits = 3 * (sim::kMaxLevel - s.tree.level[cell]);
+    const std::uint64_t prefix = bits >= 64 ? 0 : s.keys[s.tree.first[cell]] >> bits;
+    for (std::uint32_t i = s.tree.first[cell]; i < s.tree.first[cell] + s.tree.count[cell]; ++i) {
+      ASSERT_EQ(bits >= 64 ? 0 : keys[i] >> bits, prefix) << "cell " << cell;
+    }
+  }
 
   const Tree whole = sim::cpu::buildTree(keys, s.tree.frame, c.nLeaf);
   const Tree spliced = sim::cpu::spliceSubtrees(s.tree, keys, cover, c.nLeaf);
@@ -179,42 +188,81 @@ TEST(LocalRebuildCover, OverlappingCellsAreRefused) {
   expectSameTopology(sim::cpu::spliceSubtrees(s.tree, s.keys, {child}, 8), s.tree);
 }
 
-// A subtree that grows deeper than the old tree and one that collapses: a cell's particles
-// gathered onto one point (its subtree then reaches the deepest level) and spread over its cube.
-TEST(LocalRebuildDepth, SubtreesDeeperAndShallowerThanBefore) {
-  for (const bool gather : {true, false}) {
-    SCOPED_TRACE(gather ? "gathered: deeper" : "spread: shallower");
-    Sorted s = sortAndBuild(sim::makePlummer(5000, testSeed("test_local_rebuild") + 9), 8);
-    // The deepest non-root leaf's parent: a cell with a deep, thin subtree.
-    std::uint32_t cell = 0;
-    for (std::uint32_t c = 1; c < s.tree.cellCount(); ++c) {
-      if (s.tree.level[c] == 3 && s.tree.childCount[c] > 0 && s.tree.count[c] > 40) cell = c;
+/// The particles of `cell` moved onto one point of its cube (its new subtree then reaches the
+/// deepest level) or spread uniformly over it.
+void gatherOrSpread(Sorted& s, std::uint32_t cell, bool gather, std::uint64_t seed) {
+  const sim::KeyCoords q = sim::decodeKey(sim::Curve::Hilbert, s.keys[s.tree.first[cell]]);
+  const sim::Box cube = sim::cellCube(q, s.tree.level[cell], s.tree.frame);
+  sim::Rng rng(seed);
+  for (std::uint32_t i = s.tree.first[cell]; i < s.tree.first[cell] + s.tree.count[cell]; ++i) {
+    sim::Vec4& x = s.p.posMass[i];
+    if (gather) {
+      x.x = 0.5f * (cube.lo.x + cube.hi.x), x.y = 0.5f * (cube.lo.y + cube.hi.y);
+      x.z = 0.5f * (cube.lo.z + cube.hi.z);
+    } else {
+      x.x = float(rng.uniform(cube.lo.x, cube.hi.x)),
+      x.y = float(rng.uniform(cube.lo.y, cube.hi.y));
+      x.z = float(rng.uniform(cube.lo.z, cube.hi.z));
     }
-    ASSERT_NE(cell, 0u);
-    const sim::Box cube = [&] {
-      const sim::KeyCoords q = sim::decodeKey(sim::Curve::Hilbert, s.keys[s.tree.first[cell]]);
-      return sim::cellCube(q, s.tree.level[cell], s.tree.frame);
-    }();
-    sim::Rng rng(11);
-    for (std::uint32_t i = s.tree.first[cell]; i < s.tree.first[cell] + s.tree.count[cell]; ++i) {
-      sim::Vec4& x = s.p.posMass[i];
-      if (gather) {
-        x.x = 0.5f * (cube.lo.x + cube.hi.x), x.y = 0.5f * (cube.lo.y + cube.hi.y);
-        x.z = 0.5f * (cube.lo.z + cube.hi.z);
-      } else {
-        x.x = float(rng.uniform(cube.lo.x, cube.hi.x)),
-        x.y = float(rng.uniform(cube.lo.y, cube.hi.y));
-        x.z = float(rng.uniform(cube.lo.z, cube.hi.z));
+  }
+}
+
+/// The last cell of `level` with children and more than `atLeast` particles that lies wholly
+/// after cell `after`'s range, or before it (`before`); 0 where there is none.
+std::uint32_t cellAt(const Tree& t, int level, std::uint32_t atLeast, std::uint32_t other,
+                     bool before) {
+  std::uint32_t found = 0;
+  for (std::uint32_t c = t.levelBegin[level]; c < t.levelBegin[level + 1]; ++c) {
+    const bool placed = before ? t.first[c] + t.count[c] <= t.first[other]
+                               : t.first[c] >= t.first[other] + t.count[other];
+    if (t.childCount[c] > 0 && t.count[c] > atLeast && placed) found = c;
+  }
+  return found;
+}
+
+// Fixed covers the random ones may miss: two cells at different levels, the one
+// earlier in key order gathered (its new subtree deeper than the old tree) while the later one
+// is spread, and the mirror; a cell of the deepest level; an empty cover.
+TEST(LocalRebuildDepth, CellsAtTwoLevelsOneGatheredOneSpread) {
+  for (const bool earlierGathered : {true, false}) {
+    SCOPED_TRACE(earlierGathered ? "the earlier gathered" : "the later gathered");
+    Sorted s = sortAndBuild(sim::makePlummer(8000, testSeed("test_local_rebuild") + 9), 8);
+    // A: a cell with children; B: one with children two levels deeper (or one), outside A,
+    // after it in key order or before it. The first such pair from the top.
+    std::uint32_t a = 0, b = 0, earlier = 0, later = 0;
+    for (int level = 1; level + 2 < s.tree.depth() && b == 0; ++level) {
+      for (std::uint32_t c = s.tree.levelBegin[level]; c < s.tree.levelBegin[level + 1] && b == 0;
+           ++c) {
+        if (s.tree.childCount[c] == 0) continue;
+        for (const int deeper : {level + 2, level + 1}) {
+          if (b != 0) break;
+          if ((b = cellAt(s.tree, deeper, 8, c, false)) != 0) {
+            a = c, earlier = c, later = b;
+          } else if ((b = cellAt(s.tree, deeper, 8, c, true)) != 0) {
+            a = c, earlier = b, later = c;
+          }
+        }
       }
     }
+    ASSERT_NE(b, 0u);
+    std::printf("  cells at levels %d and %d\n", int(s.tree.level[a]), int(s.tree.level[b]));
+    gatherOrSpread(s, earlier, earlierGathered, 11);
+    gatherOrSpread(s, later, !earlierGathered, 12);
     std::vector<std::uint64_t> keys = s.keys;
-    sim::cpu::rekeyCells(s.tree, {cell}, sim::Curve::Hilbert, s.p, keys);
+    sim::cpu::rekeyCells(s.tree, {a, b}, sim::Curve::Hilbert, s.p, keys);
     const Tree whole = sim::cpu::buildTree(keys, s.tree.frame, 8);
-    if (gather) {
-      EXPECT_GT(whole.depth(), s.tree.depth());
-    }
-    expectSameTopology(sim::cpu::spliceSubtrees(s.tree, keys, {cell}, 8), whole);
+    EXPECT_GT(whole.depth(), s.tree.depth()) << "a gathered cell reaches the deepest level";
+    expectSameTopology(sim::cpu::spliceSubtrees(s.tree, keys, {a, b}, 8), whole);
   }
+  // A cell of the deepest level (a pile of duplicates at N_leaf 1), and no cell at all.
+  Sorted s = sortAndBuild(clusteredParticles(4000, testSeed("test_local_rebuild") + 13), 1);
+  const std::uint32_t deepest = s.tree.levelBegin[s.tree.depth() - 1];
+  ASSERT_EQ(s.tree.level[deepest], sim::kMaxLevel);
+  std::vector<std::uint64_t> keys = s.keys;
+  sim::cpu::rekeyCells(s.tree, {deepest}, sim::Curve::Hilbert, s.p, keys);
+  expectSameTopology(sim::cpu::spliceSubtrees(s.tree, keys, {deepest}, 1),
+                     sim::cpu::buildTree(keys, s.tree.frame, 1));
+  expectSameTopology(sim::cpu::spliceSubtrees(s.tree, s.keys, {}, 1), s.tree);
 }
 
 }  // namespace bhviz::test

@@ -67,8 +67,7 @@ void forEachChildRun(const std::vector<std::uint64_t>& keys, std::uint32_t first
 /// level; the moment arrays are sized but not filled.
 Tree buildTree(const std::vector<std::uint64_t>& sortedKeys, const KeyFrame& frame, int nLeaf);
 
-// ---- a tree rebuilt around the targets (local_rebuild.cpp)
-// ---------------------------------------
+// ---- local rebuilds (local_rebuild.cpp) -----------------------------------------------------
 
 /// The cells that cover the active particles (key order, disjoint): from the smallest cell
 /// holding every one of them down, a cell holding active particles is split into its children

@@ -11,6 +11,31 @@
 
 namespace bhviz::sim::cpu {
 
+namespace {
+
+/// Throws unless `cells` are cells of `t` whose particle ranges do not overlap; returns them in
+/// key order.
+std::vector<std::uint32_t> disjointInKeyOrder(const Tree& t, std::vector<std::uint32_t> cells,
+                                              const char* who) {
+  for (const std::uint32_t c : cells) {
+    if (c >= t.cellCount()) {
+      throw std::out_of_range(std::string(who) + ": no cell " + std::to_string(c));
+    }
+  }
+  std::sort(cells.begin(), cells.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return t.first[a] < t.first[b]; });
+  for (std::size_t v = 1; v < cells.size(); ++v) {
+    const std::uint32_t a = cells[v - 1], b = cells[v];
+    if (t.first[a] + t.count[a] > t.first[b]) {
+      throw std::invalid_argument(std::string(who) + ": cells " + std::to_string(a) + " and " +
+                                  std::to_string(b) + " overlap");
+    }
+  }
+  return cells;
+}
+
+}  // namespace
+
 std::vector<std::uint32_t> coverTargets(const Tree& t, const std::vector<std::uint8_t>& active,
                                         double share) {
   std::vector<std::uint32_t> cover;
@@ -48,9 +73,10 @@ std::vector<std::uint32_t> coverTargets(const Tree& t, const std::vector<std::ui
 
 void rekeyCells(const Tree& t, const std::vector<std::uint32_t>& cells, Curve curve, Particles& p,
                 std::vector<std::uint64_t>& keys) {
+  if (keys.size() != p.size()) throw std::invalid_argument("rekeyCells: a key per particle");
   std::vector<std::uint32_t> order(p.size());
   std::iota(order.begin(), order.end(), 0u);
-  for (const std::uint32_t c : cells) {
+  for (const std::uint32_t c : disjointInKeyOrder(t, cells, "rekeyCells")) {
     const std::uint32_t first = t.first[c], count = t.count[c];
     if (count == 0) continue;
     // The cell's cube in quantised coordinates: its first key's point with the bits below its
@@ -113,146 +139,115 @@ std::vector<SubtreeLevel> buildSubtree(const std::vector<std::uint64_t>& keys, s
   return levels;
 }
 
+/// A covered cell: its subtree built alone, and its old descendants, one run [begin, end) of
+/// old level `level + d` for d = 0, 1, ... (empty where it had none: there, the place in key
+/// order where they would be), for as many levels as the old tree or the new subtree has.
+struct Covered {
+  std::uint32_t cell;
+  int level;
+  std::vector<SubtreeLevel> sub;
+  std::vector<std::uint32_t> runBegin, runEnd;
+};
+
+Covered coveredCell(const Tree& old, const std::vector<std::uint64_t>& keys, std::uint32_t c,
+                    int nLeaf) {
+  Covered v{
+      c, old.level[c], buildSubtree(keys, old.first[c], old.count[c], old.level[c], nLeaf), {}, {}};
+  // A level's cells are disjoint runs of particles in key order: c's descendants there are the
+  // cells whose first particle lies in c's range.
+  const int levels = std::max(old.depth(), v.level + static_cast<int>(v.sub.size()));
+  for (int L = v.level; L < levels; ++L) {
+    std::uint32_t begin = 0, end = 0;
+    if (L < old.depth()) {
+      const auto b = old.first.begin() + old.levelBegin[L];
+      const auto e = old.first.begin() + old.levelBegin[L + 1];
+      begin = static_cast<std::uint32_t>(std::lower_bound(b, e, old.first[c]) - old.first.begin());
+      end = static_cast<std::uint32_t>(std::lower_bound(b, e, old.first[c] + old.count[c]) -
+                                       old.first.begin());
+    }
+    v.runBegin.push_back(begin);
+    v.runEnd.push_back(end);
+  }
+  return v;
+}
+
+constexpr std::uint32_t kNotKept = 0xffffffffu;
+
 }  // namespace
 
 Tree spliceSubtrees(const Tree& old, const std::vector<std::uint64_t>& keys,
                     const std::vector<std::uint32_t>& cells, int nLeaf) {
-  // Each covered cell's subtree, built alone, and where its old descendants lie: per level L
-  // below the cell, the run [begin, end) of old level L (one run: a cell's descendants are
-  // contiguous in every level, the levels being in key order).
-  struct Covered {
-    std::uint32_t cell;
-    int level;
-    std::vector<SubtreeLevel> sub;
-    std::vector<std::uint32_t> runBegin, runEnd;  // by level − this->level
-  };
-  const int oldLevels = old.depth();  // levels 0 .. oldLevels − 1
-  const auto levelEnd = [&](int L) {
-    return L + 1 < static_cast<int>(old.levelBegin.size()) ? old.levelBegin[L + 1]
-                                                           : old.levelBegin.back();
-  };
-  std::vector<Covered> covered;
-  for (const std::uint32_t c : cells) {
-    if (c >= old.cellCount())
-      throw std::out_of_range("spliceSubtrees: no cell " + std::to_string(c));
-    Covered v{c,
-              old.level[c],
-              buildSubtree(keys, old.first[c], old.count[c], old.level[c], nLeaf),
-              {c},
-              {c + 1}};
-    for (int L = v.level + 1;; ++L) {
-      const std::uint32_t b = v.runBegin.back(), e = v.runEnd.back();
-      // The old descendants one level down: the children of this run, or (none) the place
-      // where they would be, before the children of the next cell of level L − 1 that has any.
-      // Below the old tree's deepest level: an empty run of an empty level.
-      std::uint32_t begin = L < oldLevels ? levelEnd(L) : 0, end = begin;
-      bool found = false;
-      for (std::uint32_t k = b; k < e; ++k) {
-        if (old.childCount[k] == 0) continue;
-        if (!found) begin = old.child[k];
-        end = old.child[k] + old.childCount[k];
-        found = true;
-      }
-      if (!found && L < oldLevels) {
-        for (std::uint32_t k = e; k < levelEnd(L - 1); ++k) {
-          if (old.childCount[k] > 0) {
-            begin = end = old.child[k];
-            break;
-          }
-        }
-      }
-      const bool deeper = L - v.level < static_cast<int>(v.sub.size());
-      if (L >= oldLevels && !deeper) break;
-      v.runBegin.push_back(begin);
-      v.runEnd.push_back(end);
-    }
-    covered.push_back(std::move(v));
+  if (old.cellCount() > 0 && keys.size() != old.count[0]) {
+    throw std::invalid_argument("spliceSubtrees: a key per particle of the tree");
   }
-  // In key order (the cells are disjoint): so are their runs in every level.
-  std::sort(covered.begin(), covered.end(), [&](const Covered& a, const Covered& b) {
-    return old.first[a.cell] < old.first[b.cell];
-  });
-  for (std::size_t v = 1; v < covered.size(); ++v) {
-    const std::uint32_t a = covered[v - 1].cell, b = covered[v].cell;
-    if (old.first[a] + old.count[a] > old.first[b]) {
-      throw std::invalid_argument("spliceSubtrees: cells " + std::to_string(a) + " and " +
-                                  std::to_string(b) + " overlap");
-    }
+  std::vector<Covered> covered;
+  for (const std::uint32_t c : disjointInKeyOrder(old, cells, "spliceSubtrees")) {
+    covered.push_back(coveredCell(old, keys, c, nLeaf));
   }
 
+  // Level by level: the old cells kept, each covered cell's new cells in place of its old
+  // descendants' run (the runs come in the covered cells' key order in every level). A kept
+  // cell keeps its old child link for now; a new cell its subtree-relative one.
   Tree t;
   t.frame = old.frame;
   t.levelBegin = {0};
-  // Per level: the old cells kept, with the covered subtrees' cells in place of their runs; the
-  // new index of each kept old cell, and where each subtree's cells of that level begin.
-  std::vector<std::uint32_t> newOfOld(old.cellCount(), 0);
-  std::vector<std::vector<std::uint32_t>> subStart(covered.size());
+  std::vector<std::uint32_t> newOfOld(old.cellCount(), kNotKept);
+  std::vector<std::vector<std::uint32_t>> subStart(covered.size());  // [v][d]: first new cell
+  const auto push = [&](std::uint32_t first, std::uint32_t count, std::uint32_t child,
+                        std::uint8_t childCount, int level) {
+    t.first.push_back(first);
+    t.count.push_back(count);
+    t.child.push_back(child);
+    t.childCount.push_back(childCount);
+    t.level.push_back(static_cast<std::uint8_t>(level));
+  };
   for (int L = 0;; ++L) {
-    const std::uint32_t levelStart = static_cast<std::uint32_t>(t.first.size());
-    std::uint32_t k = L < oldLevels ? old.levelBegin[L] : 0;
-    const std::uint32_t kEnd = L < oldLevels ? levelEnd(L) : 0;
-    const auto keep = [&](std::uint32_t upTo) {
+    const std::size_t levelStart = t.first.size();
+    std::uint32_t k = L < old.depth() ? old.levelBegin[L] : 0;
+    const std::uint32_t kEnd = L < old.depth() ? old.levelBegin[L + 1] : 0;
+    const auto keepUpTo = [&](std::uint32_t upTo) {
       for (; k < upTo; ++k) {
         newOfOld[k] = static_cast<std::uint32_t>(t.first.size());
-        t.first.push_back(old.first[k]);
-        t.count.push_back(old.count[k]);
-        t.child.push_back(old.child[k]);  // an old index, mapped below
-        t.childCount.push_back(old.childCount[k]);
-        t.level.push_back(static_cast<std::uint8_t>(L));
+        push(old.first[k], old.count[k], old.child[k], old.childCount[k], L);
       }
     };
     for (std::size_t v = 0; v < covered.size(); ++v) {
-      Covered& c = covered[v];
+      const Covered& c = covered[v];
       const int d = L - c.level;
       if (d < 1 || d >= static_cast<int>(c.runBegin.size())) continue;
-      keep(c.runBegin[d]);
-      subStart[v].resize(d + 1, 0);
+      keepUpTo(c.runBegin[d]);
+      subStart[v].resize(d + 1);
       subStart[v][d] = static_cast<std::uint32_t>(t.first.size());
       if (d < static_cast<int>(c.sub.size())) {
         const SubtreeLevel& s = c.sub[d];
         for (std::size_t i = 0; i < s.first.size(); ++i) {
-          t.first.push_back(s.first[i]);
-          t.count.push_back(s.count[i]);
-          t.child.push_back(s.child[i]);  // subtree-relative, mapped below
-          t.childCount.push_back(s.childCount[i]);
-          t.level.push_back(static_cast<std::uint8_t>(L));
+          push(s.first[i], s.count[i], s.child[i], s.childCount[i], L);
         }
       }
       k = std::max(k, c.runEnd[d]);
     }
-    keep(kEnd);
+    keepUpTo(kEnd);
     if (t.first.size() == levelStart) break;
     t.levelBegin.push_back(static_cast<std::uint32_t>(t.first.size()));
   }
 
-  // Child links: kept old cells point to their old children's new places; a covered cell and
-  // its subtree's cells to the subtree's next level.
-  std::vector<std::int32_t> coveredAt(old.cellCount(), -1);
-  for (std::size_t v = 0; v < covered.size(); ++v) coveredAt[covered[v].cell] = std::int32_t(v);
-  std::vector<std::uint8_t> isSub(t.first.size(), 0);  // a subtree's cell below its covered cell
+  // The links: a kept cell's to its old children's new places (never a covered run's: those
+  // hold only covered cells' descendants); a covered cell's and its new cells' to the
+  // subtree's next level.
+  for (std::uint32_t k = 0; k < old.cellCount(); ++k) {
+    const std::uint32_t n = newOfOld[k];
+    if (n != kNotKept && t.childCount[n] > 0) t.child[n] = newOfOld[old.child[k]];
+  }
   for (std::size_t v = 0; v < covered.size(); ++v) {
     const Covered& c = covered[v];
+    const std::uint32_t n = newOfOld[c.cell];
+    t.childCount[n] = c.sub[0].childCount[0];
+    t.child[n] = t.childCount[n] > 0 ? subStart[v][1] : 0;
     for (std::size_t d = 1; d < c.sub.size(); ++d) {
       for (std::size_t i = 0; i < c.sub[d].first.size(); ++i) {
         const std::uint32_t at = subStart[v][d] + static_cast<std::uint32_t>(i);
-        isSub[at] = 1;
         if (t.childCount[at] > 0) t.child[at] = subStart[v][d + 1] + c.sub[d].child[i];
       }
-    }
-  }
-  for (std::size_t n = 0; n < t.first.size(); ++n) {
-    if (!isSub[n]) t.child[n] = 0;  // a kept old cell's: set below
-  }
-  for (std::uint32_t k = 0; k < old.cellCount(); ++k) {
-    const std::uint32_t n = newOfOld[k];
-    if (k != 0 && n == 0) continue;  // not kept (a covered cell's old descendant)
-    const std::int32_t v = coveredAt[k];
-    if (v >= 0) {
-      const Covered& c = covered[std::size_t(v)];
-      t.childCount[n] = c.sub[0].childCount[0];
-      t.child[n] = t.childCount[n] > 0 ? subStart[std::size_t(v)][1] : 0;
-    } else if (old.childCount[k] > 0) {
-      t.child[n] = newOfOld[old.child[k]];
     }
   }
   const std::size_t n = t.first.size();
