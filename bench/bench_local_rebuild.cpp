@@ -42,23 +42,18 @@ using namespace bhviz::sim;
 
 namespace {
 
-/// A state in key order with its sorted keys and the tree of them (moments not filled).
+/// A state in key order with its sorted keys and the tree of them.
 struct Sorted {
   Particles p;
   std::vector<std::uint64_t> keys;
   Tree tree;
 };
 
-Sorted sortAndBuild(Particles p, Curve curve, int nLeaf, const KeyFrame* frame = nullptr) {
+Sorted sortAndBuild(Particles p, const SimParams& params) {
   Sorted s;
-  const KeyFrame f = frame != nullptr ? *frame : keyFrameFor(cpu::boundingBox(p.posMass));
-  const std::vector<std::uint64_t> keys = cpu::computeKeys(p.posMass, f, curve);
-  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
-  cpu::reorder(p, order);
-  s.keys.resize(keys.size());
-  for (std::size_t k = 0; k < order.size(); ++k) s.keys[k] = keys[order[k]];
+  s.tree = cpu::buildSortedTree(p, params.curve, params.nLeaf, macSetup(params, true), nullptr,
+                                nullptr, nullptr, &s.keys);
   s.p = std::move(p);
-  s.tree = cpu::buildTree(s.keys, f, nLeaf);
   return s;
 }
 
@@ -126,11 +121,11 @@ int main(int argc, char** argv) {
                 eta, deepest, dt, targetIds.size());
 
     // The last tree: of the state before the drift; then every particle drifts.
-    const Sorted before = sortAndBuild(state, p.curve, p.nLeaf);
+    const Sorted before = sortAndBuild(state, p);
     Particles drifted = before.p;
     cpu::drift(drifted, dt);
 
-    Sorted rebuilt = sortAndBuild(drifted, p.curve, p.nLeaf);
+    Sorted rebuilt = sortAndBuild(drifted, p);
     const Sorted refit{drifted, before.keys, before.tree};
     std::vector<std::uint8_t> active(refit.p.size());
     for (std::size_t i = 0; i < refit.p.size(); ++i) active[i] = targetById[refit.p.id[i]];

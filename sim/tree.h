@@ -36,6 +36,15 @@ struct Tree {
     return frame.side / static_cast<float>(1u << level[cell]);
   }
   bool isLeaf(std::uint32_t cell) const { return childCount[cell] == 0; }
+  /// Sizes the moment arrays for the cells of the topology (computeMoments fills them).
+  void sizeMoments() {
+    const std::size_t n = cellCount();
+    comMass.resize(n);
+    quad.resize(n);
+    box.resize(n);
+    bmax.resize(n);
+    opening.resize(n);
+  }
 };
 
 /// Runs of at most N_group consecutive particles (key order), each within one tree cell, that

@@ -16,6 +16,7 @@
 #include "sim/cpu/cpu_stages.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/rng.h"
+#include "tree_compare.h"
 
 namespace bhviz::test {
 namespace {
@@ -31,25 +32,17 @@ struct Sorted {
 };
 
 Sorted sortAndBuild(Particles p, int nLeaf) {
-  const sim::KeyFrame f = sim::keyFrameFor(sim::cpu::boundingBox(p.posMass));
-  const std::vector<std::uint64_t> keys = sim::cpu::computeKeys(p.posMass, f, sim::Curve::Hilbert);
-  const std::vector<std::uint32_t> order = sim::cpu::sortOrder(keys);
-  sim::cpu::reorder(p, order);
   Sorted s;
-  s.keys.resize(keys.size());
-  for (std::size_t k = 0; k < order.size(); ++k) s.keys[k] = keys[order[k]];
+  s.tree = sim::cpu::buildSortedTree(p, sim::Curve::Hilbert, nLeaf,
+                                     sim::macSetup(sim::SimParams{}, false), nullptr, nullptr,
+                                     nullptr, &s.keys);
   s.p = std::move(p);
-  s.tree = sim::cpu::buildTree(s.keys, f, nLeaf);
   return s;
 }
 
-void expectSameTopology(const Tree& a, const Tree& b) {
-  EXPECT_EQ(a.levelBegin, b.levelBegin);
-  EXPECT_EQ(a.first, b.first);
-  EXPECT_EQ(a.count, b.count);
-  EXPECT_EQ(a.child, b.child);
-  EXPECT_EQ(a.childCount, b.childCount);
-  EXPECT_EQ(a.level, b.level);
+/// The same topology (tree_compare.h), and a's moment arrays sized for its cells.
+void expectSameTree(const Tree& a, const Tree& b) {
+  expectSameTopology(a, b);
   EXPECT_EQ(a.comMass.size(), b.cellCount());
 }
 
@@ -159,7 +152,7 @@ TEST_P(LocalRebuild, TheSplicedTreeIsTheWholeBuildOfTheSameKeys) {
 
   const Tree whole = sim::cpu::buildTree(keys, s.tree.frame, c.nLeaf);
   const Tree spliced = sim::cpu::spliceSubtrees(s.tree, keys, cover, c.nLeaf);
-  expectSameTopology(spliced, whole);
+  expectSameTree(spliced, whole);
   RecordProperty("cells", int(whole.cellCount()));
   RecordProperty("depth old/new",
                  std::to_string(s.tree.depth()) + "/" + std::to_string(whole.depth()));
@@ -185,7 +178,7 @@ TEST(LocalRebuildCover, OverlappingCellsAreRefused) {
   EXPECT_THROW(sim::cpu::spliceSubtrees(s.tree, s.keys, {std::uint32_t(s.tree.cellCount())}, 8),
                std::out_of_range);
   // Unchanged keys: the spliced tree is the old one.
-  expectSameTopology(sim::cpu::spliceSubtrees(s.tree, s.keys, {child}, 8), s.tree);
+  expectSameTree(sim::cpu::spliceSubtrees(s.tree, s.keys, {child}, 8), s.tree);
 }
 
 /// The particles of `cell` moved onto one point of its cube (its new subtree then reaches the
@@ -252,7 +245,7 @@ TEST(LocalRebuildDepth, CellsAtTwoLevelsOneGatheredOneSpread) {
     sim::cpu::rekeyCells(s.tree, {a, b}, sim::Curve::Hilbert, s.p, keys);
     const Tree whole = sim::cpu::buildTree(keys, s.tree.frame, 8);
     EXPECT_GT(whole.depth(), s.tree.depth()) << "a gathered cell reaches the deepest level";
-    expectSameTopology(sim::cpu::spliceSubtrees(s.tree, keys, {a, b}, 8), whole);
+    expectSameTree(sim::cpu::spliceSubtrees(s.tree, keys, {a, b}, 8), whole);
   }
   // A cell of the deepest level (a pile of duplicates at N_leaf 1), and no cell at all.
   Sorted s = sortAndBuild(clusteredParticles(4000, testSeed("test_local_rebuild") + 13), 1);
@@ -260,9 +253,9 @@ TEST(LocalRebuildDepth, CellsAtTwoLevelsOneGatheredOneSpread) {
   ASSERT_EQ(s.tree.level[deepest], sim::kMaxLevel);
   std::vector<std::uint64_t> keys = s.keys;
   sim::cpu::rekeyCells(s.tree, {deepest}, sim::Curve::Hilbert, s.p, keys);
-  expectSameTopology(sim::cpu::spliceSubtrees(s.tree, keys, {deepest}, 1),
-                     sim::cpu::buildTree(keys, s.tree.frame, 1));
-  expectSameTopology(sim::cpu::spliceSubtrees(s.tree, s.keys, {}, 1), s.tree);
+  expectSameTree(sim::cpu::spliceSubtrees(s.tree, keys, {deepest}, 1),
+                 sim::cpu::buildTree(keys, s.tree.frame, 1));
+  expectSameTree(sim::cpu::spliceSubtrees(s.tree, s.keys, {}, 1), s.tree);
 }
 
 }  // namespace bhviz::test

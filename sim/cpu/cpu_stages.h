@@ -118,10 +118,12 @@ CellMoments combineMoments(const CellMoments* parts, std::size_t count);
 /// The build stages of a force evaluation: bbox → keys → sort (reorders p) → tree → moments.
 /// With a profile, each stage's wall time is added to it (tree_build.cpp). With a frame (which
 /// must hold every particle), the keys quantise it instead of the particles' own bounding cube;
-/// with `domains` too, the moments take the cubes' parts into account (computeMoments).
+/// with `domains` too, the moments take the cubes' parts into account (computeMoments). With
+/// `sortedKeys`, the keys in their sorted order (what rekeyCells and spliceSubtrees start from).
 Tree buildSortedTree(Particles& p, Curve curve, int nLeaf, const MacSetup& mac,
                      StepProfile* profile = nullptr, const KeyFrame* frame = nullptr,
-                     const OrbCutsView* domains = nullptr);
+                     const OrbCutsView* domains = nullptr,
+                     std::vector<std::uint64_t>* sortedKeys = nullptr);
 
 // ---- groups (groups.cpp) ------------------------------------------------------------------------
 

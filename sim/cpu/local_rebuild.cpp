@@ -250,12 +250,7 @@ Tree spliceSubtrees(const Tree& old, const std::vector<std::uint64_t>& keys,
       }
     }
   }
-  const std::size_t n = t.first.size();
-  t.comMass.resize(n);
-  t.quad.resize(n);
-  t.box.resize(n);
-  t.bmax.resize(n);
-  t.opening.resize(n);
+  t.sizeMoments();
   return t;
 }
 

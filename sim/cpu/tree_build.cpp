@@ -33,17 +33,13 @@ Tree buildTree(const std::vector<std::uint64_t>& keys, const KeyFrame& frame, in
     if (t.first.size() == end) break;  // no cell of this level was split
     t.levelBegin.push_back(static_cast<std::uint32_t>(t.first.size()));
   }
-  const std::size_t n = t.first.size();
-  t.comMass.resize(n);
-  t.quad.resize(n);
-  t.box.resize(n);
-  t.bmax.resize(n);
-  t.opening.resize(n);
+  t.sizeMoments();
   return t;
 }
 
 Tree buildSortedTree(Particles& s, Curve curve, int nLeaf, const MacSetup& mac,
-                     StepProfile* profile, const KeyFrame* given, const OrbCutsView* domains) {
+                     StepProfile* profile, const KeyFrame* given, const OrbCutsView* domains,
+                     std::vector<std::uint64_t>* sortedKeys) {
   StepProfile unused;
   StepProfile& prof = profile != nullptr ? *profile : unused;
   KeyFrame frame;
@@ -75,6 +71,7 @@ Tree buildSortedTree(Particles& s, Curve curve, int nLeaf, const MacSetup& mac,
     StageTimer timer(prof, Stage::Moments);
     computeMoments(tree, s.posMass, mac, domains);
   }
+  if (sortedKeys != nullptr) *sortedKeys = std::move(keys);
   return tree;
 }
 

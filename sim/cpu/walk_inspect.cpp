@@ -83,9 +83,6 @@ const char* toString(CellVerdict v) {
 
 namespace {
 
-/// How explainMac ends an accepted cell's text (GroupWalk::explain extends it for a far one).
-constexpr char kAcceptedText[] = " -> accepted (multipole)";
-
 std::string num(float v) {
   char s[32];
   std::snprintf(s, sizeof s, "%.3g", static_cast<double>(v));
@@ -133,7 +130,7 @@ std::string macTerms(const Tree& t, std::uint32_t c, float d2, float accMin, con
 }  // namespace
 
 MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, float accMin,
-                          const MacSetup& mac) {
+                          const MacSetup& mac, const ExpansionCentre* far) {
   const CellTest test = testCell(t, c, groupBox, accMin, mac);
   MacExplanation e;
   e.verdict = verdictOf(t, c, test);
@@ -150,7 +147,17 @@ MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, f
   }
   switch (e.verdict) {
     case CellVerdict::Accepted:
-      e.test += kAcceptedText;
+      e.expanded = far != nullptr && expands(*far, t.comMass[c]);
+      if (e.expanded) {
+        const Vec4& com = t.comMass[c];
+        const Vec3 d{com.x - far->centre.x, com.y - far->centre.y, com.z - far->centre.z};
+        e.test += " -> accepted, and far: its COM is " +
+                  num(std::sqrt(d.x * d.x + d.y * d.y + d.z * d.z)) +
+                  " from the group's centre >= (group radius)/rho = " + num(std::sqrt(far->farD2)) +
+                  ", so it is expanded about that centre once for the whole group";
+      } else {
+        e.test += " -> accepted (multipole)";
+      }
       break;
     case CellVerdict::Opened:
       e.test += " -> opened";
@@ -184,20 +191,8 @@ GroupWalk::GroupWalk(Particles state, const SimParams& params, std::uint32_t id)
 }
 
 MacExplanation GroupWalk::explain(std::uint32_t cell) const {
-  MacExplanation e =
-      explainMac(m_scene.tree, cell, groupBox(), m_scene.groups.accMin[m_group], m_scene.mac);
-  if (e.verdict == CellVerdict::Accepted && expanded(cell)) {
-    e.expanded = true;
-    const Vec4& com = m_scene.tree.comMass[cell];
-    const Vec3 d{com.x - m_expansion.centre.x, com.y - m_expansion.centre.y,
-                 com.z - m_expansion.centre.z};
-    e.test.resize(e.test.size() - (sizeof kAcceptedText - 1));  // explainMac's ending
-    e.test +=
-        " -> accepted, and far: its COM is " + num(std::sqrt(d.x * d.x + d.y * d.y + d.z * d.z)) +
-        " from the group's centre >= (group radius)/rho = " + num(std::sqrt(m_expansion.farD2)) +
-        ", so it is expanded about that centre once for the whole group";
-  }
-  return e;
+  return explainMac(m_scene.tree, cell, groupBox(), m_scene.groups.accMin[m_group], m_scene.mac,
+                    &m_expansion);
 }
 
 std::size_t GroupWalk::expandedCount() const {

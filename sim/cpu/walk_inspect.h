@@ -59,15 +59,17 @@ struct MacExplanation {
   float mass = 0.0f;            ///< [mass]
   float side = 0.0f;            ///< geometric cell side [length]
   float distance = 0.0f;        ///< from the group's box to the cell's COM [length]
-  bool expanded = false;        ///< accepted and far: expanded about the group's centre (GroupWalk)
+  bool expanded = false;        ///< accepted and far: expanded about the group's centre
   std::string test;  ///< the test with its numbers, e.g. "l/d = 0.31 < theta = 0.5 -> accepted"
 };
 
 /// Explains cell `cell` of `tree` for the group (box, smallest |a_old|) under `mac`: the verdict
 /// is testCell's, the text names the chosen MAC's terms and their values (3 significant digits).
-/// ASCII only (the UI's font has no Greek letters).
+/// With `far` (the group's expansion), an accepted cell the walk expands about the group's
+/// centre says so, with its distance from it against (group radius)/rho. ASCII only (the UI's
+/// font has no Greek letters).
 MacExplanation explainMac(const Tree& tree, std::uint32_t cell, const Box& groupBox, float accMin,
-                          const MacSetup& mac);
+                          const MacSetup& mac, const ExpansionCentre* far = nullptr);
 
 /// "accepted", "leaf (P2P)" or "opened".
 const char* toString(CellVerdict v);

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../scenes.h"
+#include "../tree_compare.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/cuda_stages.h"
 #include "sim/ic/initial_conditions.h"
@@ -35,34 +36,9 @@ std::uint64_t baseSeed() { return bhviz::test::testSeed("test_cuda_stages"); }
 
 using bhviz::test::clusteredParticles;
 
-/// Index of the first difference (bitwise for floats), or -1.
-template <typename T>
-long firstMismatch(const std::vector<T>& a, const std::vector<T>& b) {
-  if (a.size() != b.size()) return 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) return static_cast<long>(i);
-  }
-  return -1;
-}
-
-#define EXPECT_SAME_ARRAY(gpu, cpu)                                                           \
-  do {                                                                                        \
-    const long at_ = firstMismatch(gpu, cpu);                                                 \
-    EXPECT_EQ(at_, -1) << #gpu " differs from the CPU twin (sizes " << (gpu).size() << " vs " \
-                       << (cpu).size() << ") first at index " << at_;                         \
-  } while (0)
+using bhviz::test::expectSameTopology;
 
 bool sameBits(const Box& a, const Box& b) { return std::memcmp(&a, &b, sizeof(Box)) == 0; }
-
-/// The tree's topology, array by array, the same as the CPU twin's.
-void expectSameTopology(const Tree& gpuTree, const Tree& cpuTree) {
-  EXPECT_SAME_ARRAY(gpuTree.levelBegin, cpuTree.levelBegin);
-  EXPECT_SAME_ARRAY(gpuTree.first, cpuTree.first);
-  EXPECT_SAME_ARRAY(gpuTree.count, cpuTree.count);
-  EXPECT_SAME_ARRAY(gpuTree.child, cpuTree.child);
-  EXPECT_SAME_ARRAY(gpuTree.childCount, cpuTree.childCount);
-  EXPECT_SAME_ARRAY(gpuTree.level, cpuTree.level);
-}
 
 /// Uploads `h` and runs the stages before the tree (box, keys, sort) on the device; returns the
 /// sorted keys, which the CPU's tree is built from.
