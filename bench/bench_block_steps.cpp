@@ -155,6 +155,7 @@ struct Result {
   std::uint64_t substeps = 0;
   std::uint64_t targets = 0;     ///< force evaluations of single particles
   std::uint64_t rebuilds = 0;    ///< tree rebuilds in advance(); the other evaluations refit
+  std::uint64_t around = 0;      ///< or rebuild around their targets
   double buildMs = 0.0;          ///< bbox + keys + sort + tree, summed over substeps
   double momentsGroupsMs = 0.0;  ///< summed over substeps
   double walkMs = 0.0;           ///< summed over substeps
@@ -171,14 +172,14 @@ struct TraceLine {
   std::uint64_t substep = 0;
   double time = 0.0;
   StepProfile profile;
-  bool rebuilt = false;
+  TreeChoice tree = TreeChoice::Rebuild;
   RebuildTunerState tuner;
   int groupSize = 0;
 };
 
 TraceLine traceOf(const Simulation& sim) {
-  return {sim.substeps(),    sim.time(),         sim.lastProfile(),
-          sim.lastRebuilt(), sim.rebuildState(), sim.lastGroupSize()};
+  return {sim.substeps(),       sim.time(),         sim.lastProfile(),
+          sim.lastTreeChoice(), sim.rebuildState(), sim.lastGroupSize()};
 }
 
 void writeTrace(std::ostream& out, const std::string& label, const TraceLine& l) {
@@ -187,18 +188,20 @@ void writeTrace(std::ostream& out, const std::string& label, const TraceLine& l)
   const RebuildTunerState& t = l.tuner;
   out << label << ',' << l.substep << ',' << l.time << ',' << targets << ','
       << double(c.cell + c.particle) / std::max(targets, 1.0) << ',' << l.profile[Stage::Walk]
-      << ',' << (l.rebuilt ? 1 : 0) << ',' << t.age << ',' << t.evaluations << ','
-      << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ',' << t.fit.c << ','
+      << ',' << (l.tree == TreeChoice::Rebuild ? 1 : 0) << ',' << t.age << ',' << t.evaluations
+      << ',' << toString(t.fit.model) << ',' << t.samples << ',' << t.fit.b << ',' << t.fit.c << ','
       << t.rebuildMs << ',' << t.targetsPerTime << ',' << t.bestInterval << ',' << t.predictedWalkMs
       << ',' << l.groupSize << ',' << c.groups << ',' << l.profile[Stage::Predict] << ','
       << l.profile.rebuildMs() << ',' << l.profile[Stage::Moments] << ','
-      << l.profile[Stage::Groups] << ',' << l.profile[Stage::Integrate] << '\n';
+      << l.profile[Stage::Groups] << ',' << l.profile[Stage::Integrate] << ','
+      << (l.tree == TreeChoice::AroundTargets ? 1 : 0) << ',' << l.profile[Stage::Sort] << ','
+      << l.profile[Stage::Tree] << '\n';
 }
 
 const char* const kTraceHeader =
     "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
     "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size,groups,"
-    "predict_ms,build_ms,moments_ms,groups_ms,integrate_ms\n";
+    "predict_ms,build_ms,moments_ms,groups_ms,integrate_ms,around_targets,sort_ms,tree_ms\n";
 
 /// `trace`: where each substep's line goes (writeTrace), or null.
 Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,
@@ -208,6 +211,7 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
   const double e0 = sim.diagnostics().total();
   // Counted like the substeps and the profile: the constructor's build is not the run's.
   const std::uint64_t rebuilds0 = sim.rebuilds();
+  const std::uint64_t around0 = sim.rebuildState().aroundTargets;
   std::vector<TraceLine> lines;  // written after the clock stops
   const auto t0 = std::chrono::steady_clock::now();
   for (int step = 0; step < steps; ++step) {  // Simulation::advance(steps), substep by substep
@@ -228,6 +232,7 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
   r.substeps = sim.substeps();
   r.targets = s.interactions.targets;
   r.rebuilds = sim.rebuilds() - rebuilds0;
+  r.around = sim.rebuildState().aroundTargets - around0;
   r.buildMs = s.rebuildMs();
   r.momentsGroupsMs = s[Stage::Moments] + s[Stage::Groups];
   r.walkMs = s[Stage::Walk];
@@ -246,24 +251,26 @@ struct Row {
 };
 
 const char* const kTableHeader =
-    "| mode | dt or η | rebuild | substeps | force evaluations / N | rebuilds | wall s | "
+    "| mode | dt or η | rebuild | substeps | force evaluations / N | rebuilds (+ around targets) | "
+    "wall s | "
     "build ms | moments+groups ms | walk ms | untimed ms | |ΔE/E| | Δx median / r_h | "
     "Δx p99 / r_h |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 // New columns go last, so that the CSVs of earlier runs still read alike.
 const char* const kCsvHeader =
     "scenario,n,mode,dt_or_eta,rebuild,substeps,force_evaluations_per_n,rebuilds,wall_s,build_ms,"
-    "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99,untimed_ms\n";
+    "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99,untimed_ms,around_targets\n";
 
 void printRow(const Row& row, std::size_t n) {
   const Result& r = row.result;
   std::printf(
-      "| %s | %.4g | %s | %llu | %.1f | %llu | %.3f | %.1f | %.1f | %.1f | %.1f | %.2e | %.2e | "
-      "%.2e |\n",
+      "| %s | %.4g | %s | %llu | %.1f | %llu (+ %llu) | %.3f | %.1f | %.1f | %.1f | %.1f | %.2e | "
+      "%.2e | %.2e |\n",
       row.mode.c_str(), row.dtOrEta, row.rebuild.c_str(),
       static_cast<unsigned long long>(r.substeps), double(r.targets) / double(n),
-      static_cast<unsigned long long>(r.rebuilds), r.wallSeconds, r.buildMs, r.momentsGroupsMs,
-      r.walkMs, r.untimedMs, r.energyError, row.error.median, row.error.p99);
+      static_cast<unsigned long long>(r.rebuilds), static_cast<unsigned long long>(r.around),
+      r.wallSeconds, r.buildMs, r.momentsGroupsMs, r.walkMs, r.untimedMs, r.energyError,
+      row.error.median, row.error.p99);
   std::fflush(stdout);
 }
 
@@ -273,7 +280,7 @@ void writeCsvRow(std::ostream& csv, const Row& row, const std::string& scenario,
       << r.substeps << ',' << double(r.targets) / double(n) << ',' << r.rebuilds << ','
       << r.wallSeconds << ',' << r.buildMs << ',' << r.momentsGroupsMs << ',' << r.walkMs << ','
       << r.energyError << ',' << row.error.median << ',' << row.error.p99 << ',' << r.untimedMs
-      << '\n'
+      << ',' << r.around << '\n'
       << std::flush;  // a long sweep that dies still leaves its finished rows
 }
 

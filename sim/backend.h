@@ -59,7 +59,15 @@ struct BackendTraits {
   /// Backend::setPotentialWanted is obeyed (the distributed backend hands its evaluations on to
   /// the ranks, which compute the potentials at every step end: Simulation stays off demand).
   bool potentialOnDemand = true;
+  /// Backend::rebuildAroundTargets does more than refit (RebuildTuner weighs it then).
+  bool rebuildsAroundTargets = false;
 };
+
+/// The cover of a rebuild around the targets (Backend::rebuildAroundTargets): a cell holding
+/// targets is split into its children while they are fewer than this share of its particles
+/// (docs/BENCHMARKS.md, "A tree rebuilt around the targets": 0.25 kept 99 % of what a whole
+/// rebuild wins over a refit on M31 at 10^6, sorting 24 % of the particles again).
+inline constexpr double kAroundTargetsShare = 0.25;
 
 /// Throws InvalidParameter (as validate(p) does) when `p` is out of sim's ranges or the backend's.
 void validate(const SimParams& p, const BackendLimits& limits, std::string_view backendName);
@@ -344,6 +352,17 @@ class Backend {
                            bool oldAccValid) {
     computeForces(clock, p, targets, oldAccValid);
     return false;
+  }
+  /// As refitForces, with the tree made fresh where the targets are: the cells covering them
+  /// (from the smallest holding every target down, split while their targets are fewer than
+  /// kAroundTargetsShare of their particles: cpu::coverTargets) have their particles keyed again
+  /// (in the last build's frame, clamped into their cell) and sorted within their ranges, and
+  /// the topology is built from those keys; outside the cover it is the last tree's. The forces
+  /// are a rebuild's near the targets for the cost of sorting the particles around them.
+  /// Returns what refitForces returns; the default refits (traits().rebuildsAroundTargets).
+  virtual bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
+                                    bool oldAccValid) {
+    return refitForces(clock, p, targets, oldAccValid);
   }
   /// For each particle active at clock.tick: v += a·dt/2 of its bin.
   virtual void closeKicks(const Clock& clock) = 0;

@@ -137,6 +137,18 @@ std::string_view toString(AgingModel m) {
   return "none";
 }
 
+std::string_view toString(TreeChoice c) {
+  switch (c) {
+    case TreeChoice::Refit:
+      return "refit";
+    case TreeChoice::AroundTargets:
+      return "around-targets";
+    case TreeChoice::Rebuild:
+      break;
+  }
+  return "rebuild";
+}
+
 double AgingFit::growth(double x) const {
   switch (model) {
     case AgingModel::Linear:
@@ -184,13 +196,14 @@ AgingFit fitBestAging(const std::vector<AgingSample>& samples) {
 
 namespace {
 
-/// Whether the cheapest plan of rebuilds over the evaluations ahead rebuilds at the first, the
-/// last rebuild having been `age` before it: each refitted evaluation k costs targets[k]·g(its
-/// age), each rebuild `rebuildMs`, and nothing past the horizon. cost[j]: the least cost of
-/// evaluations j… given a rebuild at j; the next rebuild at m costs the aging of j+1…m−1, then
-/// cost[m].
-bool cheapestPlanRebuildsFirst(const AgingFit& fit, double rebuildMs, double age, double spacing,
-                               const std::vector<double>& targets) {
+/// The cheapest plan of rebuilds over the evaluations ahead, the last rebuild having been `age`
+/// before the first: each evaluation k that is not rebuilt costs targets[k]·g(its age), or
+/// around[k] where that is less (a rebuild around its targets; `around` empty: none), each
+/// rebuild `rebuildMs`, and nothing past the horizon. cost[j]: the least cost of evaluations j…
+/// given a rebuild at j; the next rebuild at m costs evaluations j+1…m−1, then cost[m]. Returns
+/// what the plan does with the first evaluation.
+TreeChoice cheapestPlan(const AgingFit& fit, double rebuildMs, double age, double spacing,
+                        const std::vector<double>& targets, const std::vector<double>& around) {
   const std::size_t h = targets.size();
   std::vector<double> fresh(h), aged(h), cost(h + 1, 0.0);
   // A fit may dip below 0 in its noise: a refit never walks faster than a fresh tree.
@@ -198,31 +211,39 @@ bool cheapestPlanRebuildsFirst(const AgingFit& fit, double rebuildMs, double age
     fresh[d] = std::max(0.0, fit.growth(double(d) * spacing));       // d after a rebuild
     aged[d] = std::max(0.0, fit.growth(age + double(d) * spacing));  // d after now, without one
   }
-  // The least cost of evaluations `from`… when the aging of evaluation k is targets[k]·g[k − base].
+  // What evaluation k costs when it is not rebuilt and its age's growth is g.
+  const auto kept = [&](std::size_t k, double g) {
+    const double refit = targets[k] * g;
+    return k < around.size() ? std::min(refit, around[k]) : refit;
+  };
+  // The least cost of evaluations `from`… when evaluation k's growth is g[k − base].
   const auto cheapest = [&](std::size_t from, const std::vector<double>& g, std::size_t base) {
     double best = kInf, aging = 0.0;
     for (std::size_t m = from; m <= h && aging < best; ++m) {  // cost[m] ≥ 0: aging alone bounds
       best = std::min(best, aging + cost[m]);
-      if (m < h) aging += targets[m] * g[m - base];
+      if (m < h) aging += kept(m, g[m - base]);
     }
     return best;
   };
   // cost[m] ≥ 0, which the pruning in `cheapest` needs.
   rebuildMs = std::max(0.0, rebuildMs);
   for (std::size_t j = h; j-- > 0;) cost[j] = rebuildMs + cheapest(j + 1, fresh, j);
-  const double refit = targets[0] * aged[0] + cheapest(1, aged, 0);
-  // A tie (to rounding) refits: where rebuilding now or at the next evaluation cost the same, a
-  // tie going to the rebuild would be met again at the next one, and the plan never followed.
-  return cost[0] < refit * (1.0 - 1e-9);
+  const double notRebuilt = kept(0, aged[0]) + cheapest(1, aged, 0);
+  // A tie (to rounding) does not rebuild: where rebuilding now or at the next evaluation cost the
+  // same, a tie going to the rebuild would be met again at the next one, and the plan never
+  // followed. The same between a refit and a rebuild around the targets.
+  if (cost[0] < notRebuilt * (1.0 - 1e-9)) return TreeChoice::Rebuild;
+  const bool around0 = !around.empty() && around[0] < targets[0] * aged[0] * (1.0 - 1e-9);
+  return around0 ? TreeChoice::AroundTargets : TreeChoice::Refit;
 }
 
 }  // namespace
 
-bool RebuildTuner::shouldRebuild(double age, int kind, Outlook ahead) const {
+TreeChoice RebuildTuner::choose(double age, int kind, Outlook ahead) const {
   const RebuildTunerState& s = m_state;
-  if (s.rebuilds == 0 || s.evaluations > kMaxRefits) return true;
+  if (s.rebuilds == 0 || s.evaluations > kMaxRefits) return TreeChoice::Rebuild;
   // Nothing to hold a refit against: rebuild, which measures the kind's fresh walk.
-  if (m_fresh[kindIndex(kind)].msPerTarget < 0.0) return true;
+  if (m_fresh[kindIndex(kind)].msPerTarget < 0.0) return TreeChoice::Rebuild;
   double fewest = kInf, mean = 0.0;
   for (const auto& e : m_recent) {
     fewest = std::min(fewest, e.second);
@@ -234,50 +255,54 @@ bool RebuildTuner::shouldRebuild(double age, int kind, Outlook ahead) const {
   // No fit, or an old one: refit once to measure the aging, where it costs least (among the
   // kinds of evaluation lately, one with the fewest targets).
   if (s.fit.model == AgingModel::None || m_samplesAge >= kProbeAfter) {
-    return targets[0] > 1.5 * fewest;
+    return targets[0] > 1.5 * fewest ? TreeChoice::Rebuild : TreeChoice::Refit;
   }
-  return cheapestPlanRebuildsFirst(s.fit, m_rebuildMs, age, ahead.spacing, targets);
+  std::vector<double>& around = ahead.aroundMs;
+  if (!around.empty()) around.resize(targets.size(), -1.0);
+  for (double& a : around) a = a >= 0.0 ? a : 0.5 * m_rebuildMs;
+  return cheapestPlan(s.fit, m_rebuildMs, age, ahead.spacing, targets, around);
 }
 
 void RebuildTuner::rewind(double time) {
   while (!m_recent.empty() && m_recent.back().first > time) m_recent.pop_back();
 }
 
-void RebuildTuner::record(bool rebuilt, int kind, double time, double age, double targets,
+void RebuildTuner::record(TreeChoice made, int kind, double time, double age, double targets,
                           double walkMs, double rebuildMs) {
   RebuildTunerState& s = m_state;
   Fresh& fresh = m_fresh[kindIndex(kind)];
-  if (walkMs < 0.0) {  // not measured: counted only
-    ++(rebuilt ? s.rebuilds : s.refits);
-    s.evaluations = rebuilt ? 1 : s.evaluations + 1;
-    return;
-  }
+  const bool rebuilt = made == TreeChoice::Rebuild;
+  s.last = made;
+  ++(rebuilt ? s.rebuilds : made == TreeChoice::AroundTargets ? s.aroundTargets : s.refits);
+  s.evaluations = rebuilt ? 1 : s.evaluations + 1;
+  if (walkMs < 0.0) return;  // not measured: counted only
   const bool known = fresh.msPerTarget >= 0.0 && targets > 0.0;
-  if (rebuilt) {
-    age = 0.0;
-    s.predictedWalkMs = known ? targets * fresh.msPerTarget : walkMs;
-    // Smoothed: one measurement carries its noise.
-    m_rebuildMs = m_rebuildMs <= 0.0 ? rebuildMs : 0.5 * (m_rebuildMs + rebuildMs);
-    if (targets > 0.0) {
-      const double now = walkMs / targets;
-      fresh.msPerTarget = fresh.msPerTarget < 0.0 ? now : 0.5 * (fresh.msPerTarget + now);
-    }
-    ++s.rebuilds;
-    s.evaluations = 1;
-    ++m_samplesAge;
-  } else {
+  if (rebuilt) age = 0.0;
+  if (made == TreeChoice::Refit) {
     s.predictedWalkMs =
         known ? targets * (fresh.msPerTarget +
                            (s.fit.model != AgingModel::None ? s.fit.growth(age) : 0.0))
               : walkMs;
-    ++s.refits;
-    ++s.evaluations;
     if (known) {
       m_samples.push_back({age, targets, walkMs - targets * fresh.msPerTarget});
       if (m_samples.size() > kWindow) m_samples.pop_front();
       m_samplesAge = 0;
       s.fit = fitBestAging(std::vector<AgingSample>(m_samples.begin(), m_samples.end()));
       s.samples = static_cast<int>(m_samples.size());
+    }
+  } else {
+    // Fresh where its targets are: the kind's fresh walk, no aging sample.
+    s.predictedWalkMs = known ? targets * fresh.msPerTarget : walkMs;
+    if (targets > 0.0) {
+      const double now = walkMs / targets;
+      fresh.msPerTarget = fresh.msPerTarget < 0.0 ? now : 0.5 * (fresh.msPerTarget + now);
+    }
+    // Smoothed: one measurement carries its noise.
+    if (rebuilt) {
+      m_rebuildMs = m_rebuildMs <= 0.0 ? rebuildMs : 0.5 * (m_rebuildMs + rebuildMs);
+      ++m_samplesAge;
+    } else {
+      s.aroundMs = rebuildMs;
     }
   }
   s.measuredWalkMs = walkMs;

@@ -34,12 +34,20 @@
 // little late (on a tree that ages slowly, where that costs little). Without a fit the tuner
 // refits once to measure (a probe), and probes again when its last measurement is kProbeAfter
 // rebuilds old. GOTHIC's interval of the mean rate is still reported (bestInterval).
+//
+// A third choice, where the backend has it (Outlook::aroundMs): a rebuild around the targets
+// (Backend::rebuildAroundTargets), which makes the tree fresh where the evaluation's targets
+// are for a cost A_k that grows with the particles around them. In the plan an evaluation that
+// is not rebuilt costs min(T_k·g(age), A_k), and the tree's age runs on through it (outside the
+// cover the tree is the last rebuild's: counting it as aged is the cautious side). Such an
+// evaluation gives no aging sample; its walk is the kind's fresh one.
 
 #include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace bhviz::sim {
@@ -53,6 +61,14 @@ struct AgingSample {
 
 enum class AgingModel : std::uint8_t { None, Linear, PowerLaw, Parabolic };
 std::string_view toString(AgingModel m);
+
+/// What a force evaluation does with the tree.
+enum class TreeChoice : std::uint8_t {
+  Refit,          ///< the last tree refitted (Backend::refitForces)
+  AroundTargets,  ///< rebuilt around the targets (Backend::rebuildAroundTargets)
+  Rebuild,        ///< rebuilt (Backend::computeForces)
+};
+std::string_view toString(TreeChoice c);
 
 /// extraMs ≈ targets·g(age), g one of the three forms above.
 struct AgingFit {
@@ -85,10 +101,15 @@ struct RebuildTunerState {
   /// GOTHIC's interval for the mean rate W, where W·excess(A) = R [time]; ∞: no aging seen. Shown
   /// for comparison: the tuner plans over the evaluations ahead instead (shouldRebuild).
   double bestInterval = std::numeric_limits<double>::infinity();
-  double predictedWalkMs = 0.0;  ///< the last evaluation's walk time as predicted [ms]
-  double measuredWalkMs = 0.0;   ///< and as measured [ms]
-  std::uint64_t rebuilds = 0;    ///< force evaluations that rebuilt, since the start [1]
-  std::uint64_t refits = 0;      ///< and that refitted [1]
+  double predictedWalkMs = 0.0;     ///< the last evaluation's walk time as predicted [ms]
+  double measuredWalkMs = 0.0;      ///< and as measured [ms]
+  std::uint64_t rebuilds = 0;       ///< force evaluations that rebuilt, since the start [1]
+  std::uint64_t refits = 0;         ///< and that refitted [1]
+  std::uint64_t aroundTargets = 0;  ///< and that rebuilt around their targets [1]
+  double aroundMs = 0.0;  ///< what the last rebuild around the targets cost beyond a refit [ms]
+  TreeChoice last = TreeChoice::Rebuild;  ///< the last evaluation's choice
+  /// Force evaluations recorded, whatever they did with the tree [1].
+  std::uint64_t recorded() const { return rebuilds + refits + aroundTargets; }
 };
 
 class RebuildTuner {
@@ -111,14 +132,23 @@ class RebuildTuner {
     /// Particles each gives forces to [1], the current evaluation first (0: not known; the mean
     /// of the last evaluations' is taken).
     std::vector<double> targets;
+    /// What a rebuild around each one's targets would cost beyond a refit [ms], as its kind's
+    /// last one did (< 0: not measured yet, half a rebuild's guessed; ∞: not to be tried; empty:
+    /// the backend has no such rebuild).
+    std::vector<double> aroundMs;
   };
-  /// Whether the evaluation of `kind` at `age` (time since the last rebuild), the first of
-  /// `ahead`, should rebuild (`ahead` is the tuner's to change: its unknown targets filled in).
-  bool shouldRebuild(double age, int kind, Outlook ahead) const;
-  /// After each evaluation: whether it rebuilt, its kind, simulated time, age (0 for a
-  /// rebuild), targets and walk time, and for a rebuild the time of the stages a refit skips.
-  /// Negative times: not measured (a cold first evaluation), counted only.
-  void record(bool rebuilt, int kind, double time, double age, double targets, double walkMs,
+  /// What the evaluation of `kind` at `age` (time since the last rebuild), the first of `ahead`,
+  /// should do with the tree (`ahead` is the tuner's to change: its unknown targets filled in).
+  TreeChoice choose(double age, int kind, Outlook ahead) const;
+  /// Whether choose() rebuilds.
+  bool shouldRebuild(double age, int kind, Outlook ahead) const {
+    return choose(age, kind, std::move(ahead)) == TreeChoice::Rebuild;
+  }
+  /// After each evaluation: what it did with the tree, its kind, simulated time, age (0 for a
+  /// rebuild), targets and walk time, and for a rebuild (or one around the targets) the time of
+  /// the stages a refit skips. Negative times: not measured (a cold first evaluation), counted
+  /// only.
+  void record(TreeChoice made, int kind, double time, double age, double targets, double walkMs,
               double rebuildMs);
   const RebuildTunerState& state() const { return m_state; }
   /// Back to simulated time `time` (a restored state): the evaluations measured after it are

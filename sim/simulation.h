@@ -116,6 +116,8 @@ class Simulation {
   std::uint64_t rebuilds() const { return m_tuner.state().rebuilds; }
   /// Whether the last force evaluation rebuilt the tree.
   bool lastRebuilt() const { return m_sinceRebuild == 0; }
+  /// What the last force evaluation did with the tree.
+  TreeChoice lastTreeChoice() const { return m_tuner.state().last; }
   /// The group size of the last force evaluation (SimParams::nGroup, or a tuned smaller one).
   int lastGroupSize() const { return m_lastGroupSize; }
   /// The rebuild tuner's fit and choice (it records under every interval, tuned or fixed).
@@ -129,7 +131,8 @@ class Simulation {
   void throwIfNonFinite(const std::vector<std::uint32_t>& ids) const;
   /// The choices of one force evaluation: logged per substep, so a replay makes them again.
   struct Evaluation {
-    bool rebuild = true;  ///< rebuild the tree (else refit it)
+    bool rebuild = true;         ///< rebuild the tree (else refit it)
+    bool aroundTargets = false;  ///< not rebuilt: rebuilt around the targets (else refitted)
     /// GroupTuner's candidate: N_group / 2^groups (GroupTuner::groupSize)
     std::uint8_t groups = 0;
     /// The parameters it ran under (Simulation's count of changes): a replay follows the log
@@ -142,12 +145,13 @@ class Simulation {
   RebuildTuner::Outlook outlook(std::uint64_t period) const;
   /// The rebuild tuner's kind for an evaluation kind and group candidate.
   static int tunerKind(int kind, int groups);
-  /// Rebuilds or refits and evaluates the forces of `targets`; true where it rebuilt. A backend
-  /// may only have queued the work: recordEvaluation reads its profile afterwards.
-  bool computeForces(Evaluation e, ForceTargets targets, bool oldAccValid);
+  /// Rebuilds, rebuilds around the targets or refits, and evaluates the forces of `targets`;
+  /// what it did (a backend that cannot refit rebuilds). A backend may only have queued the
+  /// work: recordEvaluation reads its profile afterwards.
+  TreeChoice computeForces(Evaluation e, ForceTargets targets, bool oldAccValid);
   /// Tells the tuners of the evaluation just made (its times too when `timed`), from the
   /// backend's profile.
-  void recordEvaluation(Evaluation e, bool rebuilt, bool timed);
+  void recordEvaluation(Evaluation e, TreeChoice made, bool timed);
 
   std::unique_ptr<Backend> m_backend;
   SimParams m_params;
@@ -164,6 +168,8 @@ class Simulation {
   // Targets of the last evaluation at a tick whose shallowest active bin is b (-1: none yet):
   // the next one at such a tick has about as many, which the tuner weighs against a rebuild.
   std::array<double, kMaxBinDepthLimit + 1> m_targetsByBin;
+  // And what its rebuild around the targets cost beyond a refit, smoothed [ms] (-1: none yet).
+  std::array<double, kMaxBinDepthLimit + 1> m_aroundMsByBin;
   GroupTuner m_groupTuner;
   int m_lastGroupSize = 0;
   std::vector<Evaluation> m_choices;  // per substep (for replays)

@@ -138,11 +138,14 @@ Json treeJson(const sim::TreeStatistics& t) {
 /// or a time that is infinite, no aging seen, is null).
 Json rebuildJson(const sim::SimParams& p, const sim::RebuildTunerState& r) {
   const auto finite = [](double v) { return std::isfinite(v) ? v : std::nan(""); };
-  const double evaluations = static_cast<double>(r.rebuilds + r.refits);
+  const double evaluations = static_cast<double>(r.recorded());
   return Json{
       {"policy", sim::rebuildIntervalName(p.rebuildInterval)},
       {"rebuilds", r.rebuilds},
       {"refits", r.refits},
+      {"around_targets", r.aroundTargets},
+      {"around_targets_ms", r.aroundMs},
+      {"last", std::string(sim::toString(r.last))},
       {"mean_interval", ratio(evaluations, static_cast<double>(r.rebuilds))},
       {"evaluations_since_rebuild", r.evaluations},
       {"age", r.age},
@@ -177,7 +180,8 @@ double imbalance(const std::vector<sim::RankReport>& ranks) {
 // angular_momentum{start, end}, bin_histogram (at the end), tree{…} (the last evaluation's
 // statistics, when there was one: cells_per_level, leaves_by_occupancy [0..N_leaf + 1],
 // interactions_log2 [bin b: 2^b..2^(b+1) − 1], …), rebuild{policy, rebuilds, refits,
-// mean_interval, best_interval, fit{model, …}, predicted_walk_ms, measured_walk_ms, …}, aborted (+
+// around_targets, around_targets_ms, last, mean_interval, best_interval, fit{model, …},
+// predicted_walk_ms, measured_walk_ms, …}, aborted (+
 // abort_reason, nonfinite_ids when it is true); under mpirun also ranks[{rank, particles, stage_ms,
 // total_ms, work, decompositions, particles_sent, domain, let{…}}] and imbalance (max / mean work).
 Json statsJson(const RunReport& r) {

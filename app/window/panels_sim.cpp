@@ -171,11 +171,15 @@ bool rebuildControls(sim::SimParams& p, const UiInfo& info) {
   }
   if (info.session == nullptr) return changed;
   const sim::RebuildTunerState& t = info.session->simulation().rebuildState();
-  const double evaluations = double(t.rebuilds + t.refits);
-  ImGui::Text("%llu rebuilds, %llu refits (one in %.1f evaluations)",
+  const double evaluations = double(t.recorded());
+  ImGui::Text("%llu rebuilds, %llu refits, %llu around the targets (one rebuild in %.1f)",
               static_cast<unsigned long long>(t.rebuilds),
               static_cast<unsigned long long>(t.refits),
+              static_cast<unsigned long long>(t.aroundTargets),
               t.rebuilds > 0 ? evaluations / double(t.rebuilds) : 0.0);
+  if (t.aroundTargets > 0) {
+    ImGui::Text("the last rebuild around the targets cost %.3f ms more than a refit", t.aroundMs);
+  }
   ImGui::Text("fit: %s; a rebuild costs %.3f ms more than a refit",
               std::string(sim::toString(t.fit.model)).c_str(), t.rebuildMs);
   if (std::isfinite(t.bestInterval)) {

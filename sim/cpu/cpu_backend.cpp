@@ -47,7 +47,7 @@ void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targ
   m_treeShape = {};  // the sort reorders the particles: the old tree fits them no more
   const OrbCutsView view = viewOf(m_domains);
   m_tree = cpu::buildSortedTree(m_particles, p.curve, p.nLeaf, m_mac, &m_profile, frame,
-                                domains != nullptr ? &view : nullptr);
+                                domains != nullptr ? &view : nullptr, &m_keys);
   // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
   m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_particles.size()};
   buildGroups(clock, p, targets);
@@ -60,6 +60,35 @@ bool CpuBackend::refitForces(const Clock& clock, const SimParams& p, ForceTarget
     return false;
   }
   prepare(clock, p, targets, oldAccValid);
+  {
+    StageTimer timer(m_profile, Stage::Moments);
+    cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
+  }
+  buildGroups(clock, p, targets);
+  walkLocal();
+  m_walkCurrent = true;
+  return true;
+}
+
+bool CpuBackend::rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
+                                      bool oldAccValid) {
+  if (!m_treeShape.fits(p, m_particles.size())) {
+    computeForces(clock, p, targets, oldAccValid);
+    return false;
+  }
+  prepare(clock, p, targets, oldAccValid);
+  {
+    StageTimer timer(m_profile, Stage::Sort);
+    markTargets(clock, targets);
+    const std::vector<std::uint32_t> cells =
+        cpu::coverTargets(m_tree, m_active, kAroundTargetsShare);
+    cpu::rekeyCells(m_tree, cells, p.curve, m_particles, m_keys);
+  }
+  {
+    StageTimer timer(m_profile, Stage::Tree);
+    const KeyFrame frame = m_tree.frame;
+    m_tree = cpu::buildTree(m_keys, frame, p.nLeaf);
+  }
   {
     StageTimer timer(m_profile, Stage::Moments);
     cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
@@ -96,14 +125,19 @@ bool CpuBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets ta
   return false;
 }
 
-void CpuBackend::buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets) {
+void CpuBackend::markTargets(const Clock& clock, ForceTargets targets) {
   const Particles& s = m_particles;
-  StageTimer timer(m_profile, Stage::Groups);
   m_active.resize(s.size());
 #pragma omp parallel for
   for (std::size_t i = 0; i < s.size(); ++i) {
     m_active[i] = targets == ForceTargets::All || isActive(s.bin[i], clock.tick, clock.depth);
   }
+}
+
+void CpuBackend::buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets) {
+  const Particles& s = m_particles;
+  StageTimer timer(m_profile, Stage::Groups);
+  markTargets(clock, targets);
   m_groups = cpu::buildGroups(m_tree, s.posMass, s.accPot, m_active, p.nGroup);
 }
 

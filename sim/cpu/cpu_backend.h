@@ -11,7 +11,11 @@ namespace bhviz::sim {
 
 class CpuBackend final : public Backend, private ForceParts {
  public:
-  BackendTraits traits() const override { return {"cpu", BackendLimits{}, false, 0}; }
+  BackendTraits traits() const override {
+    BackendTraits t{"cpu", BackendLimits{}, false, 0};
+    t.rebuildsAroundTargets = true;
+    return t;
+  }
   void upload(const Particles& p) override;
   void download(Particles& p) const override { p = m_particles; }
   std::size_t size() const override { return m_particles.size(); }
@@ -22,6 +26,8 @@ class CpuBackend final : public Backend, private ForceParts {
                      bool oldAccValid) override;
   bool refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                    bool oldAccValid) override;
+  bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
+                            bool oldAccValid) override;
   void closeKicks(const Clock& clock) override;
   /// The plain walk again (the mutual near field's potentials differ from it by fp32 rounding).
   bool recomputePotentials() override;
@@ -82,10 +88,13 @@ class CpuBackend final : public Backend, private ForceParts {
   /// build()'s settings of the evaluation; false when there are no particles.
   bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid);
   void buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets);
+  /// m_active: which particles get forces at this evaluation.
+  void markTargets(const Clock& clock, ForceTargets targets);
 
   Particles m_particles;
   std::vector<std::uint8_t> m_active;
   Tree m_tree;
+  std::vector<std::uint64_t> m_keys;  ///< m_tree's sorted keys (a rebuild around the targets')
   Groups m_groups;
   StepProfile m_profile;
   MacSetup m_mac;  ///< the MAC of the last evaluation (after the acceleration MAC's fallback)

@@ -21,6 +21,7 @@
 #include "sim/cuda/domains.h"
 #include "sim/cuda/draw.h"
 #include "sim/cuda/let.h"
+#include "sim/cuda/local_rebuild.h"
 #include "sim/cuda/stage_events.cuh"
 #include "sim/cuda/substep_kicks.h"
 #include "sim/cuda/tree_statistics.h"
@@ -44,7 +45,10 @@ class CudaBackend final : public Backend,
  public:
   BackendTraits traits() const override {
     // No mutual near field on the device (docs/BENCHMARKS.md, "The mutual near field").
-    return {"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup, false}, true, kInteractiveParticles};
+    BackendTraits t{"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup, false}, true,
+                    kInteractiveParticles};
+    t.rebuildsAroundTargets = true;
+    return t;
   }
 
   /// A kept state in this device's memory: every particle array, in the backend's order.
@@ -138,6 +142,27 @@ class CudaBackend final : public Backend,
     }
     prepare(clock, p, targets, oldAccValid);
     rememberLastWork();  // the order stays: what the last walks measured is where it was
+    momentsAndGroups(p);
+    walkLocal();
+    m_walkCurrent = true;
+    return true;
+  }
+
+  bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
+                            bool oldAccValid) override {
+    if (!m_treeShape.fits(p, m_p.n)) {
+      computeForces(clock, p, targets, oldAccValid);
+      return false;
+    }
+    prepare(clock, p, targets, oldAccValid);
+    rememberLastWork();      // it follows the particles the cover sorts again
+    m_cover.reserve(m_p.n);  // untimed: the tuner weighs what the cover costs, not its buffers
+    const Stream s = m_stream;
+    timed(m_events, Stage::Sort, s, [&] {
+      m_lastCover = launchCoverAndRekey(m_p, m_tree, m_rule, kAroundTargetsShare, p.curve, m_ws,
+                                        m_cover, m_lastWorkValid ? m_lastWork.data() : nullptr, s);
+    });
+    timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
     momentsAndGroups(p);
     walkLocal();
     m_walkCurrent = true;
@@ -543,6 +568,8 @@ class CudaBackend final : public Backend,
   bool m_workAligned = false;          // m_work is of the particles in their current order
   // Per particle, its work in the last evaluation that measured it (the walk's schedule).
   DeviceBuffer<std::uint32_t> m_lastWork, m_lastWorkScratch;
+  CoverWorkspace m_cover;              // rebuildAroundTargets' scratch
+  CoverCensus m_lastCover;             // and what its last cover held
   bool m_lastWorkValid = false;        // m_lastWork holds n entries in the current order
   int m_leafSize = 0;                  // N_leaf of the last build
   bool m_statisticsValid = false;      // a tree of these particles was built

@@ -114,6 +114,8 @@ class DistBackend final : public Backend {
     m_traits.onDevice = false;  // the whole state is on no one device
     // The ranks compute the potentials at every step end (setPotentialWanted stays here).
     m_traits.potentialOnDemand = false;
+    // Each evaluation is every rank's whole rebuild (no refit, no rebuild around the targets).
+    m_traits.rebuildsAroundTargets = false;
     Command c = command(Op::Create);
     c.value = static_cast<std::int32_t>(kind);
     c.n = n;
