@@ -198,10 +198,13 @@ namespace {
 
 /// The cheapest plan of rebuilds over the evaluations ahead, the last rebuild having been `age`
 /// before the first: each evaluation k that is not rebuilt costs targets[k]·g(its age), or
-/// around[k] where that is less (a rebuild around its targets; `around` empty: none), each
-/// rebuild `rebuildMs`, and nothing past the horizon. cost[j]: the least cost of evaluations j…
-/// given a rebuild at j; the next rebuild at m costs evaluations j+1…m−1, then cost[m]. Returns
-/// what the plan does with the first evaluation.
+/// around[k] where that is less (a rebuild around its targets, the tree aging on), each rebuild
+/// `rebuildMs`, and nothing past the horizon. A rebuild around evaluation j's targets may also be
+/// taken as a reset for the evaluations after it with no more targets (a block step's deeper
+/// substeps, whose targets lie in its cover), so long as the next one with more is itself a
+/// reset (rebuilt, or rebuilt around its targets). cost[j]: the least cost of evaluations j…
+/// given a reset at j; the next reset at m costs evaluations j+1…m−1, then cost[m]. Returns what
+/// the plan does with the first evaluation.
 TreeChoice cheapestPlan(const AgingFit& fit, double rebuildMs, double age, double spacing,
                         const std::vector<double>& targets, const std::vector<double>& around) {
   const std::size_t h = targets.size();
@@ -211,30 +214,47 @@ TreeChoice cheapestPlan(const AgingFit& fit, double rebuildMs, double age, doubl
     fresh[d] = std::max(0.0, fit.growth(double(d) * spacing));       // d after a rebuild
     aged[d] = std::max(0.0, fit.growth(age + double(d) * spacing));  // d after now, without one
   }
-  // What evaluation k costs when it is not rebuilt and its age's growth is g.
+  // What evaluation k costs when it is not reset and its age's growth is g.
   const auto kept = [&](std::size_t k, double g) {
     const double refit = targets[k] * g;
     return k < around.size() ? std::min(refit, around[k]) : refit;
   };
-  // The least cost of evaluations `from`… when evaluation k's growth is g[k − base].
-  const auto cheapest = [&](std::size_t from, const std::vector<double>& g, std::size_t base) {
+  // The least cost of evaluations `from`… when evaluation k's growth is g[k − base] and the next
+  // reset falls at `last` at the latest.
+  const auto cheapest = [&](std::size_t from, const std::vector<double>& g, std::size_t base,
+                            std::size_t last) {
     double best = kInf, aging = 0.0;
-    for (std::size_t m = from; m <= h && aging < best; ++m) {  // cost[m] ≥ 0: aging alone bounds
+    for (std::size_t m = from; m <= last && aging < best; ++m) {  // cost[m] ≥ 0: aging bounds
       best = std::min(best, aging + cost[m]);
       if (m < h) aging += kept(m, g[m - base]);
     }
     return best;
   };
+  // The first evaluation after j with more targets than j (h: none within the horizon).
+  const auto nextLarger = [&](std::size_t j) {
+    std::size_t m = j + 1;
+    while (m < h && targets[m] <= targets[j]) ++m;
+    return m;
+  };
   // cost[m] ≥ 0, which the pruning in `cheapest` needs.
   rebuildMs = std::max(0.0, rebuildMs);
-  for (std::size_t j = h; j-- > 0;) cost[j] = rebuildMs + cheapest(j + 1, fresh, j);
-  const double notRebuilt = kept(0, aged[0]) + cheapest(1, aged, 0);
+  const auto aroundReset = [&](std::size_t j) {
+    return j < around.size() ? around[j] + cheapest(j + 1, fresh, j, nextLarger(j)) : kInf;
+  };
+  for (std::size_t j = h; j-- > 0;) {
+    cost[j] = std::min(rebuildMs + cheapest(j + 1, fresh, j, h), aroundReset(j));
+  }
+  const double rebuild = rebuildMs + cheapest(1, fresh, 0, h);
+  const double reset = aroundReset(0);
+  const double notReset = kept(0, aged[0]) + cheapest(1, aged, 0, h);
   // A tie (to rounding) does not rebuild: where rebuilding now or at the next evaluation cost the
   // same, a tie going to the rebuild would be met again at the next one, and the plan never
   // followed. The same between a refit and a rebuild around the targets.
-  if (cost[0] < notRebuilt * (1.0 - 1e-9)) return TreeChoice::Rebuild;
-  const bool around0 = !around.empty() && around[0] < targets[0] * aged[0] * (1.0 - 1e-9);
-  return around0 ? TreeChoice::AroundTargets : TreeChoice::Refit;
+  const double tie = 1.0 - 1e-9;
+  if (rebuild < std::min(reset, notReset) * tie) return TreeChoice::Rebuild;
+  if (reset < notReset * tie) return TreeChoice::AroundTargets;
+  const bool capped = !around.empty() && around[0] < targets[0] * aged[0] * tie;
+  return capped ? TreeChoice::AroundTargets : TreeChoice::Refit;
 }
 
 }  // namespace
@@ -259,7 +279,7 @@ TreeChoice RebuildTuner::choose(double age, int kind, Outlook ahead) const {
   }
   std::vector<double>& around = ahead.aroundMs;
   if (!around.empty()) around.resize(targets.size(), -1.0);
-  for (double& a : around) a = a >= 0.0 ? a : 0.5 * m_rebuildMs;
+  for (double& a : around) a = a >= 0.0 ? a : 0.25 * m_rebuildMs;
   return cheapestPlan(s.fit, m_rebuildMs, age, ahead.spacing, targets, around);
 }
 

@@ -133,8 +133,9 @@ class RebuildTuner {
     /// of the last evaluations' is taken).
     std::vector<double> targets;
     /// What a rebuild around each one's targets would cost beyond a refit [ms], as its kind's
-    /// last one did (< 0: not measured yet, half a rebuild's guessed; ∞: not to be tried; empty:
-    /// the backend has no such rebuild).
+    /// last one did (< 0: not measured yet, a quarter of a rebuild's guessed, so that a kind is
+    /// tried once where its aging comes near that; ∞: not to be tried; empty: the backend has no
+    /// such rebuild).
     std::vector<double> aroundMs;
   };
   /// What the evaluation of `kind` at `age` (time since the last rebuild), the first of `ahead`,

@@ -163,7 +163,7 @@ Simulation::Evaluation Simulation::chooseEvaluation(std::uint64_t period) const 
                  ? std::uint8_t{0}
                  : static_cast<std::uint8_t>(m_groupTuner.choose(kind, m_params.nGroup));
   const TreeChoice c = m_rebuildNext ? TreeChoice::Rebuild
-                                     : m_tuner.choose(m_clock.time() - m_treeTime,
+                                     : m_tuner.choose(treeAge(m_targetsByBin[kind]),
                                                       tunerKind(kind, e.groups), outlook(period));
   e.rebuild = c == TreeChoice::Rebuild;
   e.aroundTargets = c == TreeChoice::AroundTargets;
@@ -193,6 +193,12 @@ RebuildTuner::Outlook Simulation::outlook(std::uint64_t period) const {
     }
   }
   return ahead;
+}
+
+double Simulation::treeAge(double targets) const {
+  const double now = m_clock.time();
+  const bool inCover = m_aroundTime > m_treeTime && targets > 0.0 && targets <= m_aroundTargets;
+  return now - (inCover ? m_aroundTime : m_treeTime);
 }
 
 int Simulation::tunerKind(int kind, int groups) {
@@ -228,9 +234,13 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
   if (made == TreeChoice::Rebuild) {
     m_treeTime = m_clock.time();
     m_sinceRebuild = 0;
+    for (std::size_t b = 0; b < m_aroundMsByBin.size(); ++b) {
+      if (++m_aroundRebuildsByBin[b] > kAroundRemeasure) m_aroundMsByBin[b] = -1.0;
+    }
   } else {
     ++m_sinceRebuild;  // around the targets too: elsewhere the tree ages on
   }
+  if (made == TreeChoice::AroundTargets) m_aroundTime = m_clock.time();
   m_lastGroupSize = p.nGroup;
   return made;
 }
@@ -240,21 +250,24 @@ void Simulation::recordEvaluation(Evaluation e, TreeChoice made, bool timed) {
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
   const double given = double(prof.interactions.targets);
   const double walkMs = timed ? prof[Stage::Walk] : -1.0;
-  m_tuner.record(made, tunerKind(kind, e.groups), m_clock.time(), m_clock.time() - m_treeTime,
-                 given, walkMs, timed ? prof.rebuildMs() : -1.0);
+  if (made == TreeChoice::AroundTargets) m_aroundTargets = given;
+  const double age = treeAge(given);
+  m_tuner.record(made, tunerKind(kind, e.groups), m_clock.time(), age, given, walkMs,
+                 timed ? prof.rebuildMs() : -1.0);
   // The group tuner compares sizes on fresh trees: a refit's aging is taken out (where it is
   // not known yet, the refit is not recorded). A tree rebuilt around the targets is fresh there.
   const bool fresh = made != TreeChoice::Refit;
   const bool agingKnown = fresh || m_tuner.state().fit.model != AgingModel::None;
   // (Not under the acceleration MAC, whose groups it does not size: chooseEvaluation.)
   if (timed && given > 0.0 && agingKnown && m_params.mac != MacKind::Acceleration) {
-    const double aging = fresh ? 0.0 : m_tuner.agingMs(m_clock.time() - m_treeTime, given);
+    const double aging = fresh ? 0.0 : m_tuner.agingMs(age, given);
     m_groupTuner.record(kind, e.groups, (walkMs - aging) / given, m_params.nGroup);
   }
   m_targetsByBin[kind] = given;
   if (timed && made == TreeChoice::AroundTargets) {
     double& a = m_aroundMsByBin[kind];
     a = a < 0.0 ? prof.rebuildMs() : 0.5 * (a + prof.rebuildMs());  // smoothed, as R is
+    m_aroundRebuildsByBin[kind] = 0;
   }
 }
 
@@ -280,6 +293,7 @@ void Simulation::restore(const KeptState& state) {
   m_params = state.params;
   m_substeps = state.substeps;
   m_rebuildNext = true;  // the tree was not kept
+  m_aroundTime = -std::numeric_limits<double>::infinity();
   m_generation = state.generation;
   m_potentialsCurrent = state.potentialsCurrent;
   m_tuner.rewind(state.clock.time());

@@ -7,6 +7,7 @@
 // auto also sizes the groups of each kind of evaluation by their measured walk (GroupTuner).
 
 #include <array>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -143,6 +144,10 @@ class Simulation {
   Evaluation chooseEvaluation(std::uint64_t period) const;
   /// The evaluations ahead for the rebuild tuner: `period` ticks apart from the current one.
   RebuildTuner::Outlook outlook(std::uint64_t period) const;
+  /// The age of the tree where an evaluation of `targets` walks it [time]: since the last rebuild,
+  /// or since the last rebuild around the targets where that came after and had at least as many
+  /// (0 targets: not known, the former).
+  double treeAge(double targets) const;
   /// The rebuild tuner's kind for an evaluation kind and group candidate.
   static int tunerKind(int kind, int groups);
   /// Rebuilds, rebuilds around the targets or refits, and evaluates the forces of `targets`;
@@ -162,14 +167,22 @@ class Simulation {
 
   // The tree's rebuilds.
   RebuildTuner m_tuner;
-  double m_treeTime = 0.0;             // when the tree was last rebuilt [time]
+  double m_treeTime = 0.0;  // when the tree was last rebuilt [time]
+  // When it was last rebuilt around the targets [time], and how many there were: an evaluation
+  // with no more targets (a deeper substep's) walks a tree that young (treeAge).
+  double m_aroundTime = -std::numeric_limits<double>::infinity();
+  double m_aroundTargets = 0.0;
   int m_sinceRebuild = 0;              // force evaluations since then
   mutable bool m_rebuildNext = false;  // keep() asks the next evaluation to rebuild
   // Targets of the last evaluation at a tick whose shallowest active bin is b (-1: none yet):
   // the next one at such a tick has about as many, which the tuner weighs against a rebuild.
   std::array<double, kMaxBinDepthLimit + 1> m_targetsByBin;
-  // And what its rebuild around the targets cost beyond a refit, smoothed [ms] (-1: none yet).
+  // And what its rebuild around the targets cost beyond a refit, smoothed [ms] (-1: none yet),
+  // and the rebuilds since it was measured: one measured kAroundRemeasure rebuilds ago is
+  // forgotten, so that the tuner tries it again (a cover changes as the particles move).
   std::array<double, kMaxBinDepthLimit + 1> m_aroundMsByBin;
+  std::array<int, kMaxBinDepthLimit + 1> m_aroundRebuildsByBin{};
+  static constexpr int kAroundRemeasure = 32;
   GroupTuner m_groupTuner;
   int m_lastGroupSize = 0;
   std::vector<Evaluation> m_choices;  // per substep (for replays)

@@ -166,6 +166,25 @@ __global__ void scatterKernel(std::uint32_t m, const std::uint32_t* __restrict__
 }  // namespace
 
 void CoverWorkspace::reserve(std::size_t n) {
+  // The CUB storage of each pass over n particles (the queries launch nothing).
+  const int items = static_cast<int>(n);
+  const thrust::counting_iterator<std::uint32_t> indices(0);
+  const thrust::transform_iterator<TargetFlag, thrust::counting_iterator<std::uint32_t>> flags(
+      indices, TargetFlag{nullptr, {}, 0});
+  std::size_t scanBytes = 0, markBytes = 0, selectBytes = 0, sortBytes = 0;
+  BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, flags,
+                                                 static_cast<std::uint32_t*>(nullptr), items + 1));
+  BHVIZ_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, markBytes,
+                                                 static_cast<std::uint32_t*>(nullptr),
+                                                 static_cast<std::uint32_t*>(nullptr), items));
+  BHVIZ_CUDA_CHECK(
+      cub::DeviceSelect::If(nullptr, selectBytes, indices, static_cast<std::uint32_t*>(nullptr),
+                            static_cast<std::uint32_t*>(nullptr), items, CoveredSlot{nullptr}));
+  cub::DoubleBuffer<std::uint64_t> sortKeys(nullptr, nullptr);
+  cub::DoubleBuffer<std::uint32_t> sortFrom(nullptr, nullptr);
+  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sortBytes, sortKeys, sortFrom, items, 0,
+                                                   3 * kKeyBitsPerAxis));
+  temp.reserve(std::max({scanBytes, markBytes, selectBytes, sortBytes}));
   activeBefore.reserve(n + 1);
   cellOf.reserve(n + 1);
   covered.reserve(n);

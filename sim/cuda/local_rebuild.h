@@ -35,8 +35,8 @@ struct CoverWorkspace {
   DeviceBuffer<std::uint32_t> selected;      ///< 1 element: DeviceSelect's count
   DeviceBuffer<unsigned char> temp;          ///< CUB temporary storage
 
-  /// Sizes every buffer for a cover of all n particles (the CUB storage grows at its first use):
-  /// a caller that times the cover reserves first, so that no allocation is in its time.
+  /// Sizes every buffer for a cover of all n particles, the CUB storage too: a caller that times
+  /// the cover reserves first, so that no allocation is in its time.
   void reserve(std::size_t n);
 };
 

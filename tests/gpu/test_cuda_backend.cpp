@@ -55,6 +55,7 @@ ForceError gpuForceError(const Simulation& sim, float softening, std::size_t sam
 /// (both states sorted by id).
 struct P99 {
   double acc = 0.0, pot = 0.0;
+  double accMax = 0.0, potMax = 0.0;  ///< the largest of each
 };
 P99 relativeDifferenceP99(const Particles& a, const Particles& b) {
   std::vector<double> acc(a.size()), pot(a.size());
@@ -67,7 +68,7 @@ P99 relativeDifferenceP99(const Particles& a, const Particles& b) {
   }
   std::sort(acc.begin(), acc.end());
   std::sort(pot.begin(), pot.end());
-  return {acc[acc.size() * 99 / 100], pot[pot.size() * 99 / 100]};
+  return {acc[acc.size() * 99 / 100], pot[pot.size() * 99 / 100], acc.back(), pot.back()};
 }
 
 double relativeDrift(const Diagnostics& a, const Diagnostics& b) {
@@ -252,9 +253,11 @@ TEST(CudaBackend, TheLastWalkAgainGivesThePotentialsOfAnEveryStepRun) {
     }
     EXPECT_EQ(moved, 0u) << "positions or accelerations changed";
     EXPECT_GT(written, now.size() * 99 / 100) << "potentials left stale";
+    // Every target's, not most: the same tree, groups and settings walked again give the
+    // every-step run's potentials (a slot the walk missed keeps a stale one, off by far more).
     const P99 diff = relativeDifferenceP99(sortedById(now), sortedById(every.particles()));
-    EXPECT_LT(diff.pot, 1e-5) << "against the every-step run";
-    EXPECT_LT(diff.acc, 1e-5);
+    EXPECT_LT(diff.potMax, 1e-6) << "against the every-step run";
+    EXPECT_LT(diff.accMax, 1e-6);
   }
   std::unique_ptr<Backend> b = cuda::makeCudaBackend(ic.size());
   b->upload(ic);

@@ -365,6 +365,79 @@ TEST(CudaStages, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeeper) {
   }
 }
 
+// The same rule at its edges, on trees of a chosen depth (three particles: two spanning the frame,
+// one a short distance from the first, at N_leaf 1). The levels launched: every level first;
+// then the tuned count, kept while it lies within [last depth + 2, last depth + 4] (a tree three
+// levels shallower keeps it, so the count is not the last depth + 2), else the last depth + 2.
+// A tree of exactly the levels launched needs no second attempt; one level more (its last
+// launched level holds a cell) is built again with every level.
+TEST(CudaStages, TreeBuildLevelsAtTheEdgesOfTheirRule) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  // Separations 2^(-k/4) of the third particle from the first.
+  constexpr int kSeparations = 72;
+  const auto threeParticles = [](int k) {
+    Particles p;
+    p.resize(3);
+    p.posMass[0] = {0.0f, 0.0f, 0.0f, 1.0f};
+    p.posMass[1] = {1.0f, 1.0f, 1.0f, 1.0f};
+    p.posMass[2] = {float(std::pow(2.0, -0.25 * k)), 0.0f, 0.0f, 1.0f};
+    for (std::uint32_t i = 0; i < 3; ++i) p.id[i] = i;
+    return p;
+  };
+  // The depth of each separation, from the CPU's tree.
+  std::vector<int> depthOf(kSeparations, 0);
+  for (int k = 0; k < kSeparations; ++k) {
+    const Particles p = threeParticles(k);
+    const KeyFrame f = keyFrameFor(cpu::boundingBox(p.posMass));
+    std::vector<std::uint64_t> keys = cpu::computeKeys(p.posMass, f, Curve::Hilbert);
+    std::sort(keys.begin(), keys.end());
+    depthOf[k] = cpu::buildTree(keys, f, 1).depth();
+  }
+  const auto separationFor = [&](int depth) {
+    for (int k = 0; k < kSeparations; ++k) {
+      if (depthOf[k] == depth) return k;
+    }
+    ADD_FAILURE() << "no tree of depth " << depth;
+    return 0;
+  };
+  const int d = depthOf[8];
+  // The depths built one after another: first (every level); the same (d + 2 launched); d + 2
+  // (exactly the levels launched); d + 5 (d + 4 launched, one level short: again); d + 5 (d + 7);
+  // d + 4 (d + 7, the last depth + 3); d + 4 (d + 7 kept, not d + 6).
+  const int depths[] = {d, d, d + 2, d + 5, d + 5, d + 4, d + 4};
+  cuda::DeviceParticles dp;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  int lastDepth = 0, tunedLevels = 0;
+  bool edgeKept = false, edgeRetried = false, bandKept = false;
+  for (const int depth : depths) {
+    const Particles p = threeParticles(separationFor(depth));
+    SCOPED_TRACE("depth " + std::to_string(depth) + " after " + std::to_string(lastDepth));
+    const std::vector<std::uint64_t> keys = sortOnDevice(p, dp, ws);
+    cuda::launchTree(ws, p.size(), 1, tree, nullptr);
+    Tree gpuTree;
+    cuda::downloadTree(tree, ws, gpuTree, false);
+    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, 1);
+    expectSameTopology(gpuTree, cpuTree);
+    ASSERT_EQ(cpuTree.depth(), depth);
+    int first = kMaxLevel;
+    if (lastDepth > 0) {
+      const bool inBand = tunedLevels >= lastDepth + 2 && tunedLevels <= lastDepth + 4;
+      first = inBand ? tunedLevels : std::min(lastDepth + 2, kMaxLevel);
+      bandKept |= inBand && first != lastDepth + 2;
+      tunedLevels = first;
+    }
+    const bool retry = first < kMaxLevel && depth > first;
+    edgeKept |= first < kMaxLevel && depth == first;
+    edgeRetried |= retry && depth == first + 1;
+    EXPECT_EQ(ws.treeLevels, retry ? kMaxLevel : first);
+    lastDepth = depth;
+  }
+  EXPECT_TRUE(edgeKept) << "a tree of exactly the levels launched";
+  EXPECT_TRUE(edgeRetried) << "a tree one level deeper";
+  EXPECT_TRUE(bandKept) << "a tuned count kept within the band";
+}
+
 // The moments go up the tree in one launch, each parent computed by whichever thread completes
 // its children (moments.cu). Whatever thread that is, and whatever the SMs cached, a parent must
 // be the same bits every time: launches on poisoned outputs, with deep single-child chains
