@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace bhviz::sim {
 
@@ -264,7 +265,7 @@ void Simulation::recordEvaluation(Evaluation e, TreeChoice made, bool timed) {
     m_groupTuner.record(kind, e.groups, (walkMs - aging) / given, m_params.nGroup);
   }
   m_targetsByBin[kind] = given;
-  if (timed && made == TreeChoice::AroundTargets) {
+  if (timed && made == TreeChoice::AroundTargets && std::exchange(m_aroundWarm, true)) {
     double& a = m_aroundMsByBin[kind];
     a = a < 0.0 ? prof.rebuildMs() : 0.5 * (a + prof.rebuildMs());  // smoothed, as R is
     m_aroundRebuildsByBin[kind] = 0;
