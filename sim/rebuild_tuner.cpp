@@ -279,7 +279,7 @@ TreeChoice RebuildTuner::choose(double age, int kind, Outlook ahead) const {
   }
   std::vector<double>& around = ahead.aroundMs;
   if (!around.empty()) around.resize(targets.size(), -1.0);
-  for (double& a : around) a = a >= 0.0 ? a : 0.25 * m_rebuildMs;
+  for (double& a : around) a = a >= 0.0 ? a : kAroundGuess * m_rebuildMs;
   return cheapestPlan(s.fit, m_rebuildMs, age, ahead.spacing, targets, around);
 }
 
@@ -311,14 +311,17 @@ void RebuildTuner::record(TreeChoice made, int kind, double time, double age, do
       s.samples = static_cast<int>(m_samples.size());
     }
   } else {
-    // Fresh where its targets are: the kind's fresh walk, no aging sample.
+    // A rebuild around the targets walks as a rebuilt tree does (M31 at 2^23 on an H200: 1.13 ms
+    // around the centre's targets, 1.16 rebuilt): the kind's fresh walk too. A kind rebuilt
+    // around its targets every time would otherwise keep the fresh walk of its first rebuild,
+    // often a cold one (1.85 ms there), and take its aging for less than it is.
     s.predictedWalkMs = known ? targets * fresh.msPerTarget : walkMs;
     if (targets > 0.0) {
       const double now = walkMs / targets;
       fresh.msPerTarget = fresh.msPerTarget < 0.0 ? now : 0.5 * (fresh.msPerTarget + now);
     }
-    // Smoothed: one measurement carries its noise.
     if (rebuilt) {
+      // Smoothed: one measurement carries its noise.
       m_rebuildMs = m_rebuildMs <= 0.0 ? rebuildMs : 0.5 * (m_rebuildMs + rebuildMs);
       ++m_samplesAge;
     } else {

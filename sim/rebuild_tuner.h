@@ -37,10 +37,13 @@
 //
 // A third choice, where the backend has it (Outlook::aroundMs): a rebuild around the targets
 // (Backend::rebuildAroundTargets), which makes the tree fresh where the evaluation's targets
-// are for a cost A_k that grows with the particles around them. In the plan an evaluation that
-// is not rebuilt costs min(T_k·g(age), A_k), and the tree's age runs on through it (outside the
-// cover the tree is the last rebuild's: counting it as aged is the cautious side). Such an
-// evaluation gives no aging sample; its walk is the kind's fresh one.
+// are for a cost A_k that grows with the particles around them. The plan takes it two ways: as
+// a cap, an evaluation that is not rebuilt costing min(T_k·g(age), A_k) while the tree's age runs
+// on through it (outside the cover the tree is the last rebuild's); or as a reset for the
+// evaluations after it with no more targets (under block steps the deeper substeps, whose
+// targets lie in its cover: Simulation::treeAge gives them their age since it), so long as the
+// next one with more targets is a reset itself. Such an evaluation gives no aging sample; its
+// walk is taken as the kind's fresh one (measured as fast as a rebuilt tree's).
 
 #include <array>
 #include <cstdint>
@@ -124,6 +127,9 @@ class RebuildTuner {
   /// and the group size; more are folded into the last).
   static constexpr int kKinds = 128;
 
+  /// An unmeasured rebuild around the targets is guessed at this share of a rebuild's cost, so
+  /// that a kind is tried once where its aging comes near that (Outlook::aroundMs).
+  static constexpr double kAroundGuess = 0.25;
   /// Evaluations planned over at most (Outlook::targets beyond it are not read).
   static constexpr std::size_t kHorizon = 128;
   /// The evaluations ahead as the caller expects them.
@@ -133,9 +139,8 @@ class RebuildTuner {
     /// of the last evaluations' is taken).
     std::vector<double> targets;
     /// What a rebuild around each one's targets would cost beyond a refit [ms], as its kind's
-    /// last one did (< 0: not measured yet, a quarter of a rebuild's guessed, so that a kind is
-    /// tried once where its aging comes near that; ∞: not to be tried; empty: the backend has no
-    /// such rebuild).
+    /// last one did (< 0: not measured yet, kAroundGuess of a rebuild guessed; ∞: not to be tried;
+    /// empty: the backend has no such rebuild).
     std::vector<double> aroundMs;
   };
   /// What the evaluation of `kind` at `age` (time since the last rebuild), the first of `ahead`,

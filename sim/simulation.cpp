@@ -61,8 +61,10 @@ void Simulation::setParams(const SimParams& params) {
   validate(params, m_backend->traits().limits, m_backend->name());
   checkTimeResolvesTick("the time", time(), Clock{time(), 0, clockDepth(params), params.dtMax});
   if (params != m_params) {
-    // Another run from here on: the logged choices of the first one no longer apply.
+    // Another run from here on: the logged choices of the first one no longer apply, nor the
+    // measured costs of rebuilds around the targets (N_leaf, the curve and the MAC set them).
     m_replayUntil = 0;
+    m_aroundMsByBin.fill(-1.0);
     m_generation = ++m_generations;
     // Its candidates are fractions of N_group, timed under one MAC: measured sizes of another
     // N_group or MAC mean nothing.
@@ -108,8 +110,7 @@ void Simulation::substep() {
   recordEvaluation(e, made, !askedPotential);
   m_last = m_backend->profile();
   m_total += m_last;
-  e.rebuild = made == TreeChoice::Rebuild;  // also where the backend could not refit
-  e.aroundTargets = made == TreeChoice::AroundTargets;
+  e.tree = made;  // a rebuild also where the backend could not refit
   e.generation = m_generation;
   if (m_choices.size() <= m_substeps) m_choices.resize(m_substeps + 1);
   m_choices[m_substeps] = e;
@@ -148,11 +149,12 @@ void Simulation::recomputeForces() {
 Simulation::Evaluation Simulation::chooseEvaluation(std::uint64_t period) const {
   if (m_substeps < m_replayUntil) {
     Evaluation e = m_choices[m_substeps];
-    e.rebuild = e.rebuild || m_rebuildNext;
+    if (m_rebuildNext) e.tree = TreeChoice::Rebuild;
     return e;
   }
   if (m_params.rebuildInterval != kRebuildAuto) {
-    return {m_rebuildNext || m_sinceRebuild + 1 >= m_params.rebuildInterval, false, 0};
+    const bool rebuild = m_rebuildNext || m_sinceRebuild + 1 >= m_params.rebuildInterval;
+    return {rebuild ? TreeChoice::Rebuild : TreeChoice::Refit, 0};
   }
   // The evaluation's kind (its shallowest active bin).
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
@@ -163,11 +165,9 @@ Simulation::Evaluation Simulation::chooseEvaluation(std::uint64_t period) const 
   e.groups = m_params.mac == MacKind::Acceleration
                  ? std::uint8_t{0}
                  : static_cast<std::uint8_t>(m_groupTuner.choose(kind, m_params.nGroup));
-  const TreeChoice c = m_rebuildNext ? TreeChoice::Rebuild
-                                     : m_tuner.choose(treeAge(m_targetsByBin[kind]),
-                                                      tunerKind(kind, e.groups), outlook(period));
-  e.rebuild = c == TreeChoice::Rebuild;
-  e.aroundTargets = c == TreeChoice::AroundTargets;
+  e.tree = m_rebuildNext
+               ? TreeChoice::Rebuild
+               : m_tuner.choose(treeAge(kind), tunerKind(kind, e.groups), outlook(period));
   return e;
 }
 
@@ -196,10 +196,9 @@ RebuildTuner::Outlook Simulation::outlook(std::uint64_t period) const {
   return ahead;
 }
 
-double Simulation::treeAge(double targets) const {
-  const double now = m_clock.time();
-  const bool inCover = m_aroundTime > m_treeTime && targets > 0.0 && targets <= m_aroundTargets;
-  return now - (inCover ? m_aroundTime : m_treeTime);
+double Simulation::treeAge(int bin) const {
+  const bool inCover = m_aroundTime > m_treeTime && bin >= m_aroundBin;
+  return m_clock.time() - (inCover ? m_aroundTime : m_treeTime);
 }
 
 int Simulation::tunerKind(int kind, int groups) {
@@ -222,9 +221,10 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
     if (wanted) m_potentialRequested = false;
   }
   TreeChoice made = TreeChoice::Rebuild;
-  if (e.rebuild) {
+  const bool around = m_backend->traits().rebuildsAroundTargets;
+  if (e.tree == TreeChoice::Rebuild) {
     m_backend->computeForces(m_clock, p, targets, oldAccValid);
-  } else if (e.aroundTargets) {
+  } else if (e.tree == TreeChoice::AroundTargets && around) {
     if (m_backend->rebuildAroundTargets(m_clock, p, targets, oldAccValid)) {
       made = TreeChoice::AroundTargets;
     }
@@ -236,12 +236,18 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
     m_treeTime = m_clock.time();
     m_sinceRebuild = 0;
     for (std::size_t b = 0; b < m_aroundMsByBin.size(); ++b) {
-      if (++m_aroundRebuildsByBin[b] > kAroundRemeasure) m_aroundMsByBin[b] = -1.0;
+      if (++m_aroundRebuildsByBin[b] >= kAroundRemeasure) m_aroundMsByBin[b] = -1.0;
     }
   } else {
     ++m_sinceRebuild;  // around the targets too: elsewhere the tree ages on
   }
-  if (made == TreeChoice::AroundTargets) m_aroundTime = m_clock.time();
+  const int bin = shallowestAlignedBin(m_clock.tick, m_clock.depth);
+  if (made == TreeChoice::AroundTargets) {
+    m_aroundTime = m_clock.time();
+    m_aroundBin = bin;
+  } else if (made == TreeChoice::Refit && bin < m_aroundBin) {
+    m_aroundTime = -std::numeric_limits<double>::infinity();
+  }
   m_lastGroupSize = p.nGroup;
   return made;
 }
@@ -251,8 +257,7 @@ void Simulation::recordEvaluation(Evaluation e, TreeChoice made, bool timed) {
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
   const double given = double(prof.interactions.targets);
   const double walkMs = timed ? prof[Stage::Walk] : -1.0;
-  if (made == TreeChoice::AroundTargets) m_aroundTargets = given;
-  const double age = treeAge(given);
+  const double age = treeAge(kind);
   m_tuner.record(made, tunerKind(kind, e.groups), m_clock.time(), age, given, walkMs,
                  timed ? prof.rebuildMs() : -1.0);
   // The group tuner compares sizes on fresh trees: a refit's aging is taken out (where it is

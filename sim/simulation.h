@@ -132,8 +132,7 @@ class Simulation {
   void throwIfNonFinite(const std::vector<std::uint32_t>& ids) const;
   /// The choices of one force evaluation: logged per substep, so a replay makes them again.
   struct Evaluation {
-    bool rebuild = true;         ///< rebuild the tree (else refit it)
-    bool aroundTargets = false;  ///< not rebuilt: rebuilt around the targets (else refitted)
+    TreeChoice tree = TreeChoice::Rebuild;  ///< what to do with the tree
     /// GroupTuner's candidate: N_group / 2^groups (GroupTuner::groupSize)
     std::uint8_t groups = 0;
     /// The parameters it ran under (Simulation's count of changes): a replay follows the log
@@ -144,10 +143,10 @@ class Simulation {
   Evaluation chooseEvaluation(std::uint64_t period) const;
   /// The evaluations ahead for the rebuild tuner: `period` ticks apart from the current one.
   RebuildTuner::Outlook outlook(std::uint64_t period) const;
-  /// The age of the tree where an evaluation of `targets` walks it [time]: since the last rebuild,
-  /// or since the last rebuild around the targets where that came after and had at least as many
-  /// (0 targets: not known, the former).
-  double treeAge(double targets) const;
+  /// The age of the tree where an evaluation of kind `bin` (its shallowest active bin) walks it
+  /// [time]: since the last rebuild, or since the last rebuild around the targets where that came
+  /// after and was for this bin or a shallower one.
+  double treeAge(int bin) const;
   /// The rebuild tuner's kind for an evaluation kind and group candidate.
   static int tunerKind(int kind, int groups);
   /// Rebuilds, rebuilds around the targets or refits, and evaluates the forces of `targets`;
@@ -168,10 +167,12 @@ class Simulation {
   // The tree's rebuilds.
   RebuildTuner m_tuner;
   double m_treeTime = 0.0;  // when the tree was last rebuilt [time]
-  // When it was last rebuilt around the targets [time], and how many there were: an evaluation
-  // with no more targets (a deeper substep's) walks a tree that young (treeAge).
+  // When it was last rebuilt around the targets [time], and the evaluation kind (shallowest
+  // active bin) it did that for: an evaluation of that bin or a deeper one, whose targets lie in
+  // the cover, walks a tree that young (treeAge), until an evaluation of a shallower bin refits
+  // (its kicks may bring particles from outside the cover into the deeper bins).
   double m_aroundTime = -std::numeric_limits<double>::infinity();
-  double m_aroundTargets = 0.0;
+  int m_aroundBin = 0;
   int m_sinceRebuild = 0;              // force evaluations since then
   mutable bool m_rebuildNext = false;  // keep() asks the next evaluation to rebuild
   // Targets of the last evaluation at a tick whose shallowest active bin is b (-1: none yet):

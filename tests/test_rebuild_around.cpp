@@ -262,3 +262,39 @@ TEST(RebuildAround, ACostMeasuredLongAgoIsMeasuredAgain) {
       static_cast<unsigned long long>(dearAt), static_cast<unsigned long long>(later));
   EXPECT_GE(later, 4u) << "tried again, and kept, once the dear measurements were forgotten";
 }
+
+TEST(RebuildAround, ADeeperSubstepCountsTheTreesAgeFromTheRebuildAroundItsTargets) {
+  // The age each evaluation is held to (the rebuild tuner's state after it): since the last
+  // rebuild, or since the last rebuild around the targets where that was for this evaluation's
+  // bin or a shallower one and no shallower evaluation has refitted since.
+  auto owned = std::make_unique<ModelTimedBackend>();
+  Simulation s(std::move(owned), buildScenario(builtinScenario("m31"), 8192, 9), blockParams());
+  double rebuiltAt = s.time(), aroundAt = -1e300;
+  int aroundBin = 0, fromAround = 0;
+  for (int k = 0; k < 96; ++k) {
+    s.substep();
+    const double t = s.time();
+    const int bin = shallowestAlignedBin(s.clock().tick, s.clock().depth);
+    double expected = 0.0;
+    switch (s.lastTreeChoice()) {
+      case TreeChoice::Rebuild:
+        rebuiltAt = t;
+        break;
+      case TreeChoice::AroundTargets:
+        aroundAt = t;
+        aroundBin = bin;
+        break;
+      case TreeChoice::Refit:
+        if (bin < aroundBin) aroundAt = -1e300;
+        if (aroundAt > rebuiltAt && bin >= aroundBin) {
+          expected = t - aroundAt;
+          ++fromAround;
+        } else {
+          expected = t - rebuiltAt;
+        }
+        break;
+    }
+    ASSERT_NEAR(s.rebuildState().age, expected, 1e-12) << "substep " << k;
+  }
+  EXPECT_GT(fromAround, 2) << "refits counted from a rebuild around the targets";
+}

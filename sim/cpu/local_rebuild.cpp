@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/common/cover.h"
 #include "sim/cpu/cpu_stages.h"
 
 namespace bhviz::sim::cpu {
@@ -62,7 +63,7 @@ std::vector<std::uint32_t> coverTargets(const Tree& t, const std::vector<std::ui
     stack.pop_back();
     const std::size_t k = targetsIn(c);
     if (k == 0) continue;
-    if (t.childCount[c] > 0 && double(k) < share * double(t.count[c])) {
+    if (coverSplits(static_cast<std::uint32_t>(k), t.count[c], t.childCount[c], share)) {
       for (std::uint32_t j = t.childCount[c]; j-- > 0;) stack.push_back(t.child[c] + j);
     } else {
       cover.push_back(c);
@@ -79,19 +80,12 @@ void rekeyCells(const Tree& t, const std::vector<std::uint32_t>& cells, Curve cu
   for (const std::uint32_t c : disjointInKeyOrder(t, cells, "rekeyCells")) {
     const std::uint32_t first = t.first[c], count = t.count[c];
     if (count == 0) continue;
-    // The cell's cube in quantised coordinates: its first key's point with the bits below its
-    // level cleared (every key of the cell shares them).
-    const int shift = kKeyBitsPerAxis - t.level[c];
-    const std::uint32_t span = (1u << shift) - 1u;
-    const KeyCoords q0 = decodeKey(curve, keys[first]);
-    const KeyCoords lo{q0.x & ~span, q0.y & ~span, q0.z & ~span};
+    // The cell's cube: that of its first key's point (every key of the cell shares its prefix).
+    const KeyCoords inCell = decodeKey(curve, keys[first]);
     std::vector<std::uint64_t> fresh(count);
     for (std::uint32_t i = 0; i < count; ++i) {
-      KeyCoords q = quantize(xyz(p.posMass[first + i]), t.frame);
-      q.x = std::clamp(q.x, lo.x, lo.x + span);
-      q.y = std::clamp(q.y, lo.y, lo.y + span);
-      q.z = std::clamp(q.z, lo.z, lo.z + span);
-      fresh[i] = encodeKey(curve, q);
+      const KeyCoords q = quantize(xyz(p.posMass[first + i]), t.frame);
+      fresh[i] = encodeKey(curve, clampIntoCell(q, inCell, t.level[c]));
     }
     const std::vector<std::uint32_t> local = sortOrder(fresh);
     for (std::uint32_t i = 0; i < count; ++i) {

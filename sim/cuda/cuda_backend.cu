@@ -159,8 +159,8 @@ class CudaBackend final : public Backend,
     m_cover.reserve(m_p.n);  // untimed: the tuner weighs what the cover costs, not its buffers
     const Stream s = m_stream;
     timed(m_events, Stage::Sort, s, [&] {
-      m_lastCover = launchCoverAndRekey(m_p, m_tree, m_rule, kAroundTargetsShare, p.curve, m_ws,
-                                        m_cover, m_lastWorkValid ? m_lastWork.data() : nullptr, s);
+      launchCoverAndRekey(m_p, m_tree, m_rule, kAroundTargetsShare, p.curve, m_ws, m_cover,
+                          m_lastWorkValid ? m_lastWork.data() : nullptr, s);
     });
     timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
     momentsAndGroups(p);
@@ -569,7 +569,6 @@ class CudaBackend final : public Backend,
   // Per particle, its work in the last evaluation that measured it (the walk's schedule).
   DeviceBuffer<std::uint32_t> m_lastWork, m_lastWorkScratch;
   CoverWorkspace m_cover;              // rebuildAroundTargets' scratch
-  CoverCensus m_lastCover;             // and what its last cover held
   bool m_lastWorkValid = false;        // m_lastWork holds n entries in the current order
   int m_leafSize = 0;                  // N_leaf of the last build
   bool m_statisticsValid = false;      // a tree of these particles was built

@@ -29,8 +29,8 @@ struct CudaUnavailable : std::runtime_error {
 /// cell's parent and arrival count for the moments' climb (8 B a cell, 4 B a particle); and the
 /// tree build's searches of its largest level kept for its write kernel (32 B a cell of that
 /// level, a quarter more: ~4 B a particle); a rebuild around the targets' scratch, reserved for
-/// all particles at its first use (32 B: cuda/local_rebuild.h).
-inline constexpr double kDeviceBytesPerParticle = 372.0;
+/// all particles at its first use (40 B: cuda/local_rebuild.h).
+inline constexpr double kDeviceBytesPerParticle = 380.0;
 /// The same for a rank of a distributed run, whose share also holds the LET cut's scratch
 /// (sized by the tree: ~110 B a cell, and 16 B a particle), the exchange's domain and selection
 /// arrays, the ORB's domain names and the LETs' bytes and walk records: measured 474 and

@@ -24,6 +24,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
+#include "sim/common/cover.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/local_rebuild.h"
 
@@ -84,9 +85,8 @@ __global__ void coverKernel(std::uint32_t cells, CoverCells t,
   const auto targets = [&](std::uint32_t a) {
     return activeBefore[t.first[a] + t.count[a]] - activeBefore[t.first[a]];
   };
-  // cpu::coverTargets's test, in its arithmetic.
   const auto splits = [&](std::uint32_t a, std::uint32_t k) {
-    return t.childCount[a] > 0 && double(k) < share * double(t.count[a]);
+    return coverSplits(k, t.count[a], t.childCount[a], share);
   };
   const std::uint32_t k = targets(c);
   if (k == 0) return;
@@ -125,16 +125,11 @@ __global__ void keysKernel(std::uint32_t m, const std::uint32_t* __restrict__ co
   if (j >= m) return;
   const std::uint32_t i = covered[j];
   const std::uint32_t c = cellOf[i] - 1;
-  // The cell's cube in quantised coordinates: its first key's point with the bits below its
-  // level cleared (every key of the cell shares them), as cpu::rekeyCells.
-  const std::uint32_t span = (1u << (kKeyBitsPerAxis - cellLevel[c])) - 1u;
-  const KeyCoords q0 = decodeKey(curve, oldKeys[cellFirst[c]]);
+  // The cell's cube: that of its first key's point, as cpu::rekeyCells.
+  const KeyCoords inCell = decodeKey(curve, oldKeys[cellFirst[c]]);
   const float4 x = p.posMass[i];
-  KeyCoords q = quantize(Vec3{x.x, x.y, x.z}, *frame);
-  q.x = min(max(q.x, q0.x & ~span), (q0.x & ~span) + span);
-  q.y = min(max(q.y, q0.y & ~span), (q0.y & ~span) + span);
-  q.z = min(max(q.z, q0.z & ~span), (q0.z & ~span) + span);
-  newKeys[j] = encodeKey(curve, q);
+  const KeyCoords q = quantize(Vec3{x.x, x.y, x.z}, *frame);
+  newKeys[j] = encodeKey(curve, clampIntoCell(q, inCell, cellLevel[c]));
   from[j] = j;
   gathered.posMass[j] = x;
   gathered.vel[j] = p.vel[i];

@@ -22,7 +22,7 @@ struct CoverCensus {
   std::uint32_t commonLevel = 0;
 };
 
-/// Scratch of launchCoverAndRekey, kept between substeps (grown, never shrunk): 32 bytes a
+/// Scratch of launchCoverAndRekey, kept between substeps (grown, never shrunk): 40 bytes a
 /// particle once reserved for all of them.
 struct CoverWorkspace {
   DeviceBuffer<std::uint32_t> activeBefore;  ///< targets before each particle (n + 1 entries)
