@@ -116,6 +116,33 @@ TEST_P(LocalRebuild, TheSplicedTreeIsTheWholeBuildOfTheSameKeys) {
       ASSERT_TRUE(covered[i]) << "an active particle outside the cover";
     }
   }
+  // The rule, by brute force: each covered cell holds targets and stops the split (a leaf, or
+  // its targets at least the share of its particles), and every cell above it split, up to the
+  // smallest cell holding every target.
+  const auto targetsIn = [&](std::uint32_t cell) {
+    std::size_t k = 0;
+    for (std::uint32_t i = s.tree.first[cell]; i < s.tree.first[cell] + s.tree.count[cell]; ++i) {
+      k += active[i];
+    }
+    return k;
+  };
+  const std::size_t total = targetsIn(0);
+  std::vector<std::uint32_t> parent(s.tree.cellCount(), 0);
+  for (std::uint32_t cell = 0; cell < s.tree.cellCount(); ++cell) {
+    for (std::uint32_t j = 0; j < s.tree.childCount[cell]; ++j)
+      parent[s.tree.child[cell] + j] = cell;
+  }
+  for (const std::uint32_t cell : cover) {
+    const std::size_t k = targetsIn(cell);
+    EXPECT_GT(k, 0u) << "cell " << cell;
+    EXPECT_TRUE(s.tree.isLeaf(cell) || double(k) >= c.coverShare * s.tree.count[cell])
+        << "cell " << cell << " should have been split";
+    for (std::uint32_t a = cell; a != 0 && targetsIn(a) < total;) {
+      a = parent[a];
+      EXPECT_LT(double(targetsIn(a)), c.coverShare * s.tree.count[a])
+          << "cell " << a << " above cell " << cell << " should have stopped the split";
+    }
+  }
 
   moveActive(s.p, active, c.reach, seed + 2);
   std::vector<std::uint64_t> keys = s.keys;
