@@ -196,8 +196,9 @@ AgingFit fitBestAging(const std::vector<AgingSample>& samples) {
 
 namespace {
 
-/// The cheapest plan of rebuilds over the evaluations ahead, the last rebuild having been `age`
-/// before the first: each evaluation k that is not rebuilt costs targets[k]·g(its age), or
+/// The cheapest plan of rebuilds over the evaluations ahead, `ages[k]` the age of the tree where
+/// evaluation k walks it if nothing is rebuilt before: each one not rebuilt costs
+/// targets[k]·g(its age), or
 /// around[k] where that is less (a rebuild around its targets, the tree aging on), each rebuild
 /// `rebuildMs`, and nothing past the horizon. A rebuild around evaluation j's targets may also be
 /// taken as a reset for the evaluations after it with no more targets (a block step's deeper
@@ -205,14 +206,15 @@ namespace {
 /// reset (rebuilt, or rebuilt around its targets). cost[j]: the least cost of evaluations j…
 /// given a reset at j; the next reset at m costs evaluations j+1…m−1, then cost[m]. Returns what
 /// the plan does with the first evaluation.
-TreeChoice cheapestPlan(const AgingFit& fit, double rebuildMs, double age, double spacing,
-                        const std::vector<double>& targets, const std::vector<double>& around) {
+TreeChoice cheapestPlan(const AgingFit& fit, double rebuildMs, const std::vector<double>& ages,
+                        double spacing, const std::vector<double>& targets,
+                        const std::vector<double>& around) {
   const std::size_t h = targets.size();
   std::vector<double> fresh(h), aged(h), cost(h + 1, 0.0);
   // A fit may dip below 0 in its noise: a refit never walks faster than a fresh tree.
   for (std::size_t d = 0; d < h; ++d) {
-    fresh[d] = std::max(0.0, fit.growth(double(d) * spacing));       // d after a rebuild
-    aged[d] = std::max(0.0, fit.growth(age + double(d) * spacing));  // d after now, without one
+    fresh[d] = std::max(0.0, fit.growth(double(d) * spacing));  // d after a rebuild
+    aged[d] = std::max(0.0, fit.growth(ages[d]));               // d after now, without one
   }
   // What evaluation k costs when it is not reset and its age's growth is g.
   const auto kept = [&](std::size_t k, double g) {
@@ -280,7 +282,14 @@ TreeChoice RebuildTuner::choose(double age, int kind, Outlook ahead) const {
   std::vector<double>& around = ahead.aroundMs;
   if (!around.empty()) around.resize(targets.size(), -1.0);
   for (double& a : around) a = a >= 0.0 ? a : kAroundGuess * m_rebuildMs;
-  return cheapestPlan(s.fit, m_rebuildMs, age, ahead.spacing, targets, around);
+  // Each evaluation's age without a rebuild: as told, else the first's plus the spacing.
+  std::vector<double>& ages = ahead.ages;
+  for (std::size_t k = ages.size(); k < targets.size(); ++k) {
+    ages.push_back(k == 0 ? age : ages[k - 1] + ahead.spacing);
+  }
+  ages.resize(targets.size());
+  ages[0] = age;
+  return cheapestPlan(s.fit, m_rebuildMs, ages, ahead.spacing, targets, around);
 }
 
 void RebuildTuner::rewind(double time) {

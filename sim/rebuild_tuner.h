@@ -138,6 +138,10 @@ class RebuildTuner {
     /// Particles each gives forces to [1], the current evaluation first (0: not known; the mean
     /// of the last evaluations' is taken).
     std::vector<double> targets;
+    /// The age of the tree where each one walks it if nothing is rebuilt before it [time] (after
+    /// a rebuild around some targets, a deeper evaluation's is younger than a larger one's:
+    /// Simulation::treeAge); empty, or for those beyond it: the current one's plus the spacing.
+    std::vector<double> ages;
     /// What a rebuild around each one's targets would cost beyond a refit [ms], as its kind's
     /// last one did (< 0: not measured yet, kAroundGuess of a rebuild guessed; ∞: not to be tried;
     /// empty: the backend has no such rebuild).

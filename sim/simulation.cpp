@@ -180,8 +180,16 @@ RebuildTuner::Outlook Simulation::outlook(std::uint64_t period) const {
   const bool around = m_backend->traits().rebuildsAroundTargets;
   if (around) ahead.aroundMs.resize(RebuildTuner::kHorizon);
   const double n = double(m_backend->size());
+  // Each one's tree age if nothing is rebuilt before it (treeAge's rule ahead: an evaluation of a
+  // bin shallower than the last rebuild around the targets, refitting, ends its youth).
+  ahead.ages.resize(RebuildTuner::kHorizon);
+  bool aroundValid = m_aroundTime > m_treeTime;
   for (std::size_t k = 0; k < ahead.targets.size(); ++k) {
     const int kind = shallowestAlignedBin(m_clock.tick + k * period, m_clock.depth);
+    const bool inCover = aroundValid && kind >= m_aroundBin;
+    ahead.ages[k] =
+        m_clock.time() + double(k) * ahead.spacing - (inCover ? m_aroundTime : m_treeTime);
+    aroundValid = inCover;
     const double known = m_targetsByBin[kind];
     ahead.targets[k] = known >= 0.0 ? known : kind == 0 ? n : 0.0;
     // Targets of at least the cover's share of every particle are covered by the smallest cell

@@ -127,9 +127,16 @@ Outcome runMachine(const Machine& m, int evaluations, int policy = 0, int phase 
     TreeChoice made =
         i == 0 || (policy > 0 && i % policy == phase) ? TreeChoice::Rebuild : TreeChoice::Refit;
     if (policy == 0) {
+      // Each one's age if nothing is rebuilt before it, by the rule of Simulation::outlook.
+      ahead.ages.resize(ahead.targets.size());
+      bool aroundValid = sinceAround < age;
       for (std::size_t j = 0; j < ahead.targets.size(); ++j) {
-        ahead.targets[j] = m.cycle[(i + j) % m.cycle.size()].targets;
-        if (m.around) ahead.aroundMs[j] = aroundKnown[m.cycle[(i + j) % m.cycle.size()].kind];
+        const Machine::Kind& next = m.cycle[(i + j) % m.cycle.size()];
+        ahead.targets[j] = next.targets;
+        if (m.around) ahead.aroundMs[j] = aroundKnown[next.kind];
+        const bool inCover = aroundValid && next.targets <= aroundTargets;
+        ahead.ages[j] = (inCover ? sinceAround : age) + double(j) * m.dt;
+        aroundValid = inCover;
       }
       made = tuner.choose(treeAge, k.kind, ahead);
     }
