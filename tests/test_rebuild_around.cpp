@@ -184,18 +184,8 @@ class ModelTimedBackend final : public Backend {
   std::uint64_t m_dearCount;
 };
 
-/// Block steps of a 4,096-particle Plummer sphere over six bins.
-SimParams blockParams() {
-  SimParams p;
-  p.softening = 0.01f;
-  p.mac = MacKind::Bonsai;
-  p.stepping = TimeStepping::Block;
-  p.dtMax = 1.0f / 16.0f;
-  p.maxBinDepth = 5;
-  p.eta = 0.1f;
-  p.rebuildInterval = kRebuildAuto;
-  return p;
-}
+/// Block steps over six bins, the rebuilds as the tuners choose, under the Bonsai test.
+SimParams blockParams() { return test::tunedBlockParams(MacKind::Bonsai); }
 
 }  // namespace
 

@@ -15,6 +15,20 @@ inline const sim::Particles& plummer20k() {
   return p;
 }
 
+/// Block steps of dtMax 1/16 over six bins (η 0.1, ε 0.01), rebuilt, refitted or rebuilt around
+/// their targets as the tuners choose (`auto`), under `mac`.
+inline sim::SimParams tunedBlockParams(sim::MacKind mac) {
+  sim::SimParams p;
+  p.softening = 0.01f;
+  p.mac = mac;
+  p.stepping = sim::TimeStepping::Block;
+  p.dtMax = 1.0f / 16.0f;
+  p.maxBinDepth = 5;
+  p.eta = 0.1f;
+  p.rebuildInterval = sim::kRebuildAuto;
+  return p;
+}
+
 /// Tree forces of every particle (one evaluation, no old accelerations unless `twice`).
 inline sim::Particles treeForces(const sim::Particles& in, const sim::SimParams& p,
                                  bool twice = false, sim::InteractionCounts* counts = nullptr) {

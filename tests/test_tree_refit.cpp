@@ -25,17 +25,7 @@ SimParams plummerParams() {
   return p;
 }
 
-/// Block steps over a few bins, rebuilt or refitted as the tuners choose, under `mac`.
-SimParams tunedBlockParams(MacKind mac) {
-  SimParams p = plummerParams();
-  p.mac = mac;
-  p.stepping = TimeStepping::Block;
-  p.dtMax = 1.0f / 16.0f;
-  p.maxBinDepth = 5;
-  p.eta = 0.1f;
-  p.rebuildInterval = kRebuildAuto;
-  return p;
-}
+using test::tunedBlockParams;
 
 bool inside(const Box& b, const Vec4& x) {
   return x.x >= b.lo.x && x.x <= b.hi.x && x.y >= b.lo.y && x.y <= b.hi.y && x.z >= b.lo.z &&

@@ -55,36 +55,29 @@ void CpuBackend::build(const Clock& clock, const SimParams& p, ForceTargets targ
 
 bool CpuBackend::refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                              bool oldAccValid) {
-  if (!m_treeShape.fits(p, m_particles.size())) {
-    computeForces(clock, p, targets, oldAccValid);
-    return false;
-  }
-  prepare(clock, p, targets, oldAccValid);
-  {
-    StageTimer timer(m_profile, Stage::Moments);
-    cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
-  }
-  buildGroups(clock, p, targets);
-  walkLocal();
-  m_walkCurrent = true;
-  return true;
+  return evaluateOnLastTree(clock, p, targets, oldAccValid, false);
 }
 
 bool CpuBackend::rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
                                       bool oldAccValid) {
+  return evaluateOnLastTree(clock, p, targets, oldAccValid, true);
+}
+
+bool CpuBackend::evaluateOnLastTree(const Clock& clock, const SimParams& p, ForceTargets targets,
+                                    bool oldAccValid, bool aroundTargets) {
   if (!m_treeShape.fits(p, m_particles.size())) {
     computeForces(clock, p, targets, oldAccValid);
     return false;
   }
   prepare(clock, p, targets, oldAccValid);
-  {
-    StageTimer timer(m_profile, Stage::Sort);
-    markTargets(clock, targets);
-    const std::vector<std::uint32_t> cells =
-        cpu::coverTargets(m_tree, m_active, kAroundTargetsShare);
-    cpu::rekeyCells(m_tree, cells, p.curve, m_particles, m_keys);
-  }
-  {
+  if (aroundTargets) {
+    {
+      StageTimer timer(m_profile, Stage::Sort);
+      markTargets(clock, targets);
+      const std::vector<std::uint32_t> cells =
+          cpu::coverTargets(m_tree, m_active, kAroundTargetsShare);
+      cpu::rekeyCells(m_tree, cells, p.curve, m_particles, m_keys);
+    }
     StageTimer timer(m_profile, Stage::Tree);
     const KeyFrame frame = m_tree.frame;
     m_tree = cpu::buildTree(m_keys, frame, p.nLeaf);

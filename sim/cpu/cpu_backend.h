@@ -88,6 +88,10 @@ class CpuBackend final : public Backend, private ForceParts {
   /// build()'s settings of the evaluation; false when there are no particles.
   bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid);
   void buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets);
+  /// refitForces, and with `aroundTargets` rebuildAroundTargets: the last tree's particles (in
+  /// its order, or sorted again within the cells around the targets), moments, groups and walk.
+  bool evaluateOnLastTree(const Clock& clock, const SimParams& p, ForceTargets targets,
+                          bool oldAccValid, bool aroundTargets);
   /// m_active: which particles get forces at this evaluation.
   void markTargets(const Clock& clock, ForceTargets targets);
 

@@ -136,33 +136,35 @@ class CudaBackend final : public Backend,
 
   bool refitForces(const Clock& clock, const SimParams& p, ForceTargets targets,
                    bool oldAccValid) override {
-    if (!m_treeShape.fits(p, m_p.n)) {
-      computeForces(clock, p, targets, oldAccValid);
-      return false;
-    }
-    prepare(clock, p, targets, oldAccValid);
-    rememberLastWork();  // the order stays: what the last walks measured is where it was
-    momentsAndGroups(p);
-    walkLocal();
-    m_walkCurrent = true;
-    return true;
+    return evaluateOnLastTree(clock, p, targets, oldAccValid, false);
   }
 
   bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
                             bool oldAccValid) override {
+    return evaluateOnLastTree(clock, p, targets, oldAccValid, true);
+  }
+
+  /// refitForces, and with `aroundTargets` rebuildAroundTargets: the last tree's particles (in
+  /// its order, or sorted again within the cells around the targets), moments, groups and walk.
+  bool evaluateOnLastTree(const Clock& clock, const SimParams& p, ForceTargets targets,
+                          bool oldAccValid, bool aroundTargets) {
     if (!m_treeShape.fits(p, m_p.n)) {
       computeForces(clock, p, targets, oldAccValid);
       return false;
     }
     prepare(clock, p, targets, oldAccValid);
-    rememberLastWork();      // it follows the particles the cover sorts again
-    m_cover.reserve(m_p.n);  // untimed: the tuner weighs what the cover costs, not its buffers
-    const Stream s = m_stream;
-    timed(m_events, Stage::Sort, s, [&] {
-      launchCoverAndRekey(m_p, m_tree, m_rule, kAroundTargetsShare, p.curve, m_ws, m_cover,
-                          m_lastWorkValid ? m_lastWork.data() : nullptr, s);
-    });
-    timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
+    // What the last walks measured, in the current order: a refit keeps it, the cover's sort
+    // carries it along with its particles.
+    rememberLastWork();
+    if (aroundTargets) {
+      m_cover.reserve(m_p.n);  // untimed: the tuner weighs what the cover costs, not its buffers
+      const Stream s = m_stream;
+      timed(m_events, Stage::Sort, s, [&] {
+        launchCoverAndRekey(m_p, m_tree, m_rule, kAroundTargetsShare, p.curve, m_ws, m_cover,
+                            m_lastWorkValid ? m_lastWork.data() : nullptr, s);
+      });
+      timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
+    }
     momentsAndGroups(p);
     walkLocal();
     m_walkCurrent = true;

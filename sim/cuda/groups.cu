@@ -129,16 +129,6 @@ struct GroupArrays {
   std::uint32_t* expected;
 };
 
-/// 1 for a particle that gets a force, 0 else (and past the last particle: the scan's total).
-struct ActiveFlag {
-  const std::uint8_t* bin;
-  ActiveRule rule;
-  std::uint32_t n;
-  __device__ std::uint32_t operator()(std::uint32_t i) const {
-    return i < n && isTarget(rule, bin[i]) ? 1u : 0u;
-  }
-};
-
 __global__ void scatterTargetsKernel(std::uint32_t n, ActiveFlag active,
                                      const std::uint32_t* __restrict__ activeBefore,
                                      std::uint32_t* __restrict__ targets) {

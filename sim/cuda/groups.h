@@ -32,6 +32,18 @@ BHVIZ_HD inline bool isTarget(const ActiveRule& r, std::uint8_t bin) {
   return r.all || isActive(b, r.tick, r.depth);
 }
 
+/// 1 for a particle that gets a force under `rule`, 0 else (and past the last particle: an
+/// exclusive scan's total): the groups' compaction of the targets, the cover of a rebuild around
+/// them (local_rebuild.cu).
+struct ActiveFlag {
+  const std::uint8_t* bin;
+  ActiveRule rule;
+  std::uint32_t n;
+  BHVIZ_HD std::uint32_t operator()(std::uint32_t i) const {
+    return i < n && isTarget(rule, bin[i]) ? 1u : 0u;
+  }
+};
+
 /// The walk's order of the groups: the most expected work first (DeviceGroups::expected, in
 /// half octaves; a stable sort, so key order within one). The persistent grid then ends on short
 /// groups rather than on one long group while most warps idle. Only the order of the work

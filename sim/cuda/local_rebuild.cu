@@ -27,45 +27,16 @@
 #include "sim/common/cover.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/local_rebuild.h"
+#include "sim/cuda/particle_view.cuh"
 
 namespace bhviz::sim::cuda {
 
 namespace {
 
-/// 1 for a target, 0 else (and past the last particle: the scan's total).
-struct TargetFlag {
-  const std::uint8_t* bin;
-  ActiveRule rule;
-  std::uint32_t n;
-  __device__ std::uint32_t operator()(std::uint32_t i) const {
-    return i < n && isTarget(rule, bin[i]) ? 1u : 0u;
-  }
-};
-
 struct CoveredSlot {
   const std::uint32_t* cellOf;
   __device__ bool operator()(std::uint32_t i) const { return cellOf[i] != 0; }
 };
-
-/// Every particle array, as pointers a kernel takes.
-struct ParticleArrays {
-  float4* posMass;
-  float4* vel;
-  float4* accPot;
-  std::uint32_t* id;
-  std::uint8_t* tag;
-  std::uint8_t* bin;
-};
-
-// Vec4 has float4's size and alignment: 16-byte loads and stores.
-ParticleArrays arraysOf(DeviceParticles& p) {
-  return {reinterpret_cast<float4*>(p.posMass.data()),
-          reinterpret_cast<float4*>(p.vel.data()),
-          reinterpret_cast<float4*>(p.accPot.data()),
-          p.id.data(),
-          p.tag.data(),
-          p.bin.data()};
-}
 
 struct CoverCells {
   const std::uint32_t* first;
@@ -117,9 +88,9 @@ __global__ void keysKernel(std::uint32_t m, const std::uint32_t* __restrict__ co
                            const std::uint32_t* __restrict__ cellFirst,
                            const std::uint8_t* __restrict__ cellLevel,
                            const std::uint64_t* __restrict__ oldKeys,
-                           const KeyFrame* __restrict__ frame, Curve curve, ParticleArrays p,
+                           const KeyFrame* __restrict__ frame, Curve curve, ParticleView p,
                            const std::uint32_t* __restrict__ carried, std::uint64_t* newKeys,
-                           std::uint32_t* from, ParticleArrays gathered,
+                           std::uint32_t* from, ParticleSpans gathered,
                            std::uint32_t* carriedGathered) {
   const std::uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= m) return;
@@ -127,34 +98,23 @@ __global__ void keysKernel(std::uint32_t m, const std::uint32_t* __restrict__ co
   const std::uint32_t c = cellOf[i] - 1;
   // The cell's cube: that of its first key's point, as cpu::rekeyCells.
   const KeyCoords inCell = decodeKey(curve, oldKeys[cellFirst[c]]);
-  const float4 x = p.posMass[i];
-  const KeyCoords q = quantize(Vec3{x.x, x.y, x.z}, *frame);
+  const KeyCoords q = quantize(xyz(p.posMass[i]), *frame);
   newKeys[j] = encodeKey(curve, clampIntoCell(q, inCell, cellLevel[c]));
   from[j] = j;
-  gathered.posMass[j] = x;
-  gathered.vel[j] = p.vel[i];
-  gathered.accPot[j] = p.accPot[i];
-  gathered.id[j] = p.id[i];
-  gathered.tag[j] = p.tag[i];
-  gathered.bin[j] = p.bin[i];
+  copyParticle(p, i, gathered, j);
   if (carried != nullptr) carriedGathered[j] = carried[i];
 }
 
 __global__ void scatterKernel(std::uint32_t m, const std::uint32_t* __restrict__ covered,
                               const std::uint64_t* __restrict__ sortedKeys,
-                              const std::uint32_t* __restrict__ from, ParticleArrays gathered,
+                              const std::uint32_t* __restrict__ from, ParticleView gathered,
                               const std::uint32_t* __restrict__ carriedGathered,
-                              std::uint64_t* keys, ParticleArrays p, std::uint32_t* carried) {
+                              std::uint64_t* keys, ParticleSpans p, std::uint32_t* carried) {
   const std::uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= m) return;
   const std::uint32_t i = covered[j], s = from[j];
   keys[i] = sortedKeys[j];
-  p.posMass[i] = gathered.posMass[s];
-  p.vel[i] = gathered.vel[s];
-  p.accPot[i] = gathered.accPot[s];
-  p.id[i] = gathered.id[s];
-  p.tag[i] = gathered.tag[s];
-  p.bin[i] = gathered.bin[s];
+  copyParticle(gathered, s, p, i);
   if (carried != nullptr) carried[i] = carriedGathered[s];
 }
 
@@ -164,8 +124,8 @@ void CoverWorkspace::reserve(std::size_t n) {
   // The CUB storage of each pass over n particles (the queries launch nothing).
   const int items = static_cast<int>(n);
   const thrust::counting_iterator<std::uint32_t> indices(0);
-  const thrust::transform_iterator<TargetFlag, thrust::counting_iterator<std::uint32_t>> flags(
-      indices, TargetFlag{nullptr, {}, 0});
+  const thrust::transform_iterator<ActiveFlag, thrust::counting_iterator<std::uint32_t>> flags(
+      indices, ActiveFlag{nullptr, {}, 0});
   std::size_t scanBytes = 0, markBytes = 0, selectBytes = 0, sortBytes = 0;
   BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, flags,
                                                  static_cast<std::uint32_t*>(nullptr), items + 1));
@@ -200,8 +160,8 @@ CoverCensus launchCoverAndRekey(DeviceParticles& p, const DeviceTree& tree, cons
 
   // 1. Targets before each particle.
   const thrust::counting_iterator<std::uint32_t> indices(0);
-  const thrust::transform_iterator<TargetFlag, thrust::counting_iterator<std::uint32_t>> flags(
-      indices, TargetFlag{p.bin.data(), rule, static_cast<std::uint32_t>(n)});
+  const thrust::transform_iterator<ActiveFlag, thrust::counting_iterator<std::uint32_t>> flags(
+      indices, ActiveFlag{p.bin.data(), rule, static_cast<std::uint32_t>(n)});
   std::size_t scanBytes = 0, markBytes = 0, selectBytes = 0;
   BHVIZ_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, flags, cw.activeBefore.data(),
                                                  items + 1, stream));
@@ -247,8 +207,8 @@ CoverCensus launchCoverAndRekey(DeviceParticles& p, const DeviceTree& tree, cons
   gathered.resize(n);
   keysKernel<<<blocksFor(m), kBlock, 0, stream>>>(
       m, cw.covered.data(), cw.cellOf.data(), tree.first.data(), tree.level.data(), ws.keysData(),
-      ws.frame.data(), curve, arraysOf(p), carried, cw.keys[0].data(), cw.from[0].data(),
-      arraysOf(gathered), cw.carried.data());
+      ws.frame.data(), curve, viewOf(p), carried, cw.keys[0].data(), cw.from[0].data(),
+      spansOf(gathered), cw.carried.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
   cub::DoubleBuffer<std::uint64_t> keys(cw.keys[0].data(), cw.keys[1].data());
   cub::DoubleBuffer<std::uint32_t> from(cw.from[0].data(), cw.from[1].data());
@@ -263,8 +223,8 @@ CoverCensus launchCoverAndRekey(DeviceParticles& p, const DeviceTree& tree, cons
   BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cw.temp.data(), sortBytes, keys, from,
                                                    static_cast<int>(m), 0, endBit, stream));
   scatterKernel<<<blocksFor(m), kBlock, 0, stream>>>(
-      m, cw.covered.data(), keys.Current(), from.Current(), arraysOf(gathered), cw.carried.data(),
-      ws.keys[ws.current].data(), arraysOf(p), carried);
+      m, cw.covered.data(), keys.Current(), from.Current(), viewOf(gathered), cw.carried.data(),
+      ws.keys[ws.current].data(), spansOf(p), carried);
   BHVIZ_CUDA_CHECK_LAUNCH();
   return census;
 }
