@@ -301,7 +301,7 @@ struct Options {
   /// tighter forces the position error's floor (force errors, amplified by the orbits) drops
   /// below the time steps' errors.
   std::string mac;
-  std::optional<float> macParam, theta, expansionRatio;
+  std::optional<float> macParam, theta, expansionRatio, expansionBudget;
   std::optional<int> nGroup;  ///< N_group in every run (default: SimParams')
   int shells = 0;  ///< also the median Δx in this many shells of initial radius (0: none)
 };
@@ -379,11 +379,13 @@ void printHeader(const Options& o, const SimParams& ref, double scale,
               deviceDescription(o.backend).c_str(), o.n, o.scenario.c_str(), o.endTime,
               commandLine.c_str());
   std::printf(
-      "softening %g | mac %s, parameter %g (0: its default), theta %g, expansion ratio %g | "
+      "softening %g | mac %s, parameter %g (0: its default), theta %g, expansion ratio %g, "
+      "budget %g | "
       "block: dtMax %g, depth %d | reference: block, η %g, dtMax %g, depth %d, rebuild every | "
       "length scale r_h = %.4g (initial half-mass radius)\n\n",
       ref.softening, std::string(toString(ref.mac)).c_str(), ref.macParam, ref.theta,
-      ref.expansionRatio, o.blockDtMax, o.depth, ref.eta, ref.dtMax, ref.maxBinDepth, scale);
+      ref.expansionRatio, ref.expansionBudget, o.blockDtMax, o.depth, ref.eta, ref.dtMax,
+      ref.maxBinDepth, scale);
   std::cout << kTableHeader;
 }
 
@@ -400,6 +402,7 @@ void runAll(const Options& o, const std::string& commandLine) {
   if (o.macParam) base.macParam = *o.macParam;
   if (o.theta) base.theta = *o.theta;
   if (o.expansionRatio) base.expansionRatio = *o.expansionRatio;
+  if (o.expansionBudget) base.expansionBudget = *o.expansionBudget;
   if (o.nGroup) base.nGroup = *o.nGroup;
   const SimParams refParams = referenceParams(o, base);
   const std::vector<Config> configs = sweep(o, base);
@@ -509,6 +512,9 @@ int main(int argc, char** argv) {
   app.add_option_function<float>(
       "--expansion-ratio", [&](const float& v) { o.expansionRatio = v; },
       "the far cells' expansion in every run and the reference (default: SimParams')");
+  app.add_option_function<float>(
+      "--expansion-budget", [&](const float& v) { o.expansionBudget = v; },
+      "the far cells' expansion by mass in every run and the reference (default: SimParams')");
   app.add_option_function<int>(
       "--n-group", [&](const int& v) { o.nGroup = v; },
       "N_group in every run (default: SimParams')");

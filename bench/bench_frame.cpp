@@ -74,6 +74,7 @@ struct Options {
   bool demoLook = false;  ///< population colours, dust and depth of field on
   int rebuildInterval = sim::kRebuildAuto;  ///< SimParams::rebuildInterval (the app's default)
   std::optional<float> expansionRatio;      ///< SimParams::expansionRatio (default: the app's)
+  std::optional<float> expansionBudget;     ///< SimParams::expansionBudget (default: the app's)
   bool potentialEveryStep = false;  ///< every step computes the potentials (else the window's rule)
 };
 
@@ -154,6 +155,7 @@ class FrameBench {
     params.dtMax = info.dt;
     params.rebuildInterval = o.rebuildInterval;
     if (o.expansionRatio) params.expansionRatio = *o.expansionRatio;
+    if (o.expansionBudget) params.expansionBudget = *o.expansionBudget;
     m_session = std::make_unique<app::SimSession>(scene, params);
     m_session->setPotentialOnDemand(!o.potentialEveryStep);
     m_n = n;
@@ -543,6 +545,9 @@ int main(int argc, char** argv) {
   cli.add_option_function<float>(
       "--expansion-ratio", [&](const float& v) { o.expansionRatio = v; },
       "the far cells' expansion (default: the app's)");
+  cli.add_option_function<float>(
+      "--expansion-budget", [&](const float& v) { o.expansionBudget = v; },
+      "the far cells' expansion by mass (0: by distance alone; default: the app's)");
   cli.add_option("--sprite-pass", pass, "compute (the app's default) or raster")
       ->check(CLI::IsMember({"compute", "raster"}));
   std::string potential = "on-demand";

@@ -1,7 +1,8 @@
 // GPU benchmark of the whole step: scenario × N × θ × MAC → per-stage ms (median over substeps
 // after warm-up; CUDA events), total, interactions per particle and per second, and the force
-// error of the first evaluation against exact direct summation (double, on the GPU) on a random
-// sample. Prints a Markdown table; --csv also writes the rows as CSV.
+// error against exact direct summation (double, on the GPU) on a random sample: of the first
+// evaluation, or of the second where |a_old| matters (the acceleration MAC, the expansion's mass
+// rule: --expansion-budget > 0). Prints a Markdown table; --csv also writes the rows as CSV.
 //
 // The tree is rebuilt at every evaluation by default (--rebuild every): then every timed
 // substep walks the groups of N_group the error was measured with. Under --rebuild auto (the
@@ -31,8 +32,9 @@ struct Config {
   std::size_t n;
   float theta;
   MacKind mac;
-  float macParam;        ///< Δ_mul or α; 0 = the MAC's default
-  float expansionRatio;  ///< SimParams::expansionRatio
+  float macParam;         ///< Δ_mul or α; 0 = the MAC's default
+  float expansionRatio;   ///< SimParams::expansionRatio
+  float expansionBudget;  ///< SimParams::expansionBudget
 };
 
 struct Row {
@@ -56,13 +58,15 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
   p.mac = c.mac;
   p.macParam = c.macParam;
   p.expansionRatio = c.expansionRatio;
+  p.expansionBudget = c.expansionBudget;
   const Particles ic = makeScenario(c.scenario, c.n, 1);
   Simulation sim(cuda::makeCudaBackend(ic.size()), ic, p);
   Row r;
   r.c = c;
-  // The acceleration MAC needs |a_old|: its first evaluation is the θ fallback, so measure the
-  // second one, as every later step sees it.
-  if (c.mac == MacKind::Acceleration) sim.recomputeForces();
+  // The acceleration MAC and the expansion's mass rule need |a_old|: the first evaluation has
+  // none (the θ fallback, the distance rule alone), so measure the second one, as every later
+  // step sees it.
+  if (c.mac == MacKind::Acceleration || c.expansionBudget > 0.0f) sim.recomputeForces();
   {
     const Particles first = sim.particles();
     const std::vector<std::uint32_t> targets = sampleIndices(first.size(), sample, 4000);
@@ -104,7 +108,8 @@ std::vector<T> parseList(const std::string& text, T (*convert)(const std::string
 int main(int argc, char** argv) {
   CLI::App app{"bhviz GPU benchmark: the whole step per stage"};
   std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", params = "0",
-              ratios = std::to_string(defaultSimParams().expansionRatio), csvPath;
+              ratios = std::to_string(defaultSimParams().expansionRatio),
+              budgets = std::to_string(defaultSimParams().expansionBudget), csvPath;
   int warmup = 3, steps = 20, nLeaf = 16, nGroup = 64;
   std::size_t sample = 4000;
   float softening = 0.05f;
@@ -116,6 +121,9 @@ int main(int argc, char** argv) {
   app.add_option("--expansion-ratio", ratios,
                  "comma-separated ratios ρ of the far cells' expansion (0: none; default the "
                  "app's)");
+  app.add_option("--expansion-budget", budgets,
+                 "comma-separated budgets K of the expansion's mass rule (0: by distance alone; "
+                 "default the app's)");
   app.add_option("--warmup", warmup, "substeps before timing");
   app.add_option("--steps", steps, "timed substeps (median)");
   app.add_option("--sample", sample, "particles in the force-error sample");
@@ -149,11 +157,12 @@ int main(int argc, char** argv) {
     base.rebuildInterval = *rebuildInterval;
     std::vector<Row> rows;
     std::cout
-        << "| scenario | N | MAC | θ or Δ/α | ρ | bbox+keys+sort | tree+moments | groups | walk | "
+        << "| scenario | N | MAC | θ or Δ/α | ρ | K | bbox+keys+sort | tree+moments | groups | "
+           "walk | "
            "predict+integrate | "
            "total ms | interactions/particle | expanded | walk interactions/s | error median | "
            "error p99 |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const std::string& sc :
          parseList<std::string>(scenarios, [](const std::string& s) { return s; }))
       for (std::size_t n : parseList<std::size_t>(
@@ -165,40 +174,43 @@ int main(int argc, char** argv) {
             for (float mp :
                  parseList<float>(params, [](const std::string& s) { return std::stof(s); }))
               for (float rho :
-                   parseList<float>(ratios, [](const std::string& s) { return std::stof(s); })) {
-                const auto mac = parseMacKind(m);
-                if (!mac) throw std::invalid_argument("unknown MAC " + m);
-                const Row r = measure({sc, n, th, *mac, mp, rho}, base, warmup, steps, sample);
-                auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
-                char line[512];
-                std::snprintf(
-                    line, sizeof line,
-                    "| %s | %zu | %s | %.3g | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
-                    "%.0f | %.3f | %.3g | %.2e | %.2e |\n",
-                    sc.c_str(), n, m.c_str(),
-                    (*mac == MacKind::Multipole || *mac == MacKind::Acceleration)
-                        ? effectiveMacParam(SimParams{*mac, th, mp})
-                        : th,
-                    rho, ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
-                    ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups), ms(Stage::Walk),
-                    ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs, r.interactionsPerParticle,
-                    r.expandedFraction, r.walkInteractionsPerSecond, r.error.median, r.error.p99);
-                std::cout << line << std::flush;
-                rows.push_back(r);
-              }
+                   parseList<float>(ratios, [](const std::string& s) { return std::stof(s); }))
+                for (float k :
+                     parseList<float>(budgets, [](const std::string& s) { return std::stof(s); })) {
+                  const auto mac = parseMacKind(m);
+                  if (!mac) throw std::invalid_argument("unknown MAC " + m);
+                  const Row r = measure({sc, n, th, *mac, mp, rho, k}, base, warmup, steps, sample);
+                  auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
+                  char line[512];
+                  std::snprintf(line, sizeof line,
+                                "| %s | %zu | %s | %.3g | %.3g | %.3g | %.3f | %.3f | %.3f | %.3f "
+                                "| %.3f | %.3f | "
+                                "%.0f | %.3f | %.3g | %.2e | %.2e |\n",
+                                sc.c_str(), n, m.c_str(),
+                                (*mac == MacKind::Multipole || *mac == MacKind::Acceleration)
+                                    ? effectiveMacParam(SimParams{*mac, th, mp})
+                                    : th,
+                                rho, k, ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
+                                ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups),
+                                ms(Stage::Walk), ms(Stage::Predict) + ms(Stage::Integrate),
+                                r.totalMs, r.interactionsPerParticle, r.expandedFraction,
+                                r.walkInteractionsPerSecond, r.error.median, r.error.p99);
+                  std::cout << line << std::flush;
+                  rows.push_back(r);
+                }
     if (!csvPath.empty()) {
       std::ofstream csv(csvPath);
       csv << "scenario,n,mac,theta,mac_param,expansion_ratio";
       for (auto name : kStageNames) csv << ',' << name << "_ms";
       csv << ",total_ms,interactions_per_particle,expanded_fraction,walk_interactions_per_s,"
-             "error_median,error_p99\n";
+             "error_median,error_p99,expansion_budget\n";
       for (const Row& r : rows) {
         csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta << ','
             << r.c.macParam << ',' << r.c.expansionRatio;
         for (double v : r.stageMs) csv << ',' << v;
         csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ',' << r.expandedFraction
             << ',' << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99
-            << '\n';
+            << ',' << r.c.expansionBudget << '\n';
       }
     }
   } catch (const std::exception& e) {

@@ -39,8 +39,10 @@ AccuracyReference makeReference(const Particles& state, float softening, std::si
 
 /// Uploads `state` to `scratch` (its previous state is replaced), evaluates every force once
 /// with `p` and measures it against `ref` (which must come from the same state and ε; throws
-/// std::invalid_argument otherwise). With the acceleration MAC and `oldAccValid` false (the
-/// state's accPot holds no forces yet), one untimed evaluation first provides |a_old|.
+/// std::invalid_argument otherwise). Where |a_old| matters (the acceleration MAC, the far cells'
+/// expansion by mass: SimParams::expansionBudget > 0) and `oldAccValid` is false (the state's
+/// accPot holds no forces yet, or forces of other parameters), one untimed evaluation first
+/// provides it, so the result does not depend on what accPot held.
 /// `relative`, when given, receives each sampled particle's relative error (ref.ids order).
 AccuracySample measureAccuracy(Backend& scratch, const Particles& state, const SimParams& p,
                                const AccuracyReference& ref, bool oldAccValid,

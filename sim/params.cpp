@@ -43,6 +43,11 @@ void validate(const SimParams& p) {
   require(p.nGroup >= 1 && p.nGroup <= kMaxGroupSize, "n-group", p.nGroup, groupRange.c_str());
   require(p.expansionRatio >= 0.0f && p.expansionRatio <= kExpansionRatioMax, "expansion-ratio",
           p.expansionRatio, expansionRange);
+  char budgetRange[48];
+  std::snprintf(budgetRange, sizeof budgetRange, "in [0, %g] (0: by distance alone)",
+                double(kExpansionBudgetMax));
+  require(p.expansionBudget >= 0.0f && p.expansionBudget <= kExpansionBudgetMax, "expansion-budget",
+          p.expansionBudget, budgetRange);
   require(p.softening >= 0.0f && std::isfinite(p.softening), "softening", p.softening,
           ">= 0 and finite");
   require(p.dtMax > 0.0f && std::isfinite(p.dtMax), "dt", p.dtMax, "> 0 and finite");

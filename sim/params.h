@@ -57,6 +57,14 @@ struct SimParams {
   /// p99 +12 % at θ 0.4, median +8 % and p99 +26 % at θ 0.35) (docs/BENCHMARKS.md, "The far
   /// cells expanded about their group") [1]
   float expansionRatio = 0.08f;
+  /// The far cells' expansion by mass: also a cell nearer than R/ρ (down to R/0.3) whose
+  /// series' error bound M R³/d⁵ is at most this budget times the MAC's tolerance times the
+  /// group's smallest |a_old| (sim/common/local_expansion.h, expansionGamma); 0: by distance
+  /// alone. At 1 the force error stays within ~1 % of the distance rule's alone; at 2 it grows
+  /// 3–5 % and the step is the fastest at equal error (H200, 2^20 Plummer with the Bonsai test at
+  /// θ 0.4 and 0.5, the merger with the acceleration MAC; 4 is slower there; docs/BENCHMARKS.md,
+  /// "The far cells' expansion by their mass") [1]
+  float expansionBudget = 2.0f;
   float softening = 0.05f;       ///< Plummer softening ε [length]
   Curve curve = Curve::Hilbert;  ///< space-filling curve for keys and particle order
   TimeStepping stepping = TimeStepping::Shared;
@@ -74,6 +82,9 @@ struct SimParams {
 /// there (R/d ≤ 0.5), but its error passes the MAC's well before (Plummer θ 0.5: p99 ×5 at 0.2).
 inline constexpr float kExpansionRatioMax = 0.5f;
 
+/// The largest SimParams::expansionBudget (the slider's bound; the error grows fast past ~4).
+inline constexpr float kExpansionBudgetMax = 16.0f;
+
 /// SimParams::rebuildInterval: the interval tuned from the measured walk times.
 inline constexpr int kRebuildAuto = 0;
 /// The longest fixed interval [force evaluations].
@@ -82,7 +93,8 @@ inline constexpr int kMaxRebuildInterval = 1024;
 inline bool operator==(const SimParams& a, const SimParams& b) {
   return a.mac == b.mac && a.theta == b.theta && a.macParam == b.macParam &&
          a.quadrupole == b.quadrupole && a.nLeaf == b.nLeaf && a.nGroup == b.nGroup &&
-         a.p2p == b.p2p && a.expansionRatio == b.expansionRatio && a.softening == b.softening &&
+         a.p2p == b.p2p && a.expansionRatio == b.expansionRatio &&
+         a.expansionBudget == b.expansionBudget && a.softening == b.softening &&
          a.curve == b.curve && a.stepping == b.stepping && a.dtMax == b.dtMax && a.eta == b.eta &&
          a.maxBinDepth == b.maxBinDepth && a.rebuildInterval == b.rebuildInterval;
 }

@@ -123,6 +123,10 @@ TEST(CliParse, StepModes) {
   const Options blockDt = parse({"--scenario", "plummer", "--block-steps", "--dt", "0.05"});
   EXPECT_FLOAT_EQ(blockDt.params.dtMax, 0.05f);
   EXPECT_FLOAT_EQ(parse({"--expansion-ratio", "0.1"}).params.expansionRatio, 0.1f);
+  EXPECT_FLOAT_EQ(parse({"--expansion-budget", "0"}).params.expansionBudget, 0.0f);
+  EXPECT_FLOAT_EQ(parse({"--expansion-budget", "2.5"}).params.expansionBudget, 2.5f);
+  EXPECT_THROW(parse({"--expansion-budget", "17"}), UsageError);
+  EXPECT_THROW(parse({"--expansion-budget", "nan"}), UsageError);
 
   EXPECT_THROW(parse({"--shared-dt", "0.01", "--block-steps"}), UsageError);
   EXPECT_THROW(parse({"--shared-dt", "0.01", "--dt", "0.01"}), UsageError);
@@ -440,9 +444,9 @@ TEST_F(CliRun, StatsHaveEveryKey) {
                           "bin_histogram", "aborted"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
-  for (const char* key :
-       {"mac", "theta", "macParam", "effectiveMacParam", "quadrupole", "nLeaf", "nGroup", "p2p",
-        "expansionRatio", "softening", "curve", "stepping", "dtMax", "eta", "maxBinDepth"}) {
+  for (const char* key : {"mac", "theta", "macParam", "effectiveMacParam", "quadrupole", "nLeaf",
+                          "nGroup", "p2p", "expansionRatio", "expansionBudget", "softening",
+                          "curve", "stepping", "dtMax", "eta", "maxBinDepth"}) {
     EXPECT_TRUE(j.at("params").contains(key)) << key;
   }
   for (std::string_view stage : bhviz::sim::kStageNames) {

@@ -156,6 +156,71 @@ TEST(LocalExpansion, TheWalkWithFarCellsExpandedKeepsItsForceError) {
   EXPECT_GT(e4.median, 1.2 * e0.median) << "rho 0.45 should cost accuracy";
 }
 
+// The mass rule (SimParams::expansionBudget; expands() in local_expansion.h) on the walk's second
+// evaluation, which has |a_old|: on the Plummer sphere with the Bonsai test at θ 0.4 and 0.5, and
+// on the merger with the acceleration MAC, at budget 1 it expands at least 8 points more of the
+// accepted cells than the distance rule alone (ρ 0.08) while the median error stays within 3 %
+// and the 99th percentile within 5 %; the same cells are accepted. At the default budget (2) more
+// again, each error within 8 %. At budget 16 the error grows
+// (so the rule is what the walk used); on the first evaluation (no |a_old|) it expands nothing
+// more. The multipole MAC has no tolerance for it: the same cells as by distance.
+TEST(LocalExpansion, TheMassRuleExpandsMoreCellsAtTheSameError) {
+  struct Case {
+    const char* what;
+    const Particles& in;
+    SimParams p;
+  };
+  SimParams acc = bonsai(0.5f, 0.08f);
+  acc.mac = MacKind::Acceleration;
+  acc.macParam = 2e-3f;
+  const Case cases[] = {{"plummer bonsai 0.5", test::plummer20k(), bonsai(0.5f, 0.08f)},
+                        {"plummer bonsai 0.4", test::plummer20k(), bonsai(0.4f, 0.08f)},
+                        {"merger acceleration 2e-3", test::merger20k(), acc}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::vector<std::uint32_t> sample = sampleIndices(c.in.size(), 2000, 11);
+    std::vector<Accel4d> ref;
+    auto measure = [&](float budget, bool twice, InteractionCounts& counts) {
+      SimParams p = c.p;
+      p.expansionBudget = budget;
+      const Particles out = test::treeForces(c.in, p, twice, &counts);
+      if (ref.empty()) ref = directSum(out, sample, p.softening);
+      return forceError(out, sample, ref);
+    };
+    InteractionCounts byDistance, byMass, byDefault, loose, first, firstByDistance;
+    const ForceError e0 = measure(0.0f, true, byDistance);
+    const ForceError e1 = measure(1.0f, true, byMass);
+    const ForceError e2 = measure(SimParams{}.expansionBudget, true, byDefault);
+    const ForceError e16 = measure(16.0f, true, loose);
+    measure(1.0f, false, first);
+    measure(0.0f, false, firstByDistance);
+    EXPECT_EQ(byMass.cell, byDistance.cell) << "the same cells accepted";
+    const double f0 = double(byDistance.expanded) / double(byDistance.cell);
+    const double f1 = double(byMass.expanded) / double(byMass.cell);
+    RecordProperty(std::string(c.what) + " expanded",
+                   std::to_string(f0) + " -> " + std::to_string(f1));
+    EXPECT_GE(f1, f0 + 0.08);
+    EXPECT_LE(e1.median, 1.03 * e0.median);
+    EXPECT_LE(e1.p99, 1.05 * e0.p99);
+    EXPECT_EQ(SimParams{}.expansionBudget, 2.0f);
+    EXPECT_GT(byDefault.expanded, byMass.expanded);
+    EXPECT_LE(e2.median, 1.08 * e0.median);
+    EXPECT_LE(e2.p99, 1.08 * e0.p99);
+    EXPECT_GT(e16.median, 1.1 * e0.median) << "budget 16 should cost accuracy";
+    EXPECT_EQ(first.expanded, firstByDistance.expanded) << "no |a_old|: the distance rule alone";
+    std::printf("%s: expanded %.3f -> %.3f; median %.3e -> %.3e, p99 %.3e -> %.3e\n", c.what, f0,
+                f1, e0.median, e1.median, e0.p99, e1.p99);
+  }
+  SimParams multipole = bonsai(0.5f, 0.08f);
+  multipole.mac = MacKind::Multipole;
+  InteractionCounts m0, m1;
+  multipole.expansionBudget = 0.0f;
+  test::treeForces(test::plummer20k(), multipole, true, &m0);
+  multipole.expansionBudget = 1.0f;
+  test::treeForces(test::plummer20k(), multipole, true, &m1);
+  EXPECT_EQ(m0.expanded, m1.expanded);
+}
+
 // Without the potential (a substep that ends only some steps) the expansion gives the same
 // accelerations and each target keeps its potential; the mutual near field gives the plain one's
 // forces to fp32 rounding.

@@ -15,6 +15,12 @@ inline const sim::Particles& plummer20k() {
   return p;
 }
 
+/// The 20,000-particle galaxy merger of the accuracy tests, made once per test program.
+inline const sim::Particles& merger20k() {
+  static const sim::Particles p = sim::makeMerger(20000, 2026);
+  return p;
+}
+
 /// Block steps of dtMax 1/16 over six bins (η 0.1, ε 0.01), rebuilt, refitted or rebuilt around
 /// their targets as the tuners choose (`auto`), under `mac`.
 inline sim::SimParams tunedBlockParams(sim::MacKind mac) {

@@ -16,6 +16,7 @@
 #include "sim/cpu/walk_inspect.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/rng.h"
+#include "test_support.h"
 
 using namespace bhviz;
 using namespace bhviz::sim;
@@ -138,36 +139,43 @@ TEST(WalkScene, RebuiltFromAStateEqualsTheBackendsTree) {
 
 // The cells the inspection shows as expanded about their group's centre are those the walk
 // expanded: summed over every group of the scene (each of its particles a target), the walk's own
-// count (TargetBlock's, InteractionCounts::expanded) for every MAC, and none at rho 0. The text of
-// an expanded cell says so, with the distances it compares.
+// count (TargetBlock's, InteractionCounts::expanded) for every MAC, and none at rho 0; by distance
+// alone and with the mass rule (which needs |a_old|: the scene is of the state the second walk
+// started from). The text of an expanded cell says so, with the distances it compares.
 TEST(WalkScene, ExpandedCellsAreTheWalksOwn) {
   const Particles in = makePlummer(4000, 21);
   for (const MacKind mac : {MacKind::Bonsai, MacKind::Multipole, MacKind::Acceleration}) {
     for (const float ratio : {0.0f, 0.08f, 0.2f}) {
-      SCOPED_TRACE(std::string(toString(mac)) + " rho " + std::to_string(ratio));
-      SimParams p = paramsFor(mac);
-      p.expansionRatio = ratio;
-      CpuBackend backend;
-      backend.upload(in);
-      backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
-      const std::uint64_t walked = backend.profile().interactions.expanded;
-      Particles state;
-      backend.download(state);
-      const cpu::WalkScene scene = cpu::buildWalkScene(state, p, false);
-      std::uint64_t shown = 0;
-      for (std::size_t g = 0; g < scene.groups.size(); ++g) {
-        const cpu::InteractionList list = cpu::buildInteractionList(
-            scene.tree, scene.groups.box[g], scene.groups.accMin[g], scene.mac);
-        const ExpansionCentre e = cpu::groupExpansion(scene, g);
-        for (std::uint32_t c : list.cells) {
-          shown += expands(e, scene.tree.comMass[c]) ? scene.groups.count[g] : 0;
+      for (const float budget : {0.0f, 1.0f}) {
+        SCOPED_TRACE(std::string(toString(mac)) + " rho " + std::to_string(ratio) + " budget " +
+                     std::to_string(budget));
+        SimParams p = paramsFor(mac);
+        p.expansionRatio = ratio;
+        p.expansionBudget = budget;
+        CpuBackend backend;
+        backend.upload(in);
+        backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, false);
+        Particles state;
+        backend.download(state);
+        const std::uint64_t before = backend.profile().interactions.expanded;  // it accumulates
+        backend.computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, true);
+        const std::uint64_t walked = backend.profile().interactions.expanded - before;
+        const cpu::WalkScene scene = cpu::buildWalkScene(state, p, true);
+        std::uint64_t shown = 0;
+        for (std::size_t g = 0; g < scene.groups.size(); ++g) {
+          const cpu::InteractionList list = cpu::buildInteractionList(
+              scene.tree, scene.groups.box[g], scene.groups.accMin[g], scene.mac);
+          const ExpansionCentre e = cpu::groupExpansion(scene, g);
+          for (std::uint32_t c : list.cells) {
+            shown += expands(e, scene.tree.comMass[c]) ? scene.groups.count[g] : 0;
+          }
         }
-      }
-      EXPECT_EQ(shown, walked);
-      if (ratio == 0.0f) {
-        EXPECT_EQ(walked, 0u);
-      } else if (ratio == 0.2f) {
-        EXPECT_GT(walked, 0u);
+        EXPECT_EQ(shown, walked);
+        if (ratio == 0.0f) {
+          EXPECT_EQ(walked, 0u);
+        } else if (ratio == 0.2f) {
+          EXPECT_GT(walked, 0u);
+        }
       }
     }
   }
@@ -183,6 +191,22 @@ TEST(WalkScene, ExpandedCellsAreTheWalksOwn) {
     EXPECT_EQ(e.test.find("expanded about that centre") != std::string::npos, e.expanded) << e.test;
     EXPECT_EQ(e.test.find("accepted (multipole)") != std::string::npos, !e.expanded) << e.test;
   }
+  // With forces in the state (|a_old|), cells nearer than (group radius)/rho are expanded too
+  // when light enough, and the text says which rule took each.
+  p.expansionRatio = 0.08f;
+  p.expansionBudget = 4.0f;
+  const cpu::GroupWalk withForces(test::treeForces(in, p), p, 17);
+  std::size_t byMass = 0;
+  for (std::uint32_t c : withForces.list().cells) {
+    const cpu::MacExplanation e = withForces.explain(c);
+    const bool light = e.test.find("light for its distance") != std::string::npos;
+    EXPECT_EQ(e.test.find("expanded about that centre") != std::string::npos, e.expanded);
+    if (light) {
+      EXPECT_TRUE(e.expanded) << e.test;
+      ++byMass;
+    }
+  }
+  EXPECT_GT(byMass, 0u) << "no cell expanded by the mass rule";
 }
 
 // On random cells of a clustered tree and random group boxes, for every MAC: the explanation's

@@ -143,6 +143,13 @@ void defineOptions(CLI::App& app, RawArgs& r) {
                 << sim::kExpansionRatioMax << "], 0 = none (default "
                 << sim::defaultSimParams().expansionRatio << ")";
   app.add_option("--expansion-ratio", r.expansionRatio, expansionHelp.str())->type_name("RHO");
+  std::ostringstream budgetHelp;
+  budgetHelp << "Far cells by mass: also a nearer cell whose series' error bound is below K "
+                "times the MAC's tolerance and the group's smallest |a_old| (light cells go "
+                "nearer than heavy ones); in [0, "
+             << sim::kExpansionBudgetMax << "], 0 = by distance alone (default "
+             << sim::defaultSimParams().expansionBudget << ")";
+  app.add_option("--expansion-budget", r.expansionBudget, budgetHelp.str())->type_name("K");
   app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");
   app.add_option("--seed", r.seed, "Initial-condition seed (default: the scenario's, 1)")
       ->type_name("S");
@@ -192,6 +199,7 @@ std::map<std::string, std::string> typedValues(const CLI::App& app, const RawArg
       {"theta", &r.theta},
       {"mac-param", &r.macParam},
       {"expansion-ratio", &r.expansionRatio},
+      {"expansion-budget", &r.expansionBudget},
       {"softening", &r.softening},
       {"eta", &r.eta},
       {"dt", &r.dt}};
@@ -242,6 +250,9 @@ sim::SimParams physicsParams(const CLI::App& app, const RawArgs& r, const sim::S
   if (given("--mac-param")) p.macParam = toFloat("--mac-param", r.macParam);
   if (given("--expansion-ratio")) {
     p.expansionRatio = toFloat("--expansion-ratio", r.expansionRatio);
+  }
+  if (given("--expansion-budget")) {
+    p.expansionBudget = toFloat("--expansion-budget", r.expansionBudget);
   }
   // Integers are checked against sim's ranges here, so that a value beyond int's range is not
   // reported with int's range.

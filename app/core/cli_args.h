@@ -21,7 +21,7 @@ struct RawArgs {
   std::string theta, mac, macParam, nLeaf, nGroup, softening, eta, dt, maxBinDepth, sharedDt;
   std::string rebuild;
   bool blockSteps = false;
-  std::string quadrupole, curve, p2p, expansionRatio;
+  std::string quadrupole, curve, p2p, expansionRatio, expansionBudget;
   std::string backend = "auto";
   std::string seed = "1";
   std::string threads, stats, dumpAccel, rebalance;

@@ -40,6 +40,7 @@ Json paramsJson(const sim::SimParams& p) {
       {"nGroup", p.nGroup},
       {"p2p", std::string(sim::toString(p.p2p))},
       {"expansionRatio", decimal(p.expansionRatio)},
+      {"expansionBudget", decimal(p.expansionBudget)},
       {"softening", decimal(p.softening)},
       {"curve", std::string(sim::toString(p.curve))},
       {"stepping", std::string(sim::toString(p.stepping))},

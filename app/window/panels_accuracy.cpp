@@ -48,6 +48,17 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
         "about it once per group (M2L, L2P) instead of applied to each particle;\n"
         "0 = none; the default 0.08 keeps the error (BENCHMARKS.md)");
   }
+  changed |=
+      ImGui::SliderFloat("expansion budget", &p.expansionBudget, 0.0f, sim::kExpansionBudgetMax,
+                         "%.2f", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "also expands nearer cells (down to 1/0.3 of the group radius) whose\n"
+        "series error bound M R^3/d^5 is below this budget times the MAC's\n"
+        "tolerance and the group's smallest |a_old|: light cells nearer than heavy\n"
+        "ones; 0 = by distance alone; 1 keeps the error within ~1 %%, the default 2\n"
+        "is the fastest at equal error (BENCHMARKS.md)");
+  }
   const char* curves[] = {"morton", "hilbert"};
   int curve = p.curve == sim::Curve::Morton ? 0 : 1;
   if (ImGui::Combo("key curve", &curve, curves, IM_ARRAYSIZE(curves))) {

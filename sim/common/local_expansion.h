@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "sim/common/gravity.h"
+#include "sim/common/mac.h"
 #include "sim/common/vec.h"
 
 namespace bhviz::sim {
@@ -66,27 +67,76 @@ BHVIZ_HD inline float thirdIIJ(float ri, float rj, float vi, float vj, float pii
 /// below about this many the series cannot pay (a cost model, walk_flush.cuh; not measured).
 inline constexpr unsigned kMinExpansionTargets = 10;
 
-/// Where a group's expansion is centred (its box's centre), and which of its accepted cells it
-/// takes: those whose centre of mass lies at least √farD2 = (the box's half diagonal) / ρ from
-/// the centre (farD2 = ∞: none, for ρ = 0 or a group of fewer than kMinExpansionTargets
-/// targets). Both walks decide with these two functions.
+/// Which accepted cells a group expands, by two rules (docs/ARCHITECTURE.md, "The far cells'
+/// expansion about the group"):
+///   - distance: every cell whose centre of mass lies at least R/ρ from the group's centre (R the
+///     group box's half diagonal; ratio2 = ρ², 0: none);
+///   - mass (gamma > 0): also a nearer cell, down to R/kExpansionRatioNear, whose series' error
+///     bound M R³/d⁵ (the acceleration's remainder is of third order in R/d) is at most gamma
+///     times the group's smallest |a_old|. Light cells go to the series nearer than heavy ones:
+///     their error weighs little in the target's force. Without old accelerations (a run's first
+///     evaluation: the backends then pass gamma 0) it takes nothing.
+struct ExpansionRule {
+  float ratio2 = 0.0f;  ///< ρ² (WalkSettings::expansionRatio squared)
+  float gamma = 0.0f;   ///< expansionGamma(mac, SimParams::expansionBudget)
+};
+
+/// The nearest the mass rule expands a cell: R/d ≤ 0.3 (its error there is 0.3³ of the cell's
+/// field at most, where the rule's bound lets it).
+inline constexpr float kExpansionRatioNear = 0.3f;
+
+/// The mass rule's gamma for a MAC, `budget` times a tolerance that follows the MAC's own
+/// accuracy: 1e-4 θ⁵ for the geometric tests, 2e-3 α for the acceleration MAC, so that at the
+/// default budget 1 the force error stays within ~1 % of the distance rule's alone on Plummer
+/// and the merger (a CPU experiment, docs/BENCHMARKS.md "The far cells' expansion by their
+/// mass"); 0 (the distance rule alone) for the multipole MAC, whose Δ is absolute.
+BHVIZ_HD inline float expansionGamma(const MacSetup& mac, float budget) {
+  switch (mac.code) {
+    case MacCode::BarnesHut:
+    case MacCode::Bonsai: {
+      const float t2 = mac.theta * mac.theta;
+      return budget * 1e-4f * t2 * t2 * mac.theta;
+    }
+    case MacCode::Acceleration:
+      return budget * 2e-3f * mac.param;
+    case MacCode::Multipole:
+      return 0.0f;
+  }
+  return 0.0f;
+}
+
+/// Where a group's expansion is centred (its box's centre), and what its rules need. farD2 = ∞
+/// (nothing expanded) for ρ = 0 or a group of fewer than kMinExpansionTargets targets. Both walks
+/// decide with these two functions.
 struct ExpansionCentre {
   Vec3 centre;
-  float farD2 = INFINITY;
+  float farD2 = INFINITY;   ///< (R/ρ)²: the distance rule
+  float nearD2 = INFINITY;  ///< (R/kExpansionRatioNear)²: the mass rule's nearest
+  float r3 = 0.0f;          ///< R³
+  float budget = 0.0f;      ///< gamma × the group's smallest |a_old| [acceleration]
 };
 
 BHVIZ_HD inline ExpansionCentre expansionCentre(const Box& groupBox, unsigned targets,
-                                                float ratio2) {
+                                                const ExpansionRule& rule, float accMin) {
   const Vec3 centre = 0.5f * (groupBox.lo + groupBox.hi);
   const Vec3 half = 0.5f * (groupBox.hi - groupBox.lo);
   const float radius2 = half.x * half.x + (half.y * half.y + half.z * half.z);
-  const bool expand = ratio2 > 0.0f && targets >= kMinExpansionTargets;
-  return {centre, expand ? radius2 / ratio2 : INFINITY};
+  if (!(rule.ratio2 > 0.0f) || targets < kMinExpansionTargets) return {centre};
+  ExpansionCentre e{centre, radius2 / rule.ratio2};
+  const float budget = rule.gamma * accMin;
+  if (budget > 0.0f && budget < INFINITY) {  // no |a_old| (0, or poisoned): the distance rule
+    e.nearD2 = radius2 / (kExpansionRatioNear * kExpansionRatioNear);
+    e.r3 = radius2 * sqrtf(radius2);
+    e.budget = budget;
+  }
+  return e;
 }
 
 BHVIZ_HD inline bool expands(const ExpansionCentre& e, Vec4 comMass) {
   const float dx = e.centre.x - comMass.x, dy = e.centre.y - comMass.y, dz = e.centre.z - comMass.z;
-  return dx * dx + (dy * dy + dz * dz) >= e.farD2;
+  const float d2 = dx * dx + (dy * dy + dz * dz);
+  if (d2 >= e.farD2) return true;
+  return d2 >= e.nearD2 && comMass.w * e.r3 <= e.budget * (d2 * d2) * sqrtf(d2);
 }
 
 /// Adds the cell (centre of mass and mass, quadrupole source p; all zero for a monopole) to the

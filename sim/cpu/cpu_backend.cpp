@@ -107,6 +107,8 @@ bool CpuBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets ta
   m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening, p.p2p};
   m_walk.potential = computesPotential(clock, targets);
   m_walk.expansionRatio = p.expansionRatio;
+  // The mass rule reads |a_old|: without old accelerations, the distance rule alone.
+  m_walk.expansionGamma = oldAccValid ? expansionGamma(m_mac, p.expansionBudget) : 0.0f;
   m_leafSize = p.nLeaf;
   m_work.assign(m_particles.size(), 0);
   if (m_particles.size() > 0) return true;
@@ -290,7 +292,7 @@ CpuBackend::GroupInteractions CpuBackend::interactionsOfGroup(std::size_t group)
   // Which of the cells the walk expanded about the group (TargetBlock's rule).
   if (targets > 0) {
     const ExpansionCentre e = expansionCentre(m_groups.box[group], static_cast<unsigned>(targets),
-                                              m_walk.expansionRatio * m_walk.expansionRatio);
+                                              cpu::expansionRule(m_walk), m_groups.accMin[group]);
     g.counts.expanded = cpu::countExpanded(m_tree, g.list.cells, e) * targets;
   }
   return g;

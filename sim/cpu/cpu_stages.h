@@ -151,7 +151,14 @@ struct WalkSettings {
   bool potential = true;
   /// ρ: accepted cells far from the group go into its expansion (SimParams::expansionRatio).
   float expansionRatio = 0.0f;
+  /// The mass rule's gamma (expansionGamma of the MAC and SimParams::expansionBudget); 0: off.
+  float expansionGamma = 0.0f;
 };
+
+/// The expansion's rules of a walk's settings.
+inline ExpansionRule expansionRule(const WalkSettings& s) {
+  return {s.expansionRatio * s.expansionRatio, s.expansionGamma};
+}
 
 /// The interaction list of one group, as the walk builds it.
 struct InteractionList {

@@ -12,15 +12,16 @@ namespace bhviz::sim::cpu {
 /// The active targets of one group in separate arrays. Each source is applied to every target
 /// in turn (the CPU's counterpart of the GPU's lanes): the loops over targets vectorise, and each
 /// target still sums its sources in list order, so the result does not depend on the width.
-/// Cells far enough from the group (WalkSettings::expansionRatio) go into one expansion about its
+/// Cells far enough from the group (expansionCentre's rules) go into one expansion about its
 /// centre instead, which store() evaluates at each target.
 class TargetBlock {
  public:
   /// The group's active particles; `potential`: their potentials are summed too
   /// (WalkSettings::potential; else nothing computes them and store() leaves each one's own).
-  /// `expansionRatio`: ρ of the cells addCells expands (0: none).
+  /// `expansion`: which cells addCells expands (expansionCentre).
   void load(const Groups& g, std::size_t group, const std::vector<Vec4>& posMass,
-            const std::vector<std::uint8_t>& active, bool potential, float expansionRatio) {
+            const std::vector<std::uint8_t>& active, bool potential,
+            const ExpansionRule& expansion) {
     m_potential = potential;
     m_far = LocalExpansion{};
     m_expanded = 0;
@@ -35,8 +36,7 @@ class TargetBlock {
       const Vec4 p = posMass[m_index[k]];
       m_x[k] = p.x, m_y[k] = p.y, m_z[k] = p.z;
     }
-    m_centre =
-        expansionCentre(g.box[group], static_cast<unsigned>(n), expansionRatio * expansionRatio);
+    m_centre = expansionCentre(g.box[group], static_cast<unsigned>(n), expansion, g.accMin[group]);
   }
 
   template <bool kQuadrupole>

@@ -16,12 +16,14 @@ WalkScene buildWalkScene(Particles state, const SimParams& params, bool oldAccVa
   scene.groups = buildGroups(scene.tree, state.posMass, state.accPot, active, params.nGroup);
   scene.particles = std::move(state);
   scene.expansionRatio = params.expansionRatio;
+  scene.expansionGamma = oldAccValid ? expansionGamma(scene.mac, params.expansionBudget) : 0.0f;
   return scene;
 }
 
 ExpansionCentre groupExpansion(const WalkScene& scene, std::size_t group) {
   return expansionCentre(scene.groups.box[group], scene.groups.count[group],
-                         scene.expansionRatio * scene.expansionRatio);
+                         {scene.expansionRatio * scene.expansionRatio, scene.expansionGamma},
+                         scene.groups.accMin[group]);
 }
 
 std::int64_t indexOfId(const Particles& p, std::uint32_t id) {
@@ -151,10 +153,19 @@ MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, f
       if (e.expanded) {
         const Vec4& com = t.comMass[c];
         const Vec3 d{com.x - far->centre.x, com.y - far->centre.y, com.z - far->centre.z};
-        e.test += " -> accepted, and far: its COM is " +
-                  num(std::sqrt(d.x * d.x + d.y * d.y + d.z * d.z)) +
-                  " from the group's centre >= (group radius)/rho = " + num(std::sqrt(far->farD2)) +
-                  ", so it is expanded about that centre once for the whole group";
+        const float d2 = d.x * d.x + d.y * d.y + d.z * d.z;
+        const float dist = std::sqrt(d2);
+        if (d2 >= far->farD2) {
+          e.test +=
+              " -> accepted, and far: its COM is " + num(dist) +
+              " from the group's centre >= (group radius)/rho = " + num(std::sqrt(far->farD2));
+        } else {  // the mass rule (expands())
+          e.test +=
+              " -> accepted, and light for its distance: its series' error bound M R^3/d^5 = " +
+              num(com.w * far->r3 / (d2 * d2 * dist)) + " (d = " + num(dist) +
+              ") <= the group's budget " + num(far->budget);
+        }
+        e.test += ", so it is expanded about that centre once for the whole group";
       } else {
         e.test += " -> accepted (multipole)";
       }

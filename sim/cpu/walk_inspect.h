@@ -22,10 +22,11 @@ struct WalkScene {
   Groups groups;  ///< every particle active
   MacSetup mac;   ///< the MAC the walk applies (macSetup, with the acceleration fallback)
   float expansionRatio = 0.0f;  ///< SimParams::expansionRatio: the far cells' expansion
+  float expansionGamma = 0.0f;  ///< its mass rule (expansionGamma of `mac`)
 };
 
-/// The centre a group's far cells are expanded about and the distance² from which they are
-/// (expansionCentre, with every particle of the group a target, as in the scene's walk).
+/// The centre a group's far cells are expanded about and what decides which are (expansionCentre,
+/// with every particle of the group a target, as in the scene's walk).
 ExpansionCentre groupExpansion(const WalkScene& scene, std::size_t group);
 
 /// bbox → keys → sort → tree → moments → groups on `state`, as CpuBackend::computeForces with

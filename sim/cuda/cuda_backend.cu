@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "sim/common/conserved.h"
+#include "sim/common/local_expansion.h"
 #include "sim/common/timestep.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_check.cuh"
@@ -309,6 +310,8 @@ class CudaBackend final : public Backend,
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
     m_walk.potential = computesPotential(clock, targets);
     m_walk.expansionRatio = p.expansionRatio;
+    // The mass rule reads |a_old|: without old accelerations, the distance rule alone.
+    m_walk.expansionGamma = oldAccValid ? expansionGamma(m_mac, p.expansionBudget) : 0.0f;
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
     m_leafSize = p.nLeaf;
     m_statisticsValid = m_p.n > 0;

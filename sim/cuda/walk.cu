@@ -91,8 +91,9 @@ struct WalkArgs {
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   MacSetup mac;
   float eps2;
-  float expansionRatio2;  // ρ² (WalkSettings::expansionRatio); 0: no cell is expanded
-  unsigned stackMask;     // shared stack entries in use − 1
+  ExpansionRule
+      expansion;       // which cells are expanded (WalkSettings::expansionRatio, ::expansionGamma)
+  unsigned stackMask;  // shared stack entries in use − 1
   std::uint32_t* __restrict__ stack;
   WalkCounters* counters;
   unsigned maxParts;  // WalkSettings::maxParts, or kMaxParts
@@ -340,7 +341,7 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     Rings r;
     const Box gbox = a.groupBox[g];
     // The whole group's targets decide, as on the CPU (not this part's).
-    const ExpansionCentre e = expansionCentre(gbox, all, a.expansionRatio2);
+    const ExpansionCentre e = expansionCentre(gbox, all, a.expansion, a.groupAccMin[g]);
     float term = 0.0f;  // lane k: term k of the group's expansion
     if (!walkTree<kTargets, kQuad, kPot>(a, gbox, a.groupAccMin[g], e, sh, stack, lane, r, t,
                                          term)) {
@@ -511,7 +512,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    out.work,
                    s.mac,
                    s.softening * s.softening,
-                   s.expansionRatio * s.expansionRatio,
+                   ExpansionRule{s.expansionRatio * s.expansionRatio, s.expansionGamma},
                    unsigned(shared - 1),
                    nullptr,
                    d_counters,

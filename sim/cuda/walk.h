@@ -38,6 +38,9 @@ struct WalkSettings {
   /// (half its box's diagonal) / ρ is expanded about that centre once per group (M2L, L2P:
   /// sim/common/local_expansion.h) instead of applied to each target (M2P); 0: none is.
   float expansionRatio = 0.0f;
+  /// The mass rule's gamma (expansionGamma of the MAC and SimParams::expansionBudget); 0: the
+  /// distance rule alone.
+  float expansionGamma = 0.0f;
 };
 
 /// The most warps a group's targets are split over (WalkSettings::maxParts).

@@ -47,6 +47,8 @@ struct WalkCase {
   bool sparse;
   bool plummer;
   float ratio = 0.0f;  // WalkSettings::expansionRatio
+  float budget =
+      0.0f;  // the mass rule's: WalkSettings::expansionGamma = expansionGamma(mac, budget)
 };
 
 const char* macName(MacCode m) {
@@ -57,7 +59,8 @@ const char* macName(MacCode m) {
 void PrintTo(const WalkCase& c, std::ostream* os) {
   *os << (c.plummer ? "plummer" : "clustered") << " n=" << c.n << " nLeaf=" << c.nLeaf
       << " nGroup=" << c.nGroup << " mac=" << macName(c.mac) << (c.quad ? " quad" : " mono")
-      << (c.sparse ? " sparse" : " all") << " expansion ratio " << c.ratio;
+      << (c.sparse ? " sparse" : " all") << " expansion ratio " << c.ratio << " budget "
+      << c.budget;
 }
 
 std::string caseName(const ::testing::TestParamInfo<WalkCase>& info) {
@@ -65,7 +68,8 @@ std::string caseName(const ::testing::TestParamInfo<WalkCase>& info) {
   return std::string(c.plummer ? "plummer_" : "clustered_") + "n" + std::to_string(c.n) + "_leaf" +
          std::to_string(c.nLeaf) + "_group" + std::to_string(c.nGroup) + "_" + macName(c.mac) +
          (c.quad ? "_quad" : "_mono") + (c.sparse ? "_sparse" : "_all") +
-         (c.ratio > 0.0f ? "_expanded" + std::to_string(int(100.0f * c.ratio + 0.5f)) : "");
+         (c.ratio > 0.0f ? "_expanded" + std::to_string(int(100.0f * c.ratio + 0.5f)) : "") +
+         (c.budget > 0.0f ? "_budget" + std::to_string(int(c.budget + 0.5f)) : "");
 }
 
 std::vector<WalkCase> allCases() {
@@ -90,6 +94,11 @@ std::vector<WalkCase> allCases() {
   cases.push_back({100000, 16, 128, MacCode::Acceleration, true, false, false, 0.1f});
   cases.push_back({100000, 16, 64, MacCode::BarnesHut, false, false, true, 0.2f});
   cases.push_back({1000000, 16, 64, MacCode::Bonsai, true, false, true, 0.1f});
+  // And by their mass (old accelerations from a first walk).
+  cases.push_back({100000, 16, 64, MacCode::Bonsai, true, false, true, 0.08f, 1.0f});
+  cases.push_back({100000, 16, 64, MacCode::Bonsai, true, true, true, 0.08f, 4.0f});
+  cases.push_back({100000, 16, 128, MacCode::Acceleration, true, false, false, 0.08f, 4.0f});
+  cases.push_back({1000000, 16, 64, MacCode::Acceleration, true, false, false, 0.08f, 1.0f});
   return cases;
 }
 
@@ -178,10 +187,11 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   const MacSetup mac = macFor(tc.mac);
   cuda::WalkSettings s{mac, tc.quad, tc.plummer ? 0.05f : 0.01f};
   s.expansionRatio = tc.ratio;
+  s.expansionGamma = expansionGamma(mac, tc.budget);
   const cuda::ActiveRule rule = tc.sparse ? kSparse : kAll;
 
   Scene scene;
-  if (tc.mac == MacCode::Acceleration) {
+  if (tc.mac == MacCode::Acceleration || tc.budget > 0.0f) {
     // No old accelerations yet: a first all-active walk with the bh MAC, as the backends do.
     const MacSetup bh{MacCode::BarnesHut, mac.theta, 0.0f};
     scene.build(h, tc.nLeaf, bh);
@@ -228,6 +238,7 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   std::vector<Vec4> cpuAcc = sorted.accPot;
   cpu::WalkSettings cs{s.mac, s.quadrupole, s.softening};
   cs.expansionRatio = tc.ratio;
+  cs.expansionGamma = s.expansionGamma;
   const InteractionCounts cpuCounts =
       cpu::walkGroups(tree, cpuGroups, sorted.posMass, active, cs, cpuAcc);
   expectSameForces(gpu, cpuAcc, active);
@@ -237,6 +248,14 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
     EXPECT_GT(gpuCounts.expanded, gpuCounts.cell / 20) << "few cells expanded";
   } else if (tc.ratio == 0.0f) {
     EXPECT_EQ(gpuCounts.expanded, 0u);
+  }
+  if (tc.budget > 0.0f) {  // the mass rule took cells the distance rule alone would not have
+    cpu::WalkSettings byDistance = cs;
+    byDistance.expansionGamma = 0.0f;
+    std::vector<Vec4> acc = sorted.accPot;
+    const InteractionCounts d =
+        cpu::walkGroups(tree, cpuGroups, sorted.posMass, active, byDistance, acc);
+    EXPECT_GT(gpuCounts.expanded, d.expanded + d.cell / 50) << "the mass rule expanded no more";
   }
   RecordProperty("groups", static_cast<int>(cpuGroups.size()));
 }
