@@ -66,7 +66,7 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
   // The acceleration MAC and the expansion's mass rule need |a_old|: the first evaluation has
   // none (the θ fallback, the distance rule alone), so measure the second one, as every later
   // step sees it.
-  if (c.mac == MacKind::Acceleration || c.expansionBudget > 0.0f) sim.recomputeForces();
+  if (readsOldAccelerations(p)) sim.recomputeForces();
   {
     const Particles first = sim.particles();
     const std::vector<std::uint32_t> targets = sampleIndices(first.size(), sample, 4000);

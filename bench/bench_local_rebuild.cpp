@@ -73,6 +73,7 @@ Result walkTargets(Sorted s, const std::vector<std::uint8_t>& targetById, const 
   const Groups g = cpu::buildGroups(s.tree, s.p.posMass, s.p.accPot, active, p.nGroup);
   cpu::WalkSettings w{mac, p.quadrupole, p.softening};
   w.expansionRatio = p.expansionRatio;
+  w.expansionGamma = expansionRule(p, mac, true).gamma;
   const auto t0 = std::chrono::steady_clock::now();
   const InteractionCounts c = cpu::walkGroups(s.tree, g, s.p.posMass, active, w, s.p.accPot);
   Result r;

@@ -29,7 +29,7 @@ AccuracySample measureAccuracy(Backend& scratch, const Particles& state, const S
   validate(p);
   scratch.upload(state);
   const Clock clock{0.0, 0, 0, p.dtMax};
-  if ((p.mac == MacKind::Acceleration || p.expansionBudget > 0.0f) && !oldAccValid) {
+  if (readsOldAccelerations(p) && !oldAccValid) {
     scratch.computeForces(clock, p, ForceTargets::All, false);
     oldAccValid = true;
   }

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "sim/common/keys.h"
+#include "sim/common/local_expansion.h"
 #include "sim/common/mac.h"
 
 namespace bhviz::sim {
@@ -60,10 +61,11 @@ struct SimParams {
   /// The far cells' expansion by mass: also a cell nearer than R/ρ (down to R/0.3) whose
   /// series' error bound M R³/d⁵ is at most this budget times the MAC's tolerance times the
   /// group's smallest |a_old| (sim/common/local_expansion.h, expansionGamma); 0: by distance
-  /// alone. At 1 the force error stays within ~1 % of the distance rule's alone; at 2 it grows
-  /// 3–5 % and the step is the fastest at equal error (H200, 2^20 Plummer with the Bonsai test at
-  /// θ 0.4 and 0.5, the merger with the acceleration MAC; 4 is slower there; docs/BENCHMARKS.md,
-  /// "The far cells' expansion by their mass") [1]
+  /// alone (and expansionRatio 0 expands nothing, by either rule). At 1 the force error stays
+  /// within ~1 % of the distance rule's alone; at 2 the median grows 3–4 % (the p99 0–5 %) and
+  /// the step is the fastest at equal error (H200, 2^20 Plummer with the Bonsai test at θ 0.4 and
+  /// 0.5, the merger with the acceleration MAC; 4 is slower there; docs/BENCHMARKS.md, "The far
+  /// cells' expansion by their mass") [1]
   float expansionBudget = 2.0f;
   float softening = 0.05f;       ///< Plummer softening ε [length]
   Curve curve = Curve::Hilbert;  ///< space-filling curve for keys and particle order
@@ -112,6 +114,22 @@ inline MacSetup macSetup(const SimParams& p, bool oldAccValid) {
   MacSetup m{static_cast<MacCode>(p.mac), p.theta, effectiveMacParam(p)};
   if (m.code == MacCode::Acceleration && !oldAccValid) m.code = MacCode::BarnesHut;
   return m;
+}
+
+/// The far cells' expansion as the walk of an evaluation applies it (sim/common/local_expansion.h):
+/// ρ², and the mass rule's gamma for `mac` (macSetup's), which reads |a_old| and so is 0 without
+/// old accelerations.
+inline ExpansionRule expansionRule(const SimParams& p, const MacSetup& mac, bool oldAccValid) {
+  return {p.expansionRatio * p.expansionRatio,
+          oldAccValid ? expansionGamma(mac, p.expansionBudget) : 0.0f};
+}
+
+/// Whether an evaluation with `p` reads |a_old| (the acceleration MAC, the far cells' expansion
+/// by mass): where a state's accelerations are not of these parameters, one evaluation first
+/// provides them (measureAccuracy, bench_gpu).
+inline bool readsOldAccelerations(const SimParams& p) {
+  return p.mac == MacKind::Acceleration ||
+         expansionRule(p, macSetup(p, true), true).gamma * p.expansionRatio > 0.0f;
 }
 
 /// A user-facing error: a value out of range or a name that is not known.

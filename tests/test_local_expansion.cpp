@@ -156,6 +156,56 @@ TEST(LocalExpansion, TheWalkWithFarCellsExpandedKeepsItsForceError) {
   EXPECT_GT(e4.median, 1.2 * e0.median) << "rho 0.45 should cost accuracy";
 }
 
+// The two rules on chosen cells (expansionCentre, expansionBy): a group of radius R = √3 (a box of
+// side 2) at the origin, ρ 0.08 (the distance rule from R/0.08), the mass rule down to R/0.3 with
+// a budget of 1e-3: a cell at d is taken by mass when M R³/d⁵ ≤ 1e-3, and not nearer than R/0.3;
+// nothing at all for fewer than kMinExpansionTargets targets, for ρ 0, or without a usable
+// |a_old| (0, ∞, NaN); at ρ above 0.3 the mass rule adds nothing.
+TEST(LocalExpansion, TheRulesOnChosenCells) {
+  const Box box{{-1.0f, -1.0f, -1.0f}, {1.0f, 1.0f, 1.0f}};
+  const float r = std::sqrt(3.0f);
+  const ExpansionRule rule{0.08f * 0.08f, 1e-3f};
+  const ExpansionCentre e = expansionCentre(box, 20, rule, 1.0f);
+  auto cell = [](float d, float m) { return Vec4{d, 0.0f, 0.0f, m}; };
+  auto massAt = [&](float d) { return 1e-3f * std::pow(d, 5.0f) / (r * r * r); };  // the bound
+  const float far = r / 0.08f, near = r / kExpansionRatioNear;
+  EXPECT_EQ(expansionBy(e, cell(1.01f * far, 1e9f)), ExpansionBy::Distance);
+  EXPECT_EQ(expansionBy(e, cell(0.99f * far, 0.9f * massAt(0.99f * far))), ExpansionBy::Mass);
+  EXPECT_EQ(expansionBy(e, cell(0.99f * far, 1.1f * massAt(0.99f * far))), ExpansionBy::None);
+  EXPECT_EQ(expansionBy(e, cell(1.01f * near, 0.9f * massAt(1.01f * near))), ExpansionBy::Mass);
+  EXPECT_EQ(expansionBy(e, cell(0.99f * near, 1e-30f)), ExpansionBy::None) << "nearer than R/0.3";
+  for (const float accMin : {0.0f, INFINITY, NAN}) {
+    const ExpansionCentre none = expansionCentre(box, 20, rule, accMin);
+    EXPECT_EQ(expansionBy(none, cell(1.01f * near, 1e-30f)), ExpansionBy::None) << accMin;
+    EXPECT_EQ(expansionBy(none, cell(1.01f * far, 1.0f)), ExpansionBy::Distance) << accMin;
+  }
+  const ExpansionCentre few = expansionCentre(box, kMinExpansionTargets - 1, rule, 1.0f);
+  EXPECT_FALSE(expands(few, cell(1.01f * far, 1.0f)));
+  EXPECT_FALSE(expands(few, cell(1.01f * near, 1e-30f)));
+  const ExpansionCentre off = expansionCentre(box, 20, {0.0f, 1e-3f}, 1.0f);
+  EXPECT_FALSE(expands(off, cell(1.01f * near, 1e-30f))) << "rho 0: nothing, by either rule";
+  const ExpansionCentre wide = expansionCentre(box, 20, {0.4f * 0.4f, 1e-3f}, 1.0f);
+  EXPECT_EQ(expansionBy(wide, cell(1.01f * near, 1e-30f)), ExpansionBy::Distance);
+  EXPECT_EQ(expansionBy(wide, cell(0.99f * r / 0.4f, 1e-30f)), ExpansionBy::None);
+}
+
+// Without old accelerations the mass rule takes nothing, whatever the state's accPot holds (the
+// backends pass gamma 0): a state carrying forces, evaluated with and without oldAccValid.
+TEST(LocalExpansion, TheMassRuleNeedsOldAccelerations) {
+  const SimParams p = bonsai(0.5f, 0.08f);
+  const Particles withForces = test::treeForces(test::plummer20k(), p);
+  auto expanded = [&](float budget, bool oldAccValid) {
+    SimParams q = p;
+    q.expansionBudget = budget;
+    CpuBackend backend;
+    backend.upload(withForces);
+    backend.computeForces(Clock{0.0, 0, 0, q.dtMax}, q, ForceTargets::All, oldAccValid);
+    return backend.profile().interactions.expanded;
+  };
+  EXPECT_EQ(expanded(2.0f, false), expanded(0.0f, false));
+  EXPECT_GT(expanded(2.0f, true), expanded(0.0f, true));
+}
+
 // The mass rule (SimParams::expansionBudget; expands() in local_expansion.h) on the walk's second
 // evaluation, which has |a_old|: on the Plummer sphere with the Bonsai test at θ 0.4 and 0.5, and
 // on the merger with the acceleration MAC, at budget 1 it expands at least 8 points more of the
@@ -202,7 +252,6 @@ TEST(LocalExpansion, TheMassRuleExpandsMoreCellsAtTheSameError) {
     EXPECT_GE(f1, f0 + 0.08);
     EXPECT_LE(e1.median, 1.03 * e0.median);
     EXPECT_LE(e1.p99, 1.05 * e0.p99);
-    EXPECT_EQ(SimParams{}.expansionBudget, 2.0f);
     EXPECT_GT(byDefault.expanded, byMass.expanded);
     EXPECT_LE(e2.median, 1.08 * e0.median);
     EXPECT_LE(e2.p99, 1.08 * e0.p99);
@@ -211,6 +260,7 @@ TEST(LocalExpansion, TheMassRuleExpandsMoreCellsAtTheSameError) {
     std::printf("%s: expanded %.3f -> %.3f; median %.3e -> %.3e, p99 %.3e -> %.3e\n", c.what, f0,
                 f1, e0.median, e1.median, e0.p99, e1.p99);
   }
+  EXPECT_EQ(SimParams{}.expansionBudget, 2.0f) << "the default the cases call default";
   SimParams multipole = bonsai(0.5f, 0.08f);
   multipole.mac = MacKind::Multipole;
   InteractionCounts m0, m1;

@@ -147,7 +147,8 @@ void defineOptions(CLI::App& app, RawArgs& r) {
   budgetHelp << "Far cells by mass: also a nearer cell whose series' error bound is below K "
                 "times the MAC's tolerance and the group's smallest |a_old| (light cells go "
                 "nearer than heavy ones); in [0, "
-             << sim::kExpansionBudgetMax << "], 0 = by distance alone (default "
+             << sim::kExpansionBudgetMax
+             << "], 0 = by distance alone; --expansion-ratio 0 turns both off (default "
              << sim::defaultSimParams().expansionBudget << ")";
   app.add_option("--expansion-budget", r.expansionBudget, budgetHelp.str())->type_name("K");
   app.add_option("--backend", r.backend, "cpu, cuda or auto (default auto)")->type_name("NAME");

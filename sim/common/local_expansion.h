@@ -76,9 +76,12 @@ inline constexpr unsigned kMinExpansionTargets = 10;
 ///     times the group's smallest |a_old|. Light cells go to the series nearer than heavy ones:
 ///     their error weighs little in the target's force. Without old accelerations (a run's first
 ///     evaluation: the backends then pass gamma 0) it takes nothing.
+/// ρ = 0 expands nothing, by either rule.
 struct ExpansionRule {
-  float ratio2 = 0.0f;  ///< ρ² (WalkSettings::expansionRatio squared)
-  float gamma = 0.0f;   ///< expansionGamma(mac, SimParams::expansionBudget)
+  /// ρ² (WalkSettings::expansionRatio squared) [1]
+  float ratio2 = 0.0f;
+  /// expansionGamma(mac, SimParams::expansionBudget), 0 without old accelerations [1]
+  float gamma = 0.0f;
 };
 
 /// The nearest the mass rule expands a cell: R/d ≤ 0.3 (its error there is 0.3³ of the cell's
@@ -86,10 +89,11 @@ struct ExpansionRule {
 inline constexpr float kExpansionRatioNear = 0.3f;
 
 /// The mass rule's gamma for a MAC, `budget` times a tolerance that follows the MAC's own
-/// accuracy: 1e-4 θ⁵ for the geometric tests, 2e-3 α for the acceleration MAC, so that at the
-/// default budget 1 the force error stays within ~1 % of the distance rule's alone on Plummer
-/// and the merger (a CPU experiment, docs/BENCHMARKS.md "The far cells' expansion by their
-/// mass"); 0 (the distance rule alone) for the multipole MAC, whose Δ is absolute.
+/// accuracy: 1e-4 θ⁵ for the geometric tests, 2e-3 α for the acceleration MAC, so that at budget
+/// 1 the force error stays within ~1 % of the distance rule's alone on Plummer and the merger (a
+/// CPU experiment, docs/BENCHMARKS.md "The far cells' expansion by their mass"; the default
+/// budget, 2, is the fastest at equal error); 0 (the distance rule alone) for the multipole MAC,
+/// whose Δ is absolute.
 BHVIZ_HD inline float expansionGamma(const MacSetup& mac, float budget) {
   switch (mac.code) {
     case MacCode::BarnesHut:
@@ -110,17 +114,30 @@ BHVIZ_HD inline float expansionGamma(const MacSetup& mac, float budget) {
 /// decide with these two functions.
 struct ExpansionCentre {
   Vec3 centre;
-  float farD2 = INFINITY;   ///< (R/ρ)²: the distance rule
-  float nearD2 = INFINITY;  ///< (R/kExpansionRatioNear)²: the mass rule's nearest
-  float r3 = 0.0f;          ///< R³
+  float farD2 = INFINITY;   ///< (R/ρ)²: the distance rule [length²]
+  float nearD2 = INFINITY;  ///< (R/kExpansionRatioNear)²: the mass rule's nearest [length²]
+  float r3 = 0.0f;          ///< R³ [length³]
   float budget = 0.0f;      ///< gamma × the group's smallest |a_old| [acceleration]
 };
+
+/// |a|² of a vector, each product and sum rounded on its own: the device would fuse them into
+/// multiply–adds where the host (-ffp-contract=off) does not, and the two walks must decide
+/// alike.
+BHVIZ_HD inline float squaredNorm(Vec3 a) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(__fmul_rn(a.x, a.x), __fadd_rn(__fmul_rn(a.y, a.y), __fmul_rn(a.z, a.z)));
+#else
+  return a.x * a.x + (a.y * a.y + a.z * a.z);
+#endif
+}
+
+/// Which rule expands a cell (expands(); the walk inspection says which).
+enum class ExpansionBy { None, Distance, Mass };
 
 BHVIZ_HD inline ExpansionCentre expansionCentre(const Box& groupBox, unsigned targets,
                                                 const ExpansionRule& rule, float accMin) {
   const Vec3 centre = 0.5f * (groupBox.lo + groupBox.hi);
-  const Vec3 half = 0.5f * (groupBox.hi - groupBox.lo);
-  const float radius2 = half.x * half.x + (half.y * half.y + half.z * half.z);
+  const float radius2 = squaredNorm(0.5f * (groupBox.hi - groupBox.lo));
   if (!(rule.ratio2 > 0.0f) || targets < kMinExpansionTargets) return {centre};
   ExpansionCentre e{centre, radius2 / rule.ratio2};
   const float budget = rule.gamma * accMin;
@@ -132,11 +149,25 @@ BHVIZ_HD inline ExpansionCentre expansionCentre(const Box& groupBox, unsigned ta
   return e;
 }
 
+/// The squared distance from the expansion's centre to a cell's centre of mass.
+BHVIZ_HD inline float expansionDistance2(const ExpansionCentre& e, Vec4 comMass) {
+  return squaredNorm(e.centre - xyz(comMass));
+}
+
+/// The mass rule's error bound M R³/d⁵ of a cell at squared distance d2 (expansionDistance2).
+BHVIZ_HD inline float expansionErrorBound(const ExpansionCentre& e, Vec4 comMass, float d2) {
+  return comMass.w * e.r3 / ((d2 * d2) * sqrtf(d2));
+}
+
+BHVIZ_HD inline ExpansionBy expansionBy(const ExpansionCentre& e, Vec4 comMass) {
+  const float d2 = expansionDistance2(e, comMass);
+  if (d2 >= e.farD2) return ExpansionBy::Distance;
+  const bool light = d2 >= e.nearD2 && comMass.w * e.r3 <= e.budget * (d2 * d2) * sqrtf(d2);
+  return light ? ExpansionBy::Mass : ExpansionBy::None;
+}
+
 BHVIZ_HD inline bool expands(const ExpansionCentre& e, Vec4 comMass) {
-  const float dx = e.centre.x - comMass.x, dy = e.centre.y - comMass.y, dz = e.centre.z - comMass.z;
-  const float d2 = dx * dx + (dy * dy + dz * dz);
-  if (d2 >= e.farD2) return true;
-  return d2 >= e.nearD2 && comMass.w * e.r3 <= e.budget * (d2 * d2) * sqrtf(d2);
+  return expansionBy(e, comMass) != ExpansionBy::None;
 }
 
 /// Adds the cell (centre of mass and mass, quadrupole source p; all zero for a monopole) to the

@@ -107,8 +107,7 @@ bool CpuBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets ta
   m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening, p.p2p};
   m_walk.potential = computesPotential(clock, targets);
   m_walk.expansionRatio = p.expansionRatio;
-  // The mass rule reads |a_old|: without old accelerations, the distance rule alone.
-  m_walk.expansionGamma = oldAccValid ? expansionGamma(m_mac, p.expansionBudget) : 0.0f;
+  m_walk.expansionGamma = expansionRule(p, m_mac, oldAccValid).gamma;
   m_leafSize = p.nLeaf;
   m_work.assign(m_particles.size(), 0);
   if (m_particles.size() > 0) return true;

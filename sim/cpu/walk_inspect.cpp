@@ -15,14 +15,12 @@ WalkScene buildWalkScene(Particles state, const SimParams& params, bool oldAccVa
   const std::vector<std::uint8_t> active(state.size(), 1);
   scene.groups = buildGroups(scene.tree, state.posMass, state.accPot, active, params.nGroup);
   scene.particles = std::move(state);
-  scene.expansionRatio = params.expansionRatio;
-  scene.expansionGamma = oldAccValid ? expansionGamma(scene.mac, params.expansionBudget) : 0.0f;
+  scene.expansion = expansionRule(params, scene.mac, oldAccValid);
   return scene;
 }
 
 ExpansionCentre groupExpansion(const WalkScene& scene, std::size_t group) {
-  return expansionCentre(scene.groups.box[group], scene.groups.count[group],
-                         {scene.expansionRatio * scene.expansionRatio, scene.expansionGamma},
+  return expansionCentre(scene.groups.box[group], scene.groups.count[group], scene.expansion,
                          scene.groups.accMin[group]);
 }
 
@@ -148,21 +146,20 @@ MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, f
     e.test = macTerms(t, c, test.d2, accMin, mac, test.open);
   }
   switch (e.verdict) {
-    case CellVerdict::Accepted:
-      e.expanded = far != nullptr && expands(*far, t.comMass[c]);
+    case CellVerdict::Accepted: {
+      const ExpansionBy by = far != nullptr ? expansionBy(*far, t.comMass[c]) : ExpansionBy::None;
+      e.expanded = by != ExpansionBy::None;
       if (e.expanded) {
         const Vec4& com = t.comMass[c];
-        const Vec3 d{com.x - far->centre.x, com.y - far->centre.y, com.z - far->centre.z};
-        const float d2 = d.x * d.x + d.y * d.y + d.z * d.z;
-        const float dist = std::sqrt(d2);
-        if (d2 >= far->farD2) {
+        const float d2 = expansionDistance2(*far, com);
+        if (by == ExpansionBy::Distance) {
           e.test +=
-              " -> accepted, and far: its COM is " + num(dist) +
+              " -> accepted, and far: its COM is " + num(std::sqrt(d2)) +
               " from the group's centre >= (group radius)/rho = " + num(std::sqrt(far->farD2));
-        } else {  // the mass rule (expands())
+        } else {
           e.test +=
               " -> accepted, and light for its distance: its series' error bound M R^3/d^5 = " +
-              num(com.w * far->r3 / (d2 * d2 * dist)) + " (d = " + num(dist) +
+              num(expansionErrorBound(*far, com, d2)) + " (d = " + num(std::sqrt(d2)) +
               ") <= the group's budget " + num(far->budget);
         }
         e.test += ", so it is expanded about that centre once for the whole group";
@@ -170,6 +167,7 @@ MacExplanation explainMac(const Tree& t, std::uint32_t c, const Box& groupBox, f
         e.test += " -> accepted (multipole)";
       }
       break;
+    }
     case CellVerdict::Opened:
       e.test += " -> opened";
       break;

@@ -19,10 +19,9 @@ namespace bhviz::sim::cpu {
 struct WalkScene {
   Particles particles;  ///< key order (the tree's)
   Tree tree;
-  Groups groups;  ///< every particle active
-  MacSetup mac;   ///< the MAC the walk applies (macSetup, with the acceleration fallback)
-  float expansionRatio = 0.0f;  ///< SimParams::expansionRatio: the far cells' expansion
-  float expansionGamma = 0.0f;  ///< its mass rule (expansionGamma of `mac`)
+  Groups groups;            ///< every particle active
+  MacSetup mac;             ///< the MAC the walk applies (macSetup, with the acceleration fallback)
+  ExpansionRule expansion;  ///< the far cells' expansion (expansionRule of the parameters)
 };
 
 /// The centre a group's far cells are expanded about and what decides which are (expansionCentre,
@@ -110,12 +109,13 @@ class GroupWalk {
   const InteractionList& list() const { return m_list; }
   /// The same walk recorded front by front (traceWalk).
   const std::vector<WalkFront>& fronts() const { return m_fronts; }
-  /// The MAC's decision on `cell` for this group, with its numbers (and, for an accepted far
-  /// cell, the expansion's: its distance from the group's centre against (radius)/ρ).
+  /// The MAC's decision on `cell` for this group, with its numbers (and, for an accepted cell the
+  /// walk expands, the rule's: its distance from the group's centre against (radius)/ρ, or its
+  /// series' error bound against the group's budget).
   MacExplanation explain(std::uint32_t cell) const;
   /// Whether the walk expands accepted cell `cell` about the group's centre instead of applying
-  /// it to each particle (--expansion-ratio; expands() of sim/common/local_expansion.h, the
-  /// walk's own rule).
+  /// it to each particle (--expansion-ratio, --expansion-budget; expands() of
+  /// sim/common/local_expansion.h, the walk's own rules).
   bool expanded(std::uint32_t cell) const {
     return expands(m_expansion, m_scene.tree.comMass[cell]);
   }

@@ -310,8 +310,7 @@ class CudaBackend final : public Backend,
     m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
     m_walk.potential = computesPotential(clock, targets);
     m_walk.expansionRatio = p.expansionRatio;
-    // The mass rule reads |a_old|: without old accelerations, the distance rule alone.
-    m_walk.expansionGamma = oldAccValid ? expansionGamma(m_mac, p.expansionBudget) : 0.0f;
+    m_walk.expansionGamma = expansionRule(p, m_mac, oldAccValid).gamma;
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
     m_leafSize = p.nLeaf;
     m_statisticsValid = m_p.n > 0;

@@ -9,8 +9,8 @@
 // particle range); the exact box-overlap test, which needs the tight box, runs only for the
 // rare cells the MAC accepts within their reach (d² ≤ reach²), with the same result:
 //   - accepted cells go to a ring of 64 multipoles in shared memory (ballot + popc prefix), or,
-//     those far from the group (WalkSettings::expansionRatio; expands() in
-//     sim/common/local_expansion.h), to a ring of 64 cell indices: every 32 of these the warp
+//     those far or light enough (WalkSettings::expansionRatio and ::expansionGamma; expands()
+//     in sim/common/local_expansion.h), to a ring of 64 cell indices: every 32 of these the warp
 //     expands them about the group's centre, a cell per lane (m2l), and sums the 32 expansions
 //     term by term across the lanes (reduceScatter: lane k keeps term k); at the group's end
 //     every lane gathers the 20 terms and evaluates them at its targets (l2p), ~10 warp
@@ -91,8 +91,8 @@ struct WalkArgs {
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   MacSetup mac;
   float eps2;
-  ExpansionRule
-      expansion;       // which cells are expanded (WalkSettings::expansionRatio, ::expansionGamma)
+  // Which cells are expanded (WalkSettings::expansionRatio and ::expansionGamma).
+  ExpansionRule expansion;
   unsigned stackMask;  // shared stack entries in use − 1
   std::uint32_t* __restrict__ stack;
   WalkCounters* counters;

@@ -107,6 +107,41 @@ TEST(CudaBackend, FirstForcesMatchTheCpuBackend) {
   }
 }
 
+// The far cells' expansion by mass reads |a_old|: on a state that carries forces, an evaluation
+// without old accelerations expands what the distance rule alone does (the backend passes gamma
+// 0), one with them more; and the second evaluation's forces follow the CPU backend's.
+TEST(CudaBackend, TheExpansionByMassNeedsOldAccelerations) {
+  REQUIRE_GPU();
+  const Particles ic = makePlummer(50000, 5);
+  const SimParams p = plummerParams(MacKind::Bonsai);
+  ASSERT_GT(p.expansionBudget, 0.0f);
+  ASSERT_GT(p.expansionRatio, 0.0f);
+  const Particles withForces = cudaSim(ic, p).particles();
+  auto expanded = [&](float budget, bool oldAccValid) {
+    SimParams q = p;
+    q.expansionBudget = budget;
+    std::unique_ptr<Backend> b = cuda::makeCudaBackend(ic.size());
+    b->upload(withForces);
+    b->computeForces(Clock{0.0, 0, 0, q.dtMax}, q, ForceTargets::All, oldAccValid);
+    return b->profile().interactions.expanded;
+  };
+  EXPECT_EQ(expanded(p.expansionBudget, false), expanded(0.0f, false));
+  EXPECT_GT(expanded(p.expansionBudget, true), expanded(0.0f, true));
+  // Both backends from the same state and |a_old|.
+  auto evaluate = [&](std::unique_ptr<Backend> b, Particles& out) {
+    b->upload(withForces);
+    b->computeForces(Clock{0.0, 0, 0, p.dtMax}, p, ForceTargets::All, true);
+    b->download(out);
+    return double(b->profile().interactions.expanded);
+  };
+  Particles gpu, cpu;
+  const double g = evaluate(cuda::makeCudaBackend(ic.size()), gpu);
+  const double c = evaluate(makeCpuBackend(), cpu);
+  const P99 diff = relativeDifferenceP99(sortedById(gpu), sortedById(cpu));
+  EXPECT_LE(diff.acc, 1e-4);
+  EXPECT_NEAR(g / c, 1.0, 1e-3) << "expanded cells, gpu " << g << " cpu " << c;
+}
+
 TEST(CudaBackend, FirstForcesMatchTheCpuBackendWithLargeSoftening) {
   // ε = 0.5: the quadrupole's softening term (−tr Q·ε², made on the device from the record's
   // tr Q) is a sizeable part of each cell's force, so a slip there shows against the CPU.

@@ -47,8 +47,8 @@ struct WalkCase {
   bool sparse;
   bool plummer;
   float ratio = 0.0f;  // WalkSettings::expansionRatio
-  float budget =
-      0.0f;  // the mass rule's: WalkSettings::expansionGamma = expansionGamma(mac, budget)
+  // The mass rule's: WalkSettings::expansionGamma = expansionGamma(mac, budget).
+  float budget = 0.0f;
 };
 
 const char* macName(MacCode m) {
