@@ -106,18 +106,21 @@ inline DeterminismScene blockStepMerger() {
 
 /// The same merger with the tree rebuilt at every 4th force evaluation and refitted in between:
 /// the refit's moments, and the rebuild pattern, must not depend on the threads either. (A
-/// fixed interval: the tuned one follows measured times, so it differs from run to run.)
+/// fixed interval: the tuned one follows measured times, so it differs from run to run.) With the
+/// far cells expanded by both rules (distance and mass, named), on the block substeps' groups.
 inline DeterminismScene refittedMerger() {
   DeterminismScene scene = blockStepMerger();
   scene.name = "refitted merger";
   scene.params.rebuildInterval = 4;
+  scene.params.expansionRatio = 0.08f;
+  scene.params.expansionBudget = 2.0f;
   return scene;
 }
 
 /// A 4,096-particle Plummer sphere on shared steps: 32 steps of 1/128, with the other key curve
 /// and MAC than the merger (Morton keys, the acceleration MAC, whose group |a|_min reads the
 /// previous forces), smaller leaves and groups, and the far cells expanded about their groups
-/// (the default ratio, named).
+/// (by distance and by mass, the defaults of 2026-11-28, named).
 inline DeterminismScene sharedStepPlummer() {
   sim::SimParams p;
   p.mac = sim::MacKind::Acceleration;
@@ -129,6 +132,7 @@ inline DeterminismScene sharedStepPlummer() {
   p.dtMax = 1.0f / 128.0f;
   p.rebuildInterval = 1;
   p.expansionRatio = 0.08f;
+  p.expansionBudget = 2.0f;
   return {"shared-step Plummer", [] { return sim::makePlummer(4096, 2026); }, p, 32};
 }
 

@@ -56,7 +56,7 @@ struct Golden {
 // scene expands its far cells about their groups of 10 or more (local_expansion.h).
 constexpr Golden kGoldenBlockStepMerger{0x3c9222e658f381ddull, 0x387c81a2539520c5ull};
 constexpr Golden kGoldenSharedStepPlummer{0xcffea8ebf9f57eb0ull, 0xbaaa14258a431af3ull};
-constexpr Golden kGoldenRefittedMerger{0x3c9222e658f381ddull, 0x75af509567290c8eull};
+constexpr Golden kGoldenRefittedMerger{0x3c9222e658f381ddull, 0x7c8ae6943de005a5ull};
 
 /// Sets the OpenMP thread count for its lifetime (dynamic adjustment off, so the count asked for
 /// is the count used) and restores the caller's settings.
