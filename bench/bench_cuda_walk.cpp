@@ -12,7 +12,9 @@
 //   ("0.4,0.5,0.75"), BHVIZ_BENCH_QUAD (1; 0 = monopoles only), BHVIZ_BENCH_LEAF (N_leaf, 16),
 //   BHVIZ_BENCH_MERGER (0; 1 = the galaxy merger instead of the Plummer sphere),
 //   BHVIZ_BENCH_NEAR (1; 0 = the walk without its P2P: what the near field costs, and so the
-//   most a cheaper near field could save; the forces and errors are then not the walk's)
+//   most a cheaper near field could save; the forces and errors are then not the walk's),
+//   BHVIZ_BENCH_P2P (plain; mutual = the near field pair by pair, walk_mutual.h: the walk time
+//   is then all four of its steps, and the pairs evaluated are printed)
 // Also printed: the walk's warp busy fraction (time between a warp's first group and its last
 // over the whole walk's span, averaged: 1 − busy is the tail and start-up idling), the deepest
 // cell stack and the entries spilled from shared to global memory.
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "sim/cuda/walk.h"
+#include "sim/cuda/walk_mutual.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 
@@ -43,6 +46,10 @@ int envInt(const char* name, int fallback) {
 
 int leafSize() { return std::max(1, envInt("BHVIZ_BENCH_LEAF", 16)); }
 bool merger() { return envInt("BHVIZ_BENCH_MERGER", 0) != 0; }
+bool mutual() {
+  const char* v = std::getenv("BHVIZ_BENCH_P2P");
+  return v != nullptr && std::string(v) == "mutual";
+}
 
 std::vector<float> thetas() {
   const char* v = std::getenv("BHVIZ_BENCH_THETAS");
@@ -66,6 +73,7 @@ struct Row {
   float theta;
   Summary groups, walk;
   double perParticle, m2p, p2p, rate;
+  double evaluated;  // P2P evaluations per particle (mutual: each pair both ways counts once)
   ForceError error;
   double busy;  // warp busy fraction of the last walk: Σ busy / (warps × span)
   unsigned stackPeak;
@@ -84,12 +92,17 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
   cuda::EventTimer tGroups, tWalk;
   const cuda::DeviceProperties device = cuda::queryDeviceProperties();
   std::vector<double> groupMs, walkMs;
+  cuda::MutualWorkspace mutualSpace;
   for (int rep = -3; rep < reps; ++rep) {
     tGroups.start(nullptr);
     cuda::launchGroups(tree, d, ws, all, kGroup, groups, device, nullptr);
     tGroups.stop(nullptr);
     tWalk.start(nullptr);
-    cuda::launchWalk(tree, groups, d, s, counters, device, nullptr);
+    if (mutual()) {
+      cuda::launchWalkMutual(tree, groups, d, s, nullptr, counters, device, mutualSpace, nullptr);
+    } else {
+      cuda::launchWalk(tree, groups, d, s, counters, device, nullptr);
+    }
     tWalk.stop(nullptr);
     const double g = tGroups.elapsedMs(), w = tWalk.elapsedMs();
     if (rep >= 0) {
@@ -114,6 +127,7 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
         0,
         0,
         0,
+        0,
         forceError(h, sample, ref),
         double(raw.busyNs) / (double(raw.warps) * span),
         raw.stackPeak,
@@ -122,6 +136,8 @@ Row benchTheta(std::size_t n, float theta, int reps, cuda::DeviceParticles& d,
   r.p2p = double(c.particle) / double(c.targets);
   r.perParticle = r.m2p + r.p2p;
   r.rate = double(c.cell + c.particle) / (r.walk.median * 1e-3);
+  r.evaluated =
+      mutual() ? double(cuda::downloadNearPairs(mutualSpace).pairs) / double(c.targets) : r.p2p;
   return r;
 }
 
@@ -174,17 +190,19 @@ int main(int argc, char** argv) {
       const std::vector<Row> r = benchN(n, reps, sample);
       rows.insert(rows.end(), r.begin(), r.end());
     }
-    std::printf("\n%s, eps=%.2f, bonsai MAC, quadrupole, nLeaf=%d, nGroup=%d, %s, median of %d\n",
-                merger() ? "merger" : "Plummer", double(kSoftening), leafSize(), kGroup,
-                envInt("BHVIZ_BENCH_NEAR", 1) != 0 ? "with P2P" : "WITHOUT P2P", reps);
-    std::printf("%9s %6s %10s %9s %9s %8s %8s %11s %10s %10s %6s %6s %9s\n", "N", "theta",
-                "groups_ms", "walk_ms", "int/part", "m2p", "p2p", "int/s", "err_med", "err_p99",
-                "busy", "stack", "spilled");
+    std::printf(
+        "\n%s, eps=%.2f, bonsai MAC, quadrupole, nLeaf=%d, nGroup=%d, %s, %s, median of %d\n",
+        merger() ? "merger" : "Plummer", double(kSoftening), leafSize(), kGroup,
+        envInt("BHVIZ_BENCH_NEAR", 1) != 0 ? "with P2P" : "WITHOUT P2P",
+        mutual() ? "mutual near field" : "plain near field", reps);
+    std::printf("%9s %6s %10s %9s %9s %8s %8s %8s %11s %10s %10s %6s %6s %9s\n", "N", "theta",
+                "groups_ms", "walk_ms", "int/part", "m2p", "p2p", "p2p_eval", "int/s", "err_med",
+                "err_p99", "busy", "stack", "spilled");
     for (const Row& r : rows) {
       std::printf(
-          "%9zu %6.2f %10.4f %9.4f %9.1f %8.1f %8.1f %11.3e %10.3e %10.3e %6.3f %6u %9llu\n", r.n,
-          double(r.theta), r.groups.median, r.walk.median, r.perParticle, r.m2p, r.p2p, r.rate,
-          r.error.median, r.error.p99, r.busy, r.stackPeak, r.spilled);
+          "%9zu %6.2f %10.4f %9.4f %9.1f %8.1f %8.1f %8.1f %11.3e %10.3e %10.3e %6.3f %6u %9llu\n",
+          r.n, double(r.theta), r.groups.median, r.walk.median, r.perParticle, r.m2p, r.p2p,
+          r.evaluated, r.rate, r.error.median, r.error.p99, r.busy, r.stackPeak, r.spilled);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 // group is faster and less accurate (its smallest |a_old| is larger).
 //
 //   bench_gpu --n 1000000,4000000 --theta 0.4,0.5,0.75 --mac bonsai --scenario plummer
+// (--p2p mutual: the near field pair by pair, every row of the run.)
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -131,11 +132,16 @@ int main(int argc, char** argv) {
   app.add_option("--n-group", nGroup);
   app.add_option("--softening", softening);
   app.add_option("--csv", csvPath, "also write the rows as CSV");
-  std::string rebuild = "every";
+  std::string rebuild = "every", p2p = "plain";
+  app.add_option("--p2p", p2p, "the near field: plain (default) or mutual (each pair once)");
   app.add_option("--rebuild", rebuild,
                  "every (default: the timed walks are the measured one's), auto (refits and the "
                  "group tuner, as the app) or K");
   CLI11_PARSE(app, argc, argv);
+  if (p2p != "plain" && p2p != "mutual") {
+    std::cerr << "bench_gpu: --p2p " << p2p << ": plain or mutual\n";
+    return 2;
+  }
   const std::optional<int> rebuildInterval = parseRebuildInterval(rebuild);
   if (!rebuildInterval) {
     std::cerr << "bench_gpu: --rebuild " << rebuild << ": auto, every or K\n";
@@ -148,8 +154,9 @@ int main(int argc, char** argv) {
               << (*rebuildInterval == 1 ? " (every timed walk uses the groups the error measured)"
                                         : " (refits and tuned groups: the error column is of a "
                                           "fresh tree at N_group)")
-              << "\n\n";
+              << "\nnear field: " << p2p << "\n\n";
     SimParams base;
+    base.p2p = p2p == "mutual" ? P2pMode::Mutual : P2pMode::Plain;
     base.nLeaf = nLeaf;
     base.nGroup = nGroup;
     base.softening = softening;
@@ -203,14 +210,14 @@ int main(int argc, char** argv) {
       csv << "scenario,n,mac,theta,mac_param,expansion_ratio";
       for (auto name : kStageNames) csv << ',' << name << "_ms";
       csv << ",total_ms,interactions_per_particle,expanded_fraction,walk_interactions_per_s,"
-             "error_median,error_p99,expansion_budget\n";
+             "error_median,error_p99,expansion_budget,p2p\n";
       for (const Row& r : rows) {
         csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta << ','
             << r.c.macParam << ',' << r.c.expansionRatio;
         for (double v : r.stageMs) csv << ',' << v;
         csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ',' << r.expandedFraction
             << ',' << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99
-            << ',' << r.c.expansionBudget << '\n';
+            << ',' << r.c.expansionBudget << ',' << p2p << '\n';
       }
     }
   } catch (const std::exception& e) {

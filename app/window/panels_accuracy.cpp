@@ -77,7 +77,7 @@ void drawAccuracyPanel(AppState& s, FrameRequests& r, const UiInfo& info) {
     ImGui::SetTooltip(
         "P2P of the opened leaves: plain (each target sums them) or mutual (each\n"
         "near pair once, Newton's third law); the same forces to fp32 rounding.\n"
-        "Mutual runs on the cpu backend only, and is slower there (BENCHMARKS.md)");
+        "Mutual is slower on both backends (BENCHMARKS.md): a lesson, not a speed-up");
   }
   ImGui::TextDisabled("takes effect at the next substep");
   if (changed) r.paramsChanged = true;

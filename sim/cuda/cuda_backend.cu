@@ -27,6 +27,7 @@
 #include "sim/cuda/substep_kicks.h"
 #include "sim/cuda/tree_statistics.h"
 #include "sim/cuda/walk.h"
+#include "sim/cuda/walk_mutual.h"
 
 namespace bhviz::sim::cuda {
 
@@ -45,8 +46,7 @@ class CudaBackend final : public Backend,
                           private ExchangeEnds {
  public:
   BackendTraits traits() const override {
-    // No mutual near field on the device (docs/BENCHMARKS.md, "The mutual near field").
-    BackendTraits t{"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup, false}, true,
+    BackendTraits t{"cuda", BackendLimits{kMaxLeafSize, kMaxWalkGroup, true}, true,
                     kInteractiveParticles};
     t.rebuildsAroundTargets = true;
     return t;
@@ -311,6 +311,7 @@ class CudaBackend final : public Backend,
     m_walk.potential = computesPotential(clock, targets);
     m_walk.expansionRatio = p.expansionRatio;
     m_walk.expansionGamma = expansionRule(p, m_mac, oldAccValid).gamma;
+    m_mutual = p.p2p == P2pMode::Mutual;
     m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
     m_leafSize = p.nLeaf;
     m_statisticsValid = m_p.n > 0;
@@ -515,10 +516,18 @@ class CudaBackend final : public Backend,
     launchOneWalk(sources, add);
     readCountersLater(add);
   }
-  /// The walk's launch, on the stream (no wait).
+  /// The walk's launch, on the stream (no wait, but for the mutual near field's one: the local
+  /// tree's walk with it waits for its lists' length, walk_mutual.h).
   void launchOneWalk(const WalkSources& sources, bool add) {
     const Stream s = m_stream;
     m_counters.reserve(1);
+    if (m_mutual && !add && sources.cells == m_tree.walkCell.data()) {
+      timed(m_events, Stage::Walk, s, [&] {
+        launchWalkMutual(m_tree, m_groups, m_p, m_walk, m_work.data(), m_counters.data(), m_device,
+                         m_mutualSpace, s);
+      });
+      return;
+    }
     const WalkOutput out{add, m_work.data()};
     timed(m_events, Stage::Walk, s,
           [&] { launchWalk(sources, m_groups, m_p, m_walk, out, m_counters.data(), m_device, s); });
@@ -563,6 +572,8 @@ class CudaBackend final : public Backend,
   // The parts of the last build (ForceParts).
   MacSetup m_mac;
   WalkSettings m_walk;
+  bool m_mutual = false;          // the local tree's near field pair by pair (P2pMode::Mutual)
+  MutualWorkspace m_mutualSpace;  // its device memory
   /// The last evaluation was one process's, at the particles' current positions: its tree,
   /// groups and settings can walk again (recomputePotentials).
   bool m_walkCurrent = false;

@@ -88,6 +88,7 @@ struct WalkArgs {
   bool add;                          // add to accPot (a second tree's share) instead of writing
   bool potentialOnly;                // write w alone (WalkOutput::potentialOnly)
   bool nearField;                    // false: opened leaves skipped (WalkSettings::nearField)
+  NearLeaves near;                   // keys non-null: opened leaves recorded (WalkOutput)
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   MacSetup mac;
   float eps2;
@@ -158,6 +159,23 @@ __device__ __forceinline__ void appendLeaves(const WalkArgs& a, WarpShared& sh, 
     if (j < total) sh.r.source[(r.partTail + lane) % kRing] = source;
     r.partTail += min(32u, total - base);
   }
+}
+
+/// Records the leaves opened by this warp step as keys of group `groupKey` (WalkOutput::
+/// nearLeaves) and counts their particles as appendLeaves would evaluate them.
+__device__ __forceinline__ void recordLeaves(const WalkArgs& a, std::uint64_t groupKey,
+                                             bool openLeaf, std::uint32_t leaf,
+                                             std::uint32_t leafCount, unsigned lane, Rings& r) {
+  const unsigned mask = __ballot_sync(kFull, openLeaf);
+  unsigned base = 0;
+  if (lane == 0) base = atomicAdd(a.near.count, unsigned(__popc(mask)));
+  base = __shfl_sync(kFull, base, 0);
+  if (openLeaf) {
+    const unsigned at = base + lanesBelow(mask, lane);
+    if (at < a.near.capacity) a.near.keys[at] = groupKey | leaf;
+  }
+  const std::uint32_t incl = inclusiveWarpSum(openLeaf ? leafCount : 0u, lane);
+  r.particles += __shfl_sync(kFull, incl, 31);
 }
 
 /// What the walk reads of a popped cell: the first 32 bytes of its record (two 16-byte loads).
@@ -232,9 +250,9 @@ __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, b
 /// the new top ever move.
 template <int kTargets, bool kQuad, bool kPot>
 __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, float accMin,
-                                         const ExpansionCentre& e, WarpShared& sh,
-                                         std::uint32_t* stack, unsigned lane, Rings& r,
-                                         Targets<kTargets>& t, float& term) {
+                                         const ExpansionCentre& e, std::uint64_t groupKey,
+                                         WarpShared& sh, std::uint32_t* stack, unsigned lane,
+                                         Rings& r, Targets<kTargets>& t, float& term) {
   std::uint32_t* shStack = sh.r.stack;
   if (lane == 0) shStack[0] = 0;  // the root
   std::uint32_t top = 1, base = 0;
@@ -262,7 +280,11 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     const unsigned children = p.span & 15u;
     const bool openLeaf = p.open && children == 0;
     if (a.nearField && __any_sync(kFull, openLeaf)) {
-      appendLeaves<kTargets, kPot>(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
+      if (a.near.keys != nullptr) {
+        recordLeaves(a, groupKey, openLeaf, c, p.span >> 4, lane, r);
+      } else {
+        appendLeaves<kTargets, kPot>(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
+      }
     }
 
     const std::uint32_t push = p.open ? children : 0u;
@@ -343,8 +365,9 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     // The whole group's targets decide, as on the CPU (not this part's).
     const ExpansionCentre e = expansionCentre(gbox, all, a.expansion, a.groupAccMin[g]);
     float term = 0.0f;  // lane k: term k of the group's expansion
-    if (!walkTree<kTargets, kQuad, kPot>(a, gbox, a.groupAccMin[g], e, sh, stack, lane, r, t,
-                                         term)) {
+    const std::uint64_t groupKey = std::uint64_t(g) << a.near.leafBits;
+    if (!walkTree<kTargets, kQuad, kPot>(a, gbox, a.groupAccMin[g], e, groupKey, sh, stack, lane, r,
+                                         t, term)) {
       if (lane == 0) atomicOr(&a.counters->overflow, 1u);
       continue;
     }
@@ -485,6 +508,9 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
   if (out.potentialOnly && (!s.potential || out.add)) {
     throw std::invalid_argument("launchWalk: the potential alone needs it computed and written");
   }
+  if (out.nearLeaves != nullptr && (s.maxParts != 1 || out.add || out.potentialOnly)) {
+    throw std::invalid_argument("launchWalk: recording the leaves needs one warp a group, written");
+  }
   if (s.maxParts < 0 || s.maxParts > int(kMaxParts)) {
     throw std::invalid_argument("launchWalk: maxParts " + std::to_string(s.maxParts) +
                                 ", supported 0.." + std::to_string(kMaxParts));
@@ -509,6 +535,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    out.add,
                    out.potentialOnly,
                    s.nearField,
+                   out.nearLeaves != nullptr ? *out.nearLeaves : NearLeaves{},
                    out.work,
                    s.mac,
                    s.softening * s.softening,

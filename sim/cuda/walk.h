@@ -89,6 +89,16 @@ struct WalkSources {
   const Vec4* posMass = nullptr;  ///< the particles the leaves' first/count index
 };
 
+/// Where a walk records its groups' opened leaves instead of evaluating them: the first pass of
+/// the mutual near field (walk_mutual.h). Each opened leaf of group g adds the key
+/// (g << leafBits) | leaf; the walk counts its leaves' particles as it would evaluate them.
+struct NearLeaves {
+  std::uint64_t* keys = nullptr;  ///< device memory, `capacity` entries
+  unsigned int* count = nullptr;  ///< device: the keys the walk made (those past capacity lost)
+  std::uint32_t capacity = 0;
+  unsigned leafBits = 0;  ///< bits of a cell index
+};
+
 /// Where the sums go: written (the local tree) or added (another tree's share) to accPot of the
 /// targets; with `work`, each target's entry grows by its group's interactions (cells + leaf
 /// particles) — the weight of the domain decomposition.
@@ -98,6 +108,9 @@ struct WalkOutput {
   /// Writes the potential alone (WalkSettings::potential on, `add` off): the last evaluation's
   /// walk again for its potentials, its accelerations kept (Backend::recomputePotentials).
   bool potentialOnly = false;
+  /// Records the opened leaves instead of their P2P (the far field alone is written); needs
+  /// WalkSettings::maxParts 1, so that each group walks once.
+  const NearLeaves* nearLeaves = nullptr;
 };
 
 /// launchWalk with the sources and the output spelled out.

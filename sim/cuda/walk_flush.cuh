@@ -2,7 +2,8 @@
 // The evaluation side of the tree walk (walk.cu): the warp's shared-memory rings of sources,
 // each lane's target slots (full rows, and the few targets of a small group replicated over the
 // idle slots), and the flush that sums a ring's 32 sources into them with the per-element math
-// of gravity.h. Included by walk.cu only, whose traversal fills the rings; internal linkage.
+// of gravity.h. Included by walk.cu, whose traversal fills the rings, and by walk_mutual.cu (its
+// lane helpers and the reduce-scatter); internal linkage.
 #include <cstdint>
 
 #include "sim/common/gravity.h"

@@ -86,7 +86,6 @@ INSTANTIATE_TEST_SUITE_P(EveryMac, DistForces,
 // The mutual near field on every rank's own tree (the imported LETs stay plain and apart): the
 // same forces as the plain one with the LETs apart too, to fp32 rounding.
 TEST(Dist, MutualNearFieldGivesThePlainForces) {
-  if (onCuda()) GTEST_SKIP() << "the CUDA backend has no mutual near field";
   const std::size_t n = 6000;
   SimParams plain;
   plain.softening = 0.02f;
