@@ -248,7 +248,7 @@ __device__ __forceinline__ void appendCells(const WalkArgs& a, WarpShared& sh, b
 /// global memory; a push that would hold more than stackMask + 1 entries in shared memory first
 /// moves the oldest ones down. stackMask + 1 ≥ 256 ≥ one push, so only entries already below
 /// the new top ever move.
-template <int kTargets, bool kQuad, bool kPot>
+template <int kTargets, bool kQuad, bool kPot, bool kRecord>
 __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, float accMin,
                                          const ExpansionCentre& e, std::uint64_t groupKey,
                                          WarpShared& sh, std::uint32_t* stack, unsigned lane,
@@ -280,7 +280,7 @@ __device__ __forceinline__ bool walkTree(const WalkArgs& a, const Box& gbox, flo
     const unsigned children = p.span & 15u;
     const bool openLeaf = p.open && children == 0;
     if (a.nearField && __any_sync(kFull, openLeaf)) {
-      if (a.near.keys != nullptr) {
+      if constexpr (kRecord) {
         recordLeaves(a, groupKey, openLeaf, c, p.span >> 4, lane, r);
       } else {
         appendLeaves<kTargets, kPot>(a, sh, openLeaf, p.link, p.span >> 4, lane, r, t);
@@ -334,7 +334,10 @@ __device__ inline unsigned long long globalTimer() {
 template <int kTargets>
 constexpr int kMinBlocks = kTargets <= 2 ? 6 : 5;
 
-template <int kTargets, bool kQuad, bool kPot>
+/// kRecord: the opened leaves recorded instead of evaluated (WalkOutput::nearLeaves), a kernel of
+/// its own: a test for it inside the plain walk's loop cost that walk registers (its spill
+/// loads 156 → 220 bytes at two target slots).
+template <int kTargets, bool kQuad, bool kPot, bool kRecord>
 __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(WalkArgs a) {
   __shared__ WarpShared shared[kWalkWarps];
   WarpShared& sh = shared[threadIdx.x / 32];
@@ -366,8 +369,8 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     const ExpansionCentre e = expansionCentre(gbox, all, a.expansion, a.groupAccMin[g]);
     float term = 0.0f;  // lane k: term k of the group's expansion
     const std::uint64_t groupKey = std::uint64_t(g) << a.near.leafBits;
-    if (!walkTree<kTargets, kQuad, kPot>(a, gbox, a.groupAccMin[g], e, groupKey, sh, stack, lane, r,
-                                         t, term)) {
+    if (!walkTree<kTargets, kQuad, kPot, kRecord>(a, gbox, a.groupAccMin[g], e, groupKey, sh, stack,
+                                                  lane, r, t, term)) {
       if (lane == 0) atomicOr(&a.counters->overflow, 1u);
       continue;
     }
@@ -434,7 +437,8 @@ unsigned persistentBlocks(Kernel kernel, int sms) {
   return static_cast<unsigned>(std::max(1, sms * perSm));
 }
 
-/// Where walkKernel<kTargets, kQuad, kPot>'s grid is in DeviceProperties::walkBlocks.
+/// Where walkKernel<kTargets, kQuad, kPot, false>'s grid is in DeviceProperties::walkBlocks (the
+/// recording kernel's, compiled under the same launch bounds, takes the same grid).
 constexpr int walkKernelIndex(int targets, bool quad, bool pot) {
   return ((targets == 1 ? 0 : targets == 2 ? 1 : 2) * 2 + (quad ? 1 : 0)) * 2 + (pot ? 1 : 0);
 }
@@ -442,11 +446,13 @@ constexpr int walkKernelIndex(int targets, bool quad, bool pot) {
 template <int kTargets, bool kQuad, bool kPot>
 void launchWith(const WalkArgs& args, const DeviceGroups& g, const DeviceProperties& device,
                 Stream stream) {
+  constexpr auto plain = walkKernel<kTargets, kQuad, kPot, false>;
+  constexpr auto record = walkKernel<kTargets, kQuad, kPot, true>;
   const unsigned blocks = device.walkBlocks[walkKernelIndex(kTargets, kQuad, kPot)];
   g.walkStack.reserve(std::size_t(blocks) * kWalkWarps * kStackCapacity);
   WalkArgs a = args;
   a.stack = g.walkStack.data();
-  walkKernel<kTargets, kQuad, kPot><<<blocks, kWalkBlock, 0, stream>>>(a);
+  (a.near.keys != nullptr ? record : plain)<<<blocks, kWalkBlock, 0, stream>>>(a);
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
@@ -465,13 +471,13 @@ void launchFor(const WalkArgs& args, const WalkSettings& s, const DeviceGroups& 
 template <int kTargets>
 void queryFor(unsigned* blocks, int sms) {
   blocks[walkKernelIndex(kTargets, false, false)] =
-      persistentBlocks(walkKernel<kTargets, false, false>, sms);
+      persistentBlocks(walkKernel<kTargets, false, false, false>, sms);
   blocks[walkKernelIndex(kTargets, false, true)] =
-      persistentBlocks(walkKernel<kTargets, false, true>, sms);
+      persistentBlocks(walkKernel<kTargets, false, true, false>, sms);
   blocks[walkKernelIndex(kTargets, true, false)] =
-      persistentBlocks(walkKernel<kTargets, true, false>, sms);
+      persistentBlocks(walkKernel<kTargets, true, false, false>, sms);
   blocks[walkKernelIndex(kTargets, true, true)] =
-      persistentBlocks(walkKernel<kTargets, true, true>, sms);
+      persistentBlocks(walkKernel<kTargets, true, true, false>, sms);
 }
 
 }  // namespace
