@@ -22,7 +22,8 @@ using namespace bhviz::sim;
 
 namespace {
 
-/// The particles of a force dump, their accelerations in accPot (w 0).
+/// The particles of a force dump, their accelerations in accPot (w: whatever the peer kept
+/// there; the error reads x, y, z).
 Particles readDump(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path);

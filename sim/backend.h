@@ -372,7 +372,7 @@ class Backend {
   void setPotentialWanted(bool wanted) { m_potentialWanted = wanted; }
   /// The potentials of the last evaluation's targets, made by walking its tree and groups again
   /// with its settings: the bits that evaluation would have written had it computed them (the
-  /// acceleration MAC reads the group's |a_old| kept from then; the CPU's mutual near field walks
+  /// acceleration MAC reads the group's |a_old| kept from then; the mutual near field walks
   /// again as the plain one, to fp32 rounding), its accelerations untouched, no
   /// work or interactions counted. False, with nothing changed, where the backend cannot: the
   /// particles moved or were replaced since (drift, upload, restore, exchange), it was a

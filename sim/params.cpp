@@ -69,7 +69,7 @@ void validate(const SimParams& p, const BackendLimits& limits, std::string_view 
   const std::string groupRange = "in [1, " + std::to_string(limits.maxGroupSize) + "]" + on;
   require(p.nLeaf <= limits.maxLeafSize, "n-leaf", p.nLeaf, leafRange.c_str());
   require(p.nGroup <= limits.maxGroupSize, "n-group", p.nGroup, groupRange.c_str());
-  const std::string p2pRange = "plain" + on + " (mutual runs on the cpu backend)";
+  const std::string p2pRange = "plain" + on + " (it has no mutual near field)";
   require(limits.mutualP2p || p.p2p == P2pMode::Plain, "p2p", toString(p.p2p), p2pRange.c_str());
 }
 

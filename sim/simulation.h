@@ -91,7 +91,7 @@ class Simulation {
   /// Makes the potentials current without a step (true at once where they are current): at a
   /// synchronised state the last evaluation (every particle's) walks again for them
   /// (Backend::recomputePotentials), which gives the bits that step end would have had, had it
-  /// been asked (under the CPU's mutual near field, to fp32 rounding). False, with nothing
+  /// been asked (under the mutual near field, to fp32 rounding). False, with nothing
   /// changed, in mid-step or where the backend cannot (after a restore, on the distributed
   /// backend): then requestPotential and the next step end are the way.
   bool computePotentialsNow();

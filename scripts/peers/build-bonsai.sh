@@ -57,11 +57,6 @@
 #      once that queue is empty, so every block past the resident ones started and left at once:
 #      the walk itself is unchanged. With 132*16 = 2112 blocks the stack is 1,115,951,104 uints
 #      (4.46 GB on the device, and as much pinned on the host), which fits an int.
-#   P13 src/gpu_iterate.cpp: with BONSAI_DUMP_FORCES=<file> set, the first gravity evaluation's
-#      positions (bodies_Ppos, mass in w) and accelerations (bodies_acc1) are written to <file>
-#      (int32 n, then n float4 positions, then n float4 accelerations, host byte order), so that
-#      bench_peer_error measures Bonsai's force error as bhviz's is measured (against exact
-#      direct summation). Inert without the variable (one getenv at the first step).
 #   P11 CUDAkernels/dev_approximate_gravity_warp_new.cu: the group index that lane 0 takes from
 #      the work queue reaches the other lanes by __shfl_sync(FULL_MASK, bid, 0) instead of
 #      shmem[0] with no barrier (Volta+ independent thread scheduling lets lanes 1..31 read
@@ -77,6 +72,12 @@
 #      They are off by default: the peer is measured as close to upstream as it runs (P1-P10;
 #      on the H200, 2026-11-28, both builds ran clean under memcheck and within 1-3 % of each
 #      other's step times, docs/BENCHMARKS.md). HARDEN=1 applies them.
+#   P13 src/gpu_iterate.cpp: with BONSAI_DUMP_FORCES=<file> set, the first gravity evaluation's
+#      positions (bodies_Ppos, mass in w) and accelerations (bodies_acc1) are written to <file>
+#      (int32 n, then n float4 positions, then n float4 accelerations, host byte order), so that
+#      bench_peer_error measures Bonsai's force error as bhviz's is measured (against exact
+#      direct summation; an unwritable file is reported on stderr and skipped). Inert without the
+#      variable (one getenv at the first step).
 # Env (besides the above): HARDEN (default 0: P1-P10 only). ORIG=1 also builds two control
 # binaries, after the main one: .gpu-prof/bonsai-orig/ (P1-P9: upstream's code, which crashes on
 # 132-SM GPUs) and .gpu-prof/bonsai-p10/ (P1-P10), each an incremental rebuild of the two files that
@@ -181,7 +182,7 @@ patch_p10
 if [ "${HARDEN:-0}" != 0 ]; then patch_p11_p12; fi
 patch_p13() {
   local gi=$rt/src/gpu_iterate.cpp
-  sed -i 's|^    gravStream->sync(); //Syncs the gravity stream, including any gravity computations due to LET actions$|&\n    { static const char *dumpPath = getenv("BONSAI_DUMP_FORCES"); static bool dumped = false; if (dumpPath != NULL \&\& !dumped) { dumped = true; localTree.bodies_Ppos.d2h(); localTree.bodies_acc1.d2h(); FILE *df = fopen(dumpPath, "wb"); int dn = localTree.n; fwrite(\&dn, sizeof dn, 1, df); fwrite(\&localTree.bodies_Ppos[0], sizeof(real4), dn, df); fwrite(\&localTree.bodies_acc1[0], sizeof(real4), dn, df); fclose(df); } } // P13|' "$gi"
+  sed -i 's|^    gravStream->sync(); //Syncs the gravity stream, including any gravity computations due to LET actions$|&\n    { static const char *dumpPath = getenv("BONSAI_DUMP_FORCES"); static bool dumped = false; if (dumpPath != NULL \&\& !dumped) { dumped = true; localTree.bodies_Ppos.d2h(); localTree.bodies_acc1.d2h(); FILE *df = fopen(dumpPath, "wb"); if (df == NULL) { fprintf(stderr, "P13: cannot write %s\\n", dumpPath); } else { int dn = localTree.n; fwrite(\&dn, sizeof dn, 1, df); fwrite(\&localTree.bodies_Ppos[0], sizeof(real4), dn, df); fwrite(\&localTree.bodies_acc1[0], sizeof(real4), dn, df); fclose(df); } } } // P13|' "$gi"
   [ "$(grep -c '// P13$' "$gi")" = 1 ]
 }
 patch_p13

@@ -55,7 +55,7 @@
 // of 4-11 % on Plummer 65 k (sim/cuda/NOTES.md has the four rules tried).
 //
 // The rings, the target slots and the flush are in walk_flush.cuh; the traversal, the kernel and
-// its launch here.
+// its launch here; the counters' way to the host in walk_counters.cu.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -167,11 +167,11 @@ __device__ __forceinline__ void recordLeaves(const WalkArgs& a, std::uint64_t gr
                                              bool openLeaf, std::uint32_t leaf,
                                              std::uint32_t leafCount, unsigned lane, Rings& r) {
   const unsigned mask = __ballot_sync(kFull, openLeaf);
-  unsigned base = 0;
-  if (lane == 0) base = atomicAdd(a.near.count, unsigned(__popc(mask)));
+  unsigned long long base = 0;
+  if (lane == 0) base = atomicAdd(a.near.count, static_cast<unsigned long long>(__popc(mask)));
   base = __shfl_sync(kFull, base, 0);
   if (openLeaf) {
-    const unsigned at = base + lanesBelow(mask, lane);
+    const unsigned long long at = base + lanesBelow(mask, lane);
     if (at < a.near.capacity) a.near.keys[at] = groupKey | leaf;
   }
   const std::uint32_t incl = inclusiveWarpSum(openLeaf ? leafCount : 0u, lane);
@@ -557,48 +557,6 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
     launchFor<2>(a, s, g, device, stream);
   } else {
     launchFor<4>(a, s, g, device, stream);
-  }
-}
-
-namespace {
-
-/// One walk's counts; throws if the walk reported a stack overflow.
-InteractionCounts countsOf(const WalkCounters& h) {
-  if (h.overflow != 0) {
-    throw std::runtime_error("CUDA walk: a warp's cell stack overflowed (capacity " +
-                             std::to_string(kStackCapacity) + " cells); the forces are incomplete");
-  }
-  return {h.cell, h.particle, h.targets, h.groups, h.expanded};
-}
-
-}  // namespace
-
-InteractionCounts downloadCounters(const WalkCounters* d_counters, std::uint32_t* groups) {
-  WalkCounters h{};
-  copyToHost(&h, d_counters, sizeof(h));
-  if (groups != nullptr) *groups = h.groups;
-  return countsOf(h);
-}
-
-bool CounterReadback::queue(const WalkCounters* d_counters, bool add, Stream stream) {
-  if (m_used == kSlots) return false;
-  if (m_slots.size() == 0) m_slots.resize(kSlots * sizeof(WalkCounters));  // never grows after
-  auto* slot = reinterpret_cast<WalkCounters*>(m_slots.data()) + m_used;
-  BHVIZ_CUDA_CHECK(
-      cudaMemcpyAsync(slot, d_counters, sizeof(WalkCounters), cudaMemcpyDeviceToHost, stream));
-  m_add[m_used++] = add;
-  return true;
-}
-
-void CounterReadback::collect(InteractionCounts& counts, std::uint32_t* groups) {
-  const std::size_t used = m_used;
-  m_used = 0;  // freed even when a walk below reports an overflow
-  const auto* slots = reinterpret_cast<const WalkCounters*>(m_slots.data());
-  for (std::size_t k = 0; k < used; ++k) {
-    InteractionCounts c = countsOf(slots[k]);
-    if (m_add[k]) c.targets = c.groups = 0;  // a target of several trees is one
-    counts += c;
-    *groups = slots[k].groups;
   }
 }
 

@@ -93,8 +93,8 @@ struct WalkSources {
 /// the mutual near field (walk_mutual.h). Each opened leaf of group g adds the key
 /// (g << leafBits) | leaf; the walk counts its leaves' particles as it would evaluate them.
 struct NearLeaves {
-  std::uint64_t* keys = nullptr;  ///< device memory, `capacity` entries
-  unsigned int* count = nullptr;  ///< device: the keys the walk made (those past capacity lost)
+  std::uint64_t* keys = nullptr;        ///< device memory, `capacity` entries
+  unsigned long long* count = nullptr;  ///< device: the keys made (those past capacity lost)
   std::uint32_t capacity = 0;
   unsigned leafBits = 0;  ///< bits of a cell index
 };

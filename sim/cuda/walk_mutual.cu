@@ -36,9 +36,10 @@ namespace bhviz::sim::cuda {
 
 namespace {
 
-constexpr std::uint32_t kNoGroup = 0xffffffffu;
-constexpr int kNearWarps = 4;  // warps per block of the near field kernel
-constexpr int kBatch = 8;      // sources whose counter-forces are reduced together (8 × 4 = 32)
+constexpr std::uint32_t kNoGroup = 0xffffffffu;  // a particle in no group (groupOf)
+constexpr std::uint32_t kNoLeaf = 0xffffffffu;   // a row past the group's particles
+constexpr int kNearWarps = 4;                    // warps per block of the near field kernel
+constexpr int kBatch = 8;  // sources whose counter-forces are reduced together (8 × 4 = 32)
 
 /// Bits that hold every value below `n` (at least 1).
 unsigned bitsFor(std::size_t n) {
@@ -140,7 +141,7 @@ template <int kRows>
 struct Rows {
   Vec4 x[kRows];  // position, mass (0 past the group's particles)
   Vec4 acc[kRows];
-  std::uint32_t leaf[kRows];  // kNoGroup past the group's particles
+  std::uint32_t leaf[kRows];  // kNoLeaf past the group's particles
   RowMode mode[kRows];
 };
 
@@ -151,7 +152,7 @@ __device__ __forceinline__ void decide(const NearArgs& a, std::uint32_t g, std::
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     RowMode m{1.0f, 0.0f};  // one way
-    if (rows.leaf[i] == kNoGroup) {
+    if (rows.leaf[i] == kNoLeaf) {
       m = {0.0f, 0.0f};
     } else if (h != g && h != kNoGroup && onList(a, h, rows.leaf[i])) {
       m = h > g ? RowMode{1.0f, 1.0f} : RowMode{0.0f, 0.0f};
@@ -204,100 +205,132 @@ __device__ __forceinline__ void bothWays(const NearArgs& a, const NearShared& sh
   }
 }
 
+/// The pairs each lane's rows evaluated, one way and both ways.
+struct PairCounts {
+  unsigned long long oneWay = 0, both = 0;
+};
+
+/// The rows' modes and for which source group they were decided (valid false: none yet).
+struct Decision {
+  bool valid = false;
+  std::uint32_t group = 0;
+};
+
+/// Group g's particles as rows: row r = lane + 32 i.
+template <int kRows>
+__device__ __forceinline__ void loadRows(const NearArgs& a, std::uint32_t first,
+                                         std::uint32_t count, unsigned lane, Rows<kRows>& rows) {
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const std::uint32_t r = lane + 32u * i;
+    const bool valid = r < count;
+    rows.x[i] = valid ? a.posMass[first + r] : Vec4{};
+    rows.leaf[i] = valid ? a.leafOf[first + r] : kNoLeaf;
+    rows.acc[i] = {};
+  }
+}
+
+/// Sources [first, first + n) (n ≤ 32, one leaf's) on group g's rows: put in shared memory, cut
+/// into runs of one group, each run evaluated in the rows' mode for it.
+template <int kRows, bool kPot>
+__device__ __forceinline__ void nearChunk(const NearArgs& a, NearShared& sh, std::uint32_t g,
+                                          std::uint32_t first, unsigned n, unsigned lane,
+                                          Rows<kRows>& rows, Decision& decided, PairCounts& count) {
+  std::uint32_t h = kNoGroup;
+  __syncwarp();  // the last chunk's sources are read
+  if (lane < n) {
+    sh.source[lane] = a.posMass[first + lane];
+    h = a.groupOf[first + lane];
+    sh.group[lane] = h;
+  }
+  const std::uint32_t before = __shfl_up_sync(kFull, h, 1);
+  unsigned starts = __ballot_sync(kFull, lane < n && (lane == 0 || h != before));
+  __syncwarp();
+  while (starts != 0) {  // runs of one group
+    const unsigned k0 = __ffs(starts) - 1;
+    starts &= starts - 1;
+    const unsigned k1 = starts != 0 ? unsigned(__ffs(starts) - 1) : n;
+    const std::uint32_t src = sh.group[k0];
+    if (!decided.valid || src != decided.group) {
+      decide(a, g, src, rows);
+      decided = {true, src};
+    }
+    bool own = false, both = false;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      own = own || rows.mode[i].own != 0.0f;
+      both = both || rows.mode[i].both != 0.0f;
+      if (rows.mode[i].both != 0.0f) {
+        count.both += k1 - k0;
+      } else if (rows.mode[i].own != 0.0f) {
+        count.oneWay += k1 - k0;
+      }
+    }
+    if (__any_sync(kFull, both)) {
+      bothWays<kRows, kPot>(a, sh, k0, k1, first, lane, rows);
+    } else if (__any_sync(kFull, own)) {
+      oneWay<kRows, kPot>(sh, k0, k1, a.eps2, rows);
+    }
+  }
+}
+
+/// The rows' sums added to their targets' accPot (a group's targets are some or all of its
+/// particles).
+template <int kRows, bool kPot>
+__device__ __forceinline__ void storeRows(const NearArgs& a, NearShared& sh, std::uint32_t g,
+                                          std::uint32_t first, std::uint32_t count, unsigned lane,
+                                          const Rows<kRows>& rows) {
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const std::uint32_t r = lane + 32u * i;
+    if (r < count) sh.row[r] = rows.acc[i];
+  }
+  __syncwarp();
+  const std::uint32_t tFirst = a.targetFirst[g], tCount = a.targetCount[g];
+  for (std::uint32_t k = lane; k < tCount; k += 32) {
+    const std::uint32_t p = particleOf(a.targets, tFirst, k);
+    const Vec4 s = sh.row[p - first];
+    Vec4& out = a.accPot[p];
+    out = {out.x + s.x, out.y + s.y, out.z + s.z, kPot ? out.w + s.w : out.w};
+  }
+}
+
 template <int kRows, bool kPot>
 __global__ void __launch_bounds__(32 * kNearWarps) nearKernel(NearArgs a) {
   __shared__ NearShared shared[kNearWarps];
   NearShared& sh = shared[threadIdx.x / 32];
   const unsigned lane = threadIdx.x % 32;
   const std::uint32_t groups = *a.size;
-  unsigned long long oneWayPairs = 0, bothPairs = 0;  // this lane's rows'
+  PairCounts count;  // this lane's rows'
   for (;;) {
     std::uint32_t g = 0;
     if (lane == 0) g = atomicAdd(&a.counters->nextGroup, 1u);
     g = __shfl_sync(kFull, g, 0);
     if (g >= groups) break;
-    const std::uint32_t first = a.first[g], count = a.count[g];
+    const std::uint32_t first = a.first[g], n = a.count[g];
     Rows<kRows> rows;
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const std::uint32_t r = lane + 32u * i;
-      const bool valid = r < count;
-      rows.x[i] = valid ? a.posMass[first + r] : Vec4{};
-      rows.leaf[i] = valid ? a.leafOf[first + r] : kNoGroup;
-      rows.acc[i] = {};
-    }
-    bool decided = false;  // rows.mode is for the sources of group `decidedFor`
-    std::uint32_t decidedFor = 0;
+    loadRows(a, first, n, lane, rows);
+    Decision decided;
     const std::uint32_t listEnd = a.listBegin[g + 1];
     for (std::uint32_t e = a.listBegin[g]; e < listEnd; ++e) {
       const WalkCell* leaf = a.cells + std::uint32_t(a.keys[e] & ((1ull << a.leafBits) - 1));
       const std::uint32_t leafFirst = leaf->link, leafCount = leaf->span >> 4;
       for (std::uint32_t base = 0; base < leafCount; base += 32) {
-        const unsigned n = min(32u, leafCount - base);
-        std::uint32_t h = kNoGroup;
-        __syncwarp();  // the last chunk's sources are read
-        if (lane < n) {
-          sh.source[lane] = a.posMass[leafFirst + base + lane];
-          h = a.groupOf[leafFirst + base + lane];
-          sh.group[lane] = h;
-        }
-        const std::uint32_t before = __shfl_up_sync(kFull, h, 1);
-        unsigned starts = __ballot_sync(kFull, lane < n && (lane == 0 || h != before));
-        __syncwarp();
-        while (starts != 0) {  // runs of one group
-          const unsigned k0 = __ffs(starts) - 1;
-          starts &= starts - 1;
-          const unsigned k1 = starts != 0 ? unsigned(__ffs(starts) - 1) : n;
-          const std::uint32_t src = sh.group[k0];
-          if (!decided || src != decidedFor) {
-            decide(a, g, src, rows);
-            decided = true;
-            decidedFor = src;
-          }
-          bool own = false, both = false;
-#pragma unroll
-          for (int i = 0; i < kRows; ++i) {
-            own = own || rows.mode[i].own != 0.0f;
-            both = both || rows.mode[i].both != 0.0f;
-            const unsigned long long pairs = k1 - k0;
-            if (rows.mode[i].both != 0.0f) {
-              bothPairs += pairs;
-            } else if (rows.mode[i].own != 0.0f) {
-              oneWayPairs += pairs;
-            }
-          }
-          if (__any_sync(kFull, both)) {
-            bothWays<kRows, kPot>(a, sh, k0, k1, leafFirst + base, lane, rows);
-          } else if (__any_sync(kFull, own)) {
-            oneWay<kRows, kPot>(sh, k0, k1, a.eps2, rows);
-          }
-        }
+        nearChunk<kRows, kPot>(a, sh, g, leafFirst + base, min(32u, leafCount - base), lane, rows,
+                               decided, count);
       }
     }
-    // The rows' sums to their targets (a group's targets are some or all of its particles).
-    __syncwarp();
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const std::uint32_t r = lane + 32u * i;
-      if (r < count) sh.row[r] = rows.acc[i];
-    }
-    __syncwarp();
-    const std::uint32_t tFirst = a.targetFirst[g], tCount = a.targetCount[g];
-    for (std::uint32_t k = lane; k < tCount; k += 32) {
-      const std::uint32_t p = particleOf(a.targets, tFirst, k);
-      const Vec4 s = sh.row[p - first];
-      Vec4& out = a.accPot[p];
-      out = {out.x + s.x, out.y + s.y, out.z + s.z, kPot ? out.w + s.w : out.w};
-    }
+    storeRows<kRows, kPot>(a, sh, g, first, n, lane, rows);
   }
   // The warp's pair counts.
   for (unsigned o = 16; o > 0; o >>= 1) {
-    oneWayPairs += __shfl_xor_sync(kFull, oneWayPairs, o);
-    bothPairs += __shfl_xor_sync(kFull, bothPairs, o);
+    count.oneWay += __shfl_xor_sync(kFull, count.oneWay, o);
+    count.both += __shfl_xor_sync(kFull, count.both, o);
   }
   if (lane == 0) {
-    atomicAdd(&a.counters->oneWay, oneWayPairs);
-    atomicAdd(&a.counters->both, bothPairs);
+    atomicAdd(&a.counters->oneWay, count.oneWay);
+    atomicAdd(&a.counters->both, count.both);
   }
 }
 
@@ -332,65 +365,79 @@ void launchNear(const NearArgs& a, bool potential, unsigned blocks, Stream strea
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
-}  // namespace
+/// Keys a particle the lists are first given room for: 1.7 on 1 M Plummer at N_leaf 16, fewer at
+/// larger leaves (more at smaller groups: then the walk runs again into more).
+constexpr std::size_t kKeysPerParticle = 3;
 
-void launchWalkMutual(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p,
-                      const WalkSettings& s, std::uint32_t* work, WalkCounters* d_counters,
-                      const DeviceProperties& device, MutualWorkspace& ws, Stream stream) {
-  const std::size_t n = p.n;
-  if (n == 0 || tree.cells == 0) {
-    launchWalk(tree, g, p, s, d_counters, device, stream);  // resets the counters
-    return;
+/// Reserves the workspace for n particles and `keys` keys, after checking that what it adds fits
+/// in the device's free memory (a clear error instead of a failed allocation mid-step).
+void reserveWorkspace(MutualWorkspace& ws, std::size_t n, std::size_t keys) {
+  const std::size_t perKey = 2 * sizeof(std::uint64_t);
+  const std::size_t perParticle = 2 * sizeof(std::uint32_t) + sizeof(Vec4);
+  const std::size_t have = ws.keys[0].capacity() * perKey +
+                           std::min(ws.groupOf.capacity(), ws.counter.capacity()) * perParticle;
+  const std::size_t need = keys * perKey + n * perParticle;
+  if (need > have) {
+    std::size_t freeBytes = 0, totalBytes = 0;
+    BHVIZ_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    if (need - have > freeBytes) {
+      throw std::runtime_error(
+          "the mutual near field (--p2p mutual) needs " + std::to_string((need - have) >> 20) +
+          " MiB more device memory for " + std::to_string(n) + " particles than the " +
+          std::to_string(freeBytes >> 20) + " MiB free; the plain near field needs none");
+    }
   }
-  // 1. The walk: the far field written, the opened leaves recorded.
-  ws.counters.reserve(1);
-  if (ws.entries.size() == 0) ws.entries.resize(sizeof(unsigned int));
-  if (ws.capacity == 0) {
-    // 1.7 keys a particle on 1 M Plummer at N_leaf 16; fewer at larger leaves.
-    ws.capacity = std::uint32_t(std::min<std::size_t>(3 * n, 0x7fffffffu));
-    for (auto& k : ws.keys) k.reserve(ws.capacity);
-  }
-  const unsigned leafBits = bitsFor(tree.cells);
-  const unsigned groupBits = bitsFor(std::max<std::size_t>(g.bound, 1) + 1);
-  if (leafBits + groupBits > 64) throw std::length_error("launchWalkMutual: keys past 64 bits");
+  for (auto& k : ws.keys) k.reserve(keys);
+  ws.capacity = std::uint32_t(std::max<std::size_t>(keys, ws.capacity));
+  ws.groupOf.reserve(n);
+  ws.leafOf.reserve(n);
+  ws.counter.reserve(n);
+}
+
+/// Step 1: the walk with the far field written and the opened leaves recorded, again into more
+/// room while the lists outgrow it (`work` counted by the first walk only). Returns the keys.
+std::uint32_t recordLists(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p,
+                          const WalkSettings& s, std::uint32_t* work, WalkCounters* d_counters,
+                          const DeviceProperties& device, unsigned leafBits, MutualWorkspace& ws,
+                          Stream stream) {
   WalkSettings one = s;
   one.maxParts = 1;  // each group's list once
-  std::uint32_t entries = 0;
   for (std::uint32_t* walkWork = work;; walkWork = nullptr) {
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(ws.counters.data(), 0, sizeof(MutualCounters), stream));
     const NearLeaves near{ws.keys[0].data(), &ws.counters.data()->entries, ws.capacity, leafBits};
     WalkOutput out;
-    out.work = walkWork;  // counted once, by the first walk
+    out.work = walkWork;
     out.nearLeaves = &near;
     launchWalk(WalkSources{tree.walkCell.data(), tree.box.data(), tree.cells, p.posMass.data()}, g,
                p, one, out, d_counters, device, stream);
     BHVIZ_CUDA_CHECK(cudaMemcpyAsync(ws.entries.data(), &ws.counters.data()->entries,
-                                     sizeof(unsigned int), cudaMemcpyDeviceToHost, stream));
+                                     sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
     synchronize(stream);
+    unsigned long long entries = 0;
     std::memcpy(&entries, ws.entries.data(), sizeof(entries));
-    if (entries <= ws.capacity) break;
-    // Lists longer than the keys' room: walk again into more (the far field is written again,
-    // the same).
-    ws.capacity = std::uint32_t(std::min<std::size_t>(entries + entries / 4, 0x7fffffffu));
-    if (entries > ws.capacity) throw std::length_error("launchWalkMutual: too many leaf entries");
-    for (auto& k : ws.keys) k.reserve(ws.capacity);
+    if (entries <= ws.capacity) return std::uint32_t(entries);
+    if (entries > 0x7fffffffu) throw std::length_error("launchWalkMutual: too many leaf entries");
+    reserveWorkspace(ws, p.n, std::min<std::size_t>(entries + entries / 4, 0x7fffffffu));
   }
-  // 2. The lists in (group, leaf) order, and where each group's starts.
+}
+
+/// Step 2: the lists sorted into (group, leaf) order, where each group's starts, and which group
+/// and leaf each particle is in. Returns the sorted keys.
+const std::uint64_t* sortLists(const DeviceTree& tree, const DeviceGroups& g, std::size_t n,
+                               std::uint32_t entries, unsigned leafBits, unsigned keyBits,
+                               MutualWorkspace& ws, Stream stream) {
   cub::DoubleBuffer<std::uint64_t> keys(ws.keys[0].data(), ws.keys[1].data());
   std::size_t bytes = 0;
-  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, keys, int(entries), 0,
-                                                  int(leafBits + groupBits), stream));
+  BHVIZ_CUDA_CHECK(
+      cub::DeviceRadixSort::SortKeys(nullptr, bytes, keys, int(entries), 0, int(keyBits), stream));
   ws.temp.reserve(bytes);
   BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.temp.data(), bytes, keys, int(entries), 0,
-                                                  int(leafBits + groupBits), stream));
+                                                  int(keyBits), stream));
   const std::size_t slots = std::max<std::size_t>(std::min(g.bound, g.capacity), 1) + 1;
   ws.listBegin.reserve(slots);
   listBeginKernel<<<blocksFor(slots), kBlock, 0, stream>>>(
       keys.Current(), entries, g.size.data(), std::uint32_t(slots), leafBits, ws.listBegin.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
-  // Which group and leaf each particle is in.
-  ws.groupOf.reserve(n);
-  ws.leafOf.reserve(n);
   BHVIZ_CUDA_CHECK(cudaMemsetAsync(ws.groupOf.data(), 0xff, n * sizeof(std::uint32_t), stream));
   groupOfKernel<<<blocksFor(slots), kBlock, 0, stream>>>(
       g.first.data(), g.count.data(), g.size.data(), std::uint32_t(slots), ws.groupOf.data());
@@ -398,9 +445,55 @@ void launchWalkMutual(const DeviceTree& tree, const DeviceGroups& g, DeviceParti
   leafOfKernel<<<blocksFor(tree.cells), kBlock, 0, stream>>>(
       tree.walkCell.data(), std::uint32_t(tree.cells), ws.leafOf.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
-  // 3. The near field.
-  ws.counter.reserve(n);
+  return keys.Current();
+}
+
+/// Steps 3 and 4: the near field, then the counter-forces added to the targets.
+void launchNearField(const NearArgs& a, int nGroup, bool potential, std::size_t n,
+                     const DeviceProperties& device, MutualWorkspace& ws, Stream stream) {
   BHVIZ_CUDA_CHECK(cudaMemsetAsync(ws.counter.data(), 0, n * sizeof(Vec4), stream));
+  const unsigned blocks = unsigned(std::max(1, device.multiProcessors) * 8);
+  const int rows = (nGroup + 31) / 32;
+  if (rows <= 1) {
+    launchNear<1>(a, potential, blocks, stream);
+  } else if (rows <= 2) {
+    launchNear<2>(a, potential, blocks, stream);
+  } else {
+    launchNear<4>(a, potential, blocks, stream);
+  }
+  if (potential) {
+    counterKernel<true><<<blocks, kBlock, 0, stream>>>(a.targetFirst, a.targetCount, a.targets,
+                                                       a.size, ws.counter.data(), a.accPot);
+  } else {
+    counterKernel<false><<<blocks, kBlock, 0, stream>>>(a.targetFirst, a.targetCount, a.targets,
+                                                        a.size, ws.counter.data(), a.accPot);
+  }
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launchWalkMutual(const DeviceTree& tree, const DeviceGroups& g, DeviceParticles& p,
+                      const WalkSettings& s, std::uint32_t* work, WalkCounters* d_counters,
+                      const DeviceProperties& device, MutualWorkspace& ws, Stream stream) {
+  const std::size_t n = p.n;
+  ws.counters.reserve(1);
+  BHVIZ_CUDA_CHECK(cudaMemsetAsync(ws.counters.data(), 0, sizeof(MutualCounters), stream));
+  if (n == 0 || tree.cells == 0) {
+    launchWalk(tree, g, p, s, d_counters, device, stream);  // resets the counters
+    return;
+  }
+  const unsigned leafBits = bitsFor(tree.cells);
+  const unsigned groupBits = bitsFor(std::max<std::size_t>(g.bound, 1) + 1);
+  if (leafBits + groupBits > 64) throw std::length_error("launchWalkMutual: keys past 64 bits");
+  if (ws.entries.size() == 0) ws.entries.resize(sizeof(unsigned long long));
+  reserveWorkspace(
+      ws, n,
+      ws.capacity > 0 ? ws.capacity : std::min<std::size_t>(kKeysPerParticle * n, 0x7fffffffu));
+  const std::uint32_t entries =
+      recordLists(tree, g, p, s, work, d_counters, device, leafBits, ws, stream);
+  const std::uint64_t* keys =
+      sortLists(tree, g, n, entries, leafBits, leafBits + groupBits, ws, stream);
   const NearArgs a{tree.walkCell.data(),
                    p.posMass.data(),
                    p.accPot.data(),
@@ -411,31 +504,14 @@ void launchWalkMutual(const DeviceTree& tree, const DeviceGroups& g, DeviceParti
                    g.targetFirst.data(),
                    g.targetCount.data(),
                    g.compact ? g.targets.data() : nullptr,
-                   keys.Current(),
+                   keys,
                    ws.listBegin.data(),
                    ws.groupOf.data(),
                    ws.leafOf.data(),
                    ws.counters.data(),
                    leafBits,
                    s.softening * s.softening};
-  const unsigned blocks = unsigned(std::max(1, device.multiProcessors) * 8);
-  const int rows = (g.nGroup + 31) / 32;
-  if (rows <= 1) {
-    launchNear<1>(a, s.potential, blocks, stream);
-  } else if (rows <= 2) {
-    launchNear<2>(a, s.potential, blocks, stream);
-  } else {
-    launchNear<4>(a, s.potential, blocks, stream);
-  }
-  // 4. The counter-forces.
-  if (s.potential) {
-    counterKernel<true><<<blocks, kBlock, 0, stream>>>(a.targetFirst, a.targetCount, a.targets,
-                                                       a.size, ws.counter.data(), a.accPot);
-  } else {
-    counterKernel<false><<<blocks, kBlock, 0, stream>>>(a.targetFirst, a.targetCount, a.targets,
-                                                        a.size, ws.counter.data(), a.accPot);
-  }
-  BHVIZ_CUDA_CHECK_LAUNCH();
+  launchNearField(a, g.nGroup, s.potential, n, device, ws, stream);
 }
 
 NearPairs downloadNearPairs(const MutualWorkspace& ws) {

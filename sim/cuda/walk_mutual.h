@@ -17,14 +17,15 @@ namespace bhviz::sim::cuda {
 
 /// The near field's device counters (launchWalkMutual resets them).
 struct MutualCounters {
-  unsigned long long oneWay;  ///< pair evaluations for one side (plain P2P's)
-  unsigned long long both;    ///< pair evaluations that served both sides
-  unsigned int entries;       ///< (group, leaf) entries the walk recorded
-  unsigned int nextGroup;     ///< the near field kernel's work counter
+  unsigned long long oneWay;   ///< pair evaluations for one side (plain P2P's)
+  unsigned long long both;     ///< pair evaluations that served both sides
+  unsigned long long entries;  ///< (group, leaf) entries the walk recorded
+  unsigned int nextGroup;      ///< the near field kernel's work counter
 };
 
-/// The near pairs of the last launchWalkMutual: as cpu::MutualCounts (pairs evaluated, of them
-/// both ways), with the entries of the groups' leaf lists.
+/// The near pairs of the last launchWalkMutual: pairs evaluated and, of them, those both ways
+/// (as cpu::MutualCounts counts them, except that a group's pairs within itself go one way here:
+/// the CPU takes them once), with the entries of the groups' leaf lists.
 struct NearPairs {
   std::uint64_t pairs = 0, onceBoth = 0, entries = 0;
 };
@@ -46,11 +47,13 @@ struct MutualWorkspace {
 /// field of every group's targets and records the leaves it opens (WalkOutput::nearLeaves);
 /// then, per group, the particles of its leaves, each (group, leaf) piece pair that both
 /// groups' lists hold evaluated once by the lower group, its counter-forces added atomically,
-/// the rest one way, as plain P2P. The targets' accPot and `work` are the plain walk's to fp32
-/// rounding (the sums' order, and the atomics', varies from run to run); the counters and
-/// work are plain's exactly.
-/// Waits for the stream once (the lists' length, which the sort needs on the host), and when
-/// the lists outgrow the workspace walks again into a larger one.
+/// the rest one way, as plain P2P. The targets' accPot is the plain walk's to fp32 rounding (the
+/// sums' order, and the atomics', varies from run to run); the counters and `work` are plain's
+/// exactly. Each group is walked by one warp (WalkSettings::maxParts is taken as 1).
+/// Waits for the stream once (the lists' length, which the sort needs on the host: in a
+/// distributed run this ends the local walk's overlap with the exchange), and when the lists
+/// outgrow the workspace walks again into a larger one. Throws std::runtime_error, before
+/// launching anything, when the workspace would not fit in the device's free memory.
 void launchWalkMutual(const DeviceTree& tree, const DeviceGroups& groups, DeviceParticles& p,
                       const WalkSettings& s, std::uint32_t* work, WalkCounters* d_counters,
                       const DeviceProperties& device, MutualWorkspace& ws, Stream stream);
