@@ -9,6 +9,7 @@
 
 #include "sim/clock.h"
 #include "sim/common/timestep.h"
+#include "sim/ic/initial_conditions.h"
 #include "sim/particles.h"
 #include "sim/rng.h"
 
@@ -51,6 +52,14 @@ inline sim::Particles clusteredParticles(std::size_t n, std::uint64_t seed) {
     p.bin[i] = static_cast<std::uint8_t>(rng.next() % 8);
   }
   for (std::size_t i = n; i > 1; --i) std::swap(p.id[i - 1], p.id[rng.next() % i]);
+  return p;
+}
+
+/// A Plummer sphere with some particles doubled exactly (coincident pairs: no force either way,
+/// the pair of a particle with itself in disguise).
+inline sim::Particles plummerWithTwins(std::size_t n, std::uint64_t seed) {
+  sim::Particles p = sim::makePlummer(n, seed);
+  for (std::size_t i = 0; i + 1 < n; i += 97) p.posMass[i + 1] = p.posMass[i];
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "force_difference.h"
+#include "scenes.h"
 #include "sim/backend.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/ic/initial_conditions.h"
@@ -77,13 +78,6 @@ void expectRoundingOnly(const Walks& w) {
   test::expectRoundingOnly(test::forceDifference(w.plain, w.mutual, w.active));
 }
 
-/// A Plummer sphere with some particles doubled exactly (coincident pairs: no force either way).
-Particles plummerWithTwins(std::size_t n, std::uint64_t seed) {
-  Particles p = makePlummer(n, seed);
-  for (std::size_t i = 0; i + 1 < n; i += 97) p.posMass[i + 1] = p.posMass[i];
-  return p;
-}
-
 std::vector<Case> cases(std::uint64_t seed) {
   MergerParams merger;
   return {
@@ -100,7 +94,7 @@ std::vector<Case> cases(std::uint64_t seed) {
        32,
        128,
        {MacCode::Acceleration, 0.5f, 2e-3f}},
-      {"twins 16/32 bonsai", plummerWithTwins(4000, seed + 5), 16, 32},
+      {"twins 16/32 bonsai", test::plummerWithTwins(4000, seed + 5), 16, 32},
   };
 }
 

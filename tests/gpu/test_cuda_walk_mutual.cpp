@@ -8,12 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "../force_difference.h"
+#include "../scenes.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/walk_mutual.h"
@@ -27,13 +26,7 @@ namespace {
 
 bool haveGpu() { return cuda::deviceCount() > 0; }
 
-std::uint64_t testSeed() {
-  static const std::uint64_t seed = [] {
-    const char* v = std::getenv("BHVIZ_TEST_SEED");
-    return v ? std::strtoull(v, nullptr, 10) : std::uint64_t(std::random_device{}());
-  }();
-  return seed;
-}
+std::uint64_t testSeed() { return bhviz::test::testSeed("test_cuda_walk_mutual"); }
 
 struct Case {
   std::string name;
@@ -41,13 +34,6 @@ struct Case {
   int nLeaf = 16, nGroup = 64;
   MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
 };
-
-/// A Plummer sphere with some particles doubled exactly (coincident pairs: no force either way).
-Particles plummerWithTwins(std::size_t n, std::uint64_t seed) {
-  Particles p = makePlummer(n, seed);
-  for (std::size_t i = 0; i + 1 < n; i += 97) p.posMass[i + 1] = p.posMass[i];
-  return p;
-}
 
 std::vector<Case> cases(std::uint64_t seed) {
   return {
@@ -64,7 +50,7 @@ std::vector<Case> cases(std::uint64_t seed) {
        32,
        128,
        {MacCode::Acceleration, 0.5f, 2e-3f}},
-      {"twins 16/32 bonsai", plummerWithTwins(8000, seed + 5), 16, 32},
+      {"twins 16/32 bonsai", bhviz::test::plummerWithTwins(8000, seed + 5), 16, 32},
       // Leaves larger than groups (the group tuner's N_group / 16 does this): a leaf's sources
       // belong to several groups, and a 32-source chunk is cut into several runs.
       {"plummer 64/16 bonsai", makePlummer(20000, seed + 6), 64, 16},
