@@ -91,6 +91,8 @@ struct FrameSample {
   double render = 0;       ///< GL device time of Renderer::render
   double wall = 0;         ///< host wall time of sim + interop + render
   double upload = 0;       ///< the upload path's write, host wall time until the GL finished it
+  std::array<double, static_cast<int>(sim::Stage::Count)> stages{};  ///< the substep's, by stage
+  bool rebuilt = false;  ///< the substep rebuilt the tree (else refitted it)
   double total() const { return sim + interop + render; }
 };
 
@@ -187,6 +189,8 @@ class FrameBench {
     m_cudaTimer.stop(m_stream);
     s.sim = m_cudaTimer.elapsedMs();
     s.simStages = m_session->simulation().lastProfile().total();
+    s.stages = m_session->simulation().lastProfile().ms;
+    s.rebuilt = m_session->simulation().lastRebuilt();
     // As the window: the diagnostics every few seconds, whose potentials the next step computes.
     // Its seconds are the window's frames' (sim, write and render, as s.wall below), not this
     // benchmark's, whose upload-path comparison takes up to a second a frame at 16 M.
@@ -472,6 +476,13 @@ void printTable(const std::vector<Row>& rows) {
         *std::min_element(render.begin(), render.end()),
         *std::max_element(render.begin(), render.end()), r.picture.differing,
         r.picture.maxDifference, 100.0 * r.picture.lit);
+    std::printf("%s: sim by stage (medians, ms):", millions(r.n).c_str());
+    for (int j = 0; j < static_cast<int>(sim::Stage::Count); ++j) {
+      std::printf(" %s %.3f", std::string(sim::kStageNames[j]).c_str(),
+                  medianOf(s, [j](auto& x) { return x.stages[j]; }));
+    }
+    const auto rebuilt = std::count_if(s.begin(), s.end(), [](auto& x) { return x.rebuilt; });
+    std::printf("; the tree rebuilt in %td of %zu frames\n", rebuilt, s.size());
     std::printf("%s: the followed, auto-framed camera (sample, aim, glide) %.3f ms\n",
                 millions(r.n).c_str(), r.follow);
     std::printf(
