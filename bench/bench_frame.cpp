@@ -45,6 +45,7 @@
 #include "app/scene/gl_query.h"
 #include "app/scene/particle_view.h"
 #include "app/scene/scene_pipeline.h"
+#include "bench/frame_bench.h"
 #include "render/renderer.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/cuda_stages.h"
@@ -52,6 +53,7 @@
 #include "sim/simulation.h"
 
 using namespace bhviz;
+using namespace bhviz::bench;
 
 namespace {
 
@@ -81,60 +83,6 @@ struct Options {
 /// The demo look: what bhviz --color population --dust 1 --dof 0.05 draws.
 constexpr float kDemoDust = 1.0f;
 constexpr float kDemoAperture = 0.05f;
-
-/// One frame's times [ms].
-struct FrameSample {
-  double sim = 0;          ///< the substep, device span on the backend's stream
-  double simStages = 0;    ///< the substep's StepProfile total (sum of its stage events)
-  double interop = 0;      ///< map → kernel → unmap, device span
-  double interopHost = 0;  ///< the same, host wall time of the call (and the event wait)
-  double render = 0;       ///< GL device time of Renderer::render
-  double wall = 0;         ///< host wall time of sim + interop + render
-  double upload = 0;       ///< the upload path's write, host wall time until the GL finished it
-  std::array<double, static_cast<int>(sim::Stage::Count)> stages{};  ///< the substep's, by stage
-  bool rebuilt = false;  ///< the substep rebuilt the tree (else refitted it)
-  double total() const { return sim + interop + render; }
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-template <typename F>
-double medianOf(const std::vector<FrameSample>& s, F field) {
-  std::vector<double> v;
-  v.reserve(s.size());
-  for (const FrameSample& x : s) v.push_back(field(x));
-  return median(std::move(v));
-}
-
-/// The interop picture against the upload picture.
-struct PictureCheck {
-  std::size_t differing = 0;  ///< pixels that differ
-  int maxDifference = 0;      ///< largest channel difference [0, 255]
-  double lit = 0;             ///< share of pixels brighter than the background
-};
-
-/// Renderer::render taken apart [ms, medians of a few draws of the last frame's state].
-struct RenderBreakdown {
-  double full = 0;                  ///< as in the table
-  double noBloom = 0;               ///< bloom strength 0: the bloom passes are skipped
-  double postOnly = 0;              ///< no particle drawn: clear, bloom and tone mapping alone
-  double smallSprites = 0;          ///< every sprite at the 1.5 px minimum: the per-vertex cost
-  double otherPass = 0;             ///< the same frame with the other sprite pass
-  int passDifference = 0;           ///< largest channel difference of the two passes' pictures
-  std::uint64_t fragments = 0;      ///< fragment shader invocations of the full raster render
-  std::uint64_t postFragments = 0;  ///< the same without particles
-  std::string fragmentNote;         ///< why the fragments are unknown, else empty
-  bool demo = false;                ///< the demo look's options (--demo-look) are on in `full`
-  double noDust = 0;                ///< demo look without the extinction
-  double noBlur = 0;                ///< demo look without the depth of field
-  double plain = 0;                 ///< neither: the cost of both is full − plain
-  /// The particle pass's steps (RenderParams::profile) of `full`, and with the demo look of
-  /// noDust, noBlur and plain.
-  render::RenderProfile steps[4];
-};
 
 /// Everything of one N; GL objects are destroyed before the context (held by main).
 class FrameBench {
@@ -410,22 +358,6 @@ class FrameBench {
   std::size_t m_drawn = 0;
 };
 
-std::string millions(std::size_t n) {
-  std::ostringstream s;
-  s << double(n) / 1e6 << " M";
-  return s.str();
-}
-
-struct Row {
-  std::size_t n = 0;
-  std::size_t drawn = 0;
-  std::vector<FrameSample> samples;
-  PictureCheck picture;
-  RenderBreakdown render;
-  double follow = 0;               ///< FrameBench::followMs
-  std::array<double, 4> rewind{};  ///< FrameBench::rewindMs
-};
-
 Row measure(const Options& o, std::size_t n) {
   FrameBench bench(o, n);
   Row r;
@@ -445,82 +377,6 @@ Row measure(const Options& o, std::size_t n) {
                double(p.interactions.cell + p.interactions.particle) /
                    double(std::max<std::uint64_t>(1, p.interactions.targets)));
   return r;
-}
-
-void printTable(const std::vector<Row>& rows) {
-  std::printf(
-      "| N | drawn | sim ms | interop write ms | upload-path write ms | render ms | frame total ms "
-      "|\n"
-      "|---|---:|---:|---:|---:|---:|---:|\n");
-  for (const Row& r : rows) {
-    const auto& s = r.samples;
-    std::printf("| %s | %s | %.2f | %.3f | %.1f | %.3f | **%.2f** |\n", millions(r.n).c_str(),
-                millions(r.drawn).c_str(), medianOf(s, [](auto& x) { return x.sim; }),
-                medianOf(s, [](auto& x) { return x.interop; }),
-                medianOf(s, [](auto& x) { return x.upload; }),
-                medianOf(s, [](auto& x) { return x.render; }),
-                medianOf(s, [](auto& x) { return x.total(); }));
-  }
-  std::printf("\n");
-  for (const Row& r : rows) {
-    const auto& s = r.samples;
-    std::vector<double> render;
-    for (const FrameSample& x : s) render.push_back(x.render);
-    std::printf(
-        "%s: sim stage sum %.2f ms; interop host wall %.3f ms; frame host wall %.2f ms; "
-        "render min %.3f / max %.3f ms; interop picture vs upload: %zu pixels differ (max %d); "
-        "lit %.1f %%\n",
-        millions(r.n).c_str(), medianOf(s, [](auto& x) { return x.simStages; }),
-        medianOf(s, [](auto& x) { return x.interopHost; }),
-        medianOf(s, [](auto& x) { return x.wall; }),
-        *std::min_element(render.begin(), render.end()),
-        *std::max_element(render.begin(), render.end()), r.picture.differing,
-        r.picture.maxDifference, 100.0 * r.picture.lit);
-    std::printf("%s: sim by stage (medians, ms):", millions(r.n).c_str());
-    for (int j = 0; j < static_cast<int>(sim::Stage::Count); ++j) {
-      std::printf(" %s %.3f", std::string(sim::kStageNames[j]).c_str(),
-                  medianOf(s, [j](auto& x) { return x.stages[j]; }));
-    }
-    const auto rebuilt = std::count_if(s.begin(), s.end(), [](auto& x) { return x.rebuilt; });
-    std::printf("; the tree rebuilt in %td of %zu frames\n", rebuilt, s.size());
-    std::printf("%s: the followed, auto-framed camera (sample, aim, glide) %.3f ms\n",
-                millions(r.n).c_str(), r.follow);
-    std::printf(
-        "%s: rewind: keep %.3f / restore %.3f ms on the GPU, keep %.3f / restore %.3f ms "
-        "on the host\n",
-        millions(r.n).c_str(), r.rewind[0], r.rewind[1], r.rewind[2], r.rewind[3]);
-  }
-  for (const Row& r : rows) {
-    const RenderBreakdown& b = r.render;
-    std::printf(
-        "%s render: %.3f ms = particles %.3f + clear, bloom and tone mapping %.3f (bloom %.3f); "
-        "every sprite at 1.5 px: %.3f ms; the other sprite pass: %.3f ms (pictures differ by at "
-        "most %d levels)",
-        millions(r.n).c_str(), b.full, b.full - b.postOnly, b.postOnly, b.full - b.noBloom,
-        b.smallSprites, b.otherPass, b.passDifference);
-    if (b.demo) {
-      std::printf(
-          "; demo look (population colours, dust, depth of field): without dust %.3f ms, "
-          "without depth of field %.3f ms, without both %.3f ms: dust + depth of field cost "
-          "%.3f ms (dust %.3f, depth of field %.3f)",
-          b.noDust, b.noBlur, b.plain, b.full - b.plain, b.full - b.noDust, b.full - b.noBlur);
-    }
-    if (b.fragmentNote.empty()) {
-      const double particleFragments = double(b.fragments) - double(b.postFragments);
-      std::printf("; sprite pixels %.3g (%.1f per drawn particle, %.3g per s)\n", particleFragments,
-                  particleFragments / double(std::max<std::size_t>(1, r.drawn)),
-                  particleFragments / ((b.full - b.postOnly) * 1e-3));
-    } else {
-      std::printf("; fragments unknown: %s\n", b.fragmentNote.c_str());
-    }
-    const char* names[4] = {"as drawn", "without dust", "without depth of field", "without both"};
-    for (int k = 0; k < (b.demo ? 4 : 1); ++k) {
-      const render::RenderProfile& p = b.steps[k];
-      std::printf(
-          "%s steps, %s: dust splat %.3f, dust integrate %.3f, sprites %.3f, resolve %.3f ms\n",
-          millions(r.n).c_str(), names[k], p.dustSplat, p.dustIntegrate, p.sprites, p.resolve);
-    }
-  }
 }
 
 std::vector<std::size_t> parseCounts(const std::string& text) {
