@@ -72,8 +72,7 @@ Result walkTargets(Sorted s, const std::vector<std::uint8_t>& targetById, const 
   for (std::size_t i = 0; i < s.p.size(); ++i) active[i] = targetById[s.p.id[i]];
   const Groups g = cpu::buildGroups(s.tree, s.p.posMass, s.p.accPot, active, p.nGroup);
   cpu::WalkSettings w{mac, p.quadrupole, p.softening};
-  w.expansionRatio = p.expansionRatio;
-  w.expansionGamma = expansionRule(p, mac, true).gamma;
+  w.expansion = expansionRule(p, mac, true);
   const auto t0 = std::chrono::steady_clock::now();
   const InteractionCounts c = cpu::walkGroups(s.tree, g, s.p.posMass, active, w, s.p.accPot);
   Result r;

@@ -120,8 +120,8 @@ inline MacSetup macSetup(const SimParams& p, bool oldAccValid) {
 /// ρ², and the mass rule's gamma for `mac` (macSetup's), which reads |a_old| and so is 0 without
 /// old accelerations.
 inline ExpansionRule expansionRule(const SimParams& p, const MacSetup& mac, bool oldAccValid) {
-  return {p.expansionRatio * p.expansionRatio,
-          oldAccValid ? expansionGamma(mac, p.expansionBudget) : 0.0f};
+  return expansionRuleOf(p.expansionRatio,
+                         oldAccValid ? expansionGamma(mac, p.expansionBudget) : 0.0f);
 }
 
 /// Whether an evaluation with `p` reads |a_old| (the acceleration MAC, the far cells' expansion

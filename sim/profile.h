@@ -37,7 +37,7 @@ struct InteractionCounts {
   /// same groups not counted again). Few of them leave the GPU's warps idle.
   std::uint64_t groups = 0;
   /// Of `cell`, those evaluated through their group's expansion (M2L once per group, L2P per
-  /// target; WalkSettings::expansionRatio) rather than one by one.
+  /// target; SimParams::expansionRatio) rather than one by one.
   std::uint64_t expanded = 0;
 
   InteractionCounts& operator+=(const InteractionCounts& o) {

@@ -280,7 +280,7 @@ TEST(LocalExpansion, WithoutThePotentialAndWithTheMutualNearFieldTheForcesAgree)
   const std::vector<Vec4>& posMass = scene.particles.posMass;
   const std::vector<std::uint8_t> active(posMass.size(), 1);
   cpu::WalkSettings s{scene.mac, true, p.softening};
-  s.expansionRatio = p.expansionRatio;
+  s.expansion = expansionRuleOf(p.expansionRatio);
   auto walk = [&](bool potential, P2pMode near) {
     s.potential = potential;
     s.p2p = near;

@@ -19,7 +19,7 @@
 // (the monopole alone: P = 0, u = 0). The acceleration's remainder is of third order: relative
 // to the cell's own field about (|y|/|r|)³ (tests/test_local_expansion.cpp measures the order).
 // A cell costs ~200 operations once per group instead of 33 per target; the walk uses it only
-// for cells far enough from the group (WalkSettings::expansionRatio).
+// for cells far enough from the group (SimParams::expansionRatio).
 #include <cmath>
 
 #include "sim/common/gravity.h"
@@ -78,11 +78,16 @@ inline constexpr unsigned kMinExpansionTargets = 10;
 ///     evaluation: the backends then pass gamma 0) it takes nothing.
 /// ρ = 0 expands nothing, by either rule.
 struct ExpansionRule {
-  /// ρ² (WalkSettings::expansionRatio squared) [1]
+  /// ρ² (SimParams::expansionRatio squared) [1]
   float ratio2 = 0.0f;
   /// expansionGamma(mac, SimParams::expansionBudget), 0 without old accelerations [1]
   float gamma = 0.0f;
 };
+
+/// The rule of ratio ρ (ρ 0: nothing expanded) and the mass rule's γ (0: the distance rule alone).
+BHVIZ_HD inline ExpansionRule expansionRuleOf(float ratio, float gamma = 0.0f) {
+  return {ratio * ratio, gamma};
+}
 
 /// The nearest the mass rule expands a cell: R/d ≤ 0.3 (its error there is 0.3³ of the cell's
 /// field at most, where the rule's bound lets it).

@@ -106,8 +106,7 @@ bool CpuBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets ta
   m_mac = macSetup(p, oldAccValid);
   m_walk = cpu::WalkSettings{m_mac, p.quadrupole, p.softening, p.p2p};
   m_walk.potential = computesPotential(clock, targets);
-  m_walk.expansionRatio = p.expansionRatio;
-  m_walk.expansionGamma = expansionRule(p, m_mac, oldAccValid).gamma;
+  m_walk.expansion = expansionRule(p, m_mac, oldAccValid);
   m_leafSize = p.nLeaf;
   m_work.assign(m_particles.size(), 0);
   if (m_particles.size() > 0) return true;
@@ -291,7 +290,7 @@ CpuBackend::GroupInteractions CpuBackend::interactionsOfGroup(std::size_t group)
   // Which of the cells the walk expanded about the group (TargetBlock's rule).
   if (targets > 0) {
     const ExpansionCentre e = expansionCentre(m_groups.box[group], static_cast<unsigned>(targets),
-                                              cpu::expansionRule(m_walk), m_groups.accMin[group]);
+                                              m_walk.expansion, m_groups.accMin[group]);
     g.counts.expanded = cpu::countExpanded(m_tree, g.list.cells, e) * targets;
   }
   return g;

@@ -149,16 +149,10 @@ struct WalkSettings {
   P2pMode p2p = P2pMode::Plain;  ///< walkGroups' near field (walkSources' is always plain)
   /// false: each target keeps its potential (accPot.w), as on the GPU (cuda/walk.h).
   bool potential = true;
-  /// ρ: accepted cells far from the group go into its expansion (SimParams::expansionRatio).
-  float expansionRatio = 0.0f;
-  /// The mass rule's gamma (expansionGamma of the MAC and SimParams::expansionBudget); 0: off.
-  float expansionGamma = 0.0f;
+  /// Which accepted cells go into the group's expansion (sim/common/local_expansion.h; the
+  /// backend's from expansionRule(SimParams, …) in sim/params.h); {}: none.
+  ExpansionRule expansion{};
 };
-
-/// The expansion's rules of a walk's settings.
-inline ExpansionRule expansionRule(const WalkSettings& s) {
-  return {s.expansionRatio * s.expansionRatio, s.expansionGamma};
-}
 
 /// The interaction list of one group, as the walk builds it.
 struct InteractionList {

@@ -73,7 +73,7 @@ InteractionCounts walkSources(const Tree& t, const std::vector<Vec4>& sources, c
     for (std::int64_t gi = 0; gi < static_cast<std::int64_t>(groups.size()); ++gi) {
       const auto g = static_cast<std::size_t>(gi);
       const InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
-      block.load(groups, g, posMass, active, s.potential, expansionRule(s));
+      block.load(groups, g, posMass, active, s.potential, s.expansion);
       const std::size_t expanded = block.addCells(t, list.cells, s.quadrupole, eps2);
       std::uint64_t leafParticles = 0;
       for (std::uint32_t leaf : list.leaves) {

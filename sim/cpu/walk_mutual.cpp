@@ -323,7 +323,7 @@ InteractionCounts walkGroupsMutual(const Tree& t, const Groups& groups,
     for (std::int64_t gi = 0; gi < groupCount; ++gi) {
       const auto g = static_cast<std::size_t>(gi);
       InteractionList list = buildInteractionList(t, groups.box[g], groups.accMin[g], s.mac);
-      block.load(groups, g, posMass, active, s.potential, expansionRule(s));
+      block.load(groups, g, posMass, active, s.potential, s.expansion);
       const std::size_t expanded = block.addCells(t, list.cells, s.quadrupole, eps2);
       block.store(accPot, WalkMode::Write);
       std::uint64_t leafParticles = 0;

@@ -262,8 +262,7 @@ bool CudaBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets t
   m_hostTreeValid = false;
   m_walk = WalkSettings{m_mac, p.quadrupole, p.softening};
   m_walk.potential = computesPotential(clock, targets);
-  m_walk.expansionRatio = p.expansionRatio;
-  m_walk.expansionGamma = expansionRule(p, m_mac, oldAccValid).gamma;
+  m_walk.expansion = expansionRule(p, m_mac, oldAccValid);
   m_mutual = p.p2p == P2pMode::Mutual;
   m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All};
   m_leafSize = p.nLeaf;

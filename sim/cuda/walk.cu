@@ -9,7 +9,7 @@
 // particle range); the exact box-overlap test, which needs the tight box, runs only for the
 // rare cells the MAC accepts within their reach (d² ≤ reach²), with the same result:
 //   - accepted cells go to a ring of 64 multipoles in shared memory (ballot + popc prefix), or,
-//     those far or light enough (WalkSettings::expansionRatio and ::expansionGamma; expands()
+//     those far or light enough (WalkSettings::expansion; expands()
 //     in sim/common/local_expansion.h), to a ring of 64 cell indices: every 32 of these the warp
 //     expands them about the group's centre, a cell per lane (m2l), and sums the 32 expansions
 //     term by term across the lanes (reduceScatter: lane k keeps term k); at the group's end
@@ -92,7 +92,7 @@ struct WalkArgs {
   std::uint32_t* __restrict__ work;  // per particle: += its group's interactions; may be null
   MacSetup mac;
   float eps2;
-  // Which cells are expanded (WalkSettings::expansionRatio and ::expansionGamma).
+  // Which cells are expanded (WalkSettings::expansion).
   ExpansionRule expansion;
   unsigned stackMask;  // shared stack entries in use − 1
   std::uint32_t* __restrict__ stack;
@@ -545,7 +545,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    out.work,
                    s.mac,
                    s.softening * s.softening,
-                   ExpansionRule{s.expansionRatio * s.expansionRatio, s.expansionGamma},
+                   s.expansion,
                    unsigned(shared - 1),
                    nullptr,
                    d_counters,

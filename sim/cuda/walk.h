@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sim/common/local_expansion.h"
 #include "sim/common/mac.h"
 #include "sim/cuda/cuda_stages.h"
 #include "sim/cuda/device_buffer.h"
@@ -34,13 +35,11 @@ struct WalkSettings {
   /// backends clear it where no particle's step ends, and on demand where none was asked for
   /// (Backend::computesPotential, sim/backend.h).
   bool potential = true;
-  /// ρ: an accepted cell whose distance from the group's centre is at least the group's radius
-  /// (half its box's diagonal) / ρ is expanded about that centre once per group (M2L, L2P:
-  /// sim/common/local_expansion.h) instead of applied to each target (M2P); 0: none is.
-  float expansionRatio = 0.0f;
-  /// The mass rule's gamma (expansionGamma of the MAC and SimParams::expansionBudget); 0: the
-  /// distance rule alone.
-  float expansionGamma = 0.0f;
+  /// Which accepted cells are expanded about the group's centre once per group (M2L, L2P)
+  /// instead of applied to each target (M2P): those at least the group's radius (half its box's
+  /// diagonal) / ρ from it, and nearer ones the mass rule takes (sim/common/local_expansion.h;
+  /// the backends' from expansionRule(SimParams, …) in sim/params.h); {}: none.
+  ExpansionRule expansion{};
 };
 
 /// The most warps a group's targets are split over (WalkSettings::maxParts).

@@ -46,8 +46,8 @@ struct WalkCase {
   bool quad;
   bool sparse;
   bool plummer;
-  float ratio = 0.0f;  // WalkSettings::expansionRatio
-  // The mass rule's: WalkSettings::expansionGamma = expansionGamma(mac, budget).
+  float ratio = 0.0f;  // ρ of WalkSettings::expansion
+  // The mass rule's: WalkSettings::expansion.gamma = expansionGamma(mac, budget).
   float budget = 0.0f;
 };
 
@@ -186,8 +186,7 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   setBins(h, tc.sparse, seed);
   const MacSetup mac = macFor(tc.mac);
   cuda::WalkSettings s{mac, tc.quad, tc.plummer ? 0.05f : 0.01f};
-  s.expansionRatio = tc.ratio;
-  s.expansionGamma = expansionGamma(mac, tc.budget);
+  s.expansion = expansionRuleOf(tc.ratio, expansionGamma(mac, tc.budget));
   const cuda::ActiveRule rule = tc.sparse ? kSparse : kAll;
 
   Scene scene;
@@ -237,8 +236,7 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   cuda::downloadParticles(scene.d, gpu);
   std::vector<Vec4> cpuAcc = sorted.accPot;
   cpu::WalkSettings cs{s.mac, s.quadrupole, s.softening};
-  cs.expansionRatio = tc.ratio;
-  cs.expansionGamma = s.expansionGamma;
+  cs.expansion = s.expansion;
   const InteractionCounts cpuCounts =
       cpu::walkGroups(tree, cpuGroups, sorted.posMass, active, cs, cpuAcc);
   expectSameForces(gpu, cpuAcc, active);
@@ -251,7 +249,7 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   }
   if (tc.budget > 0.0f) {  // the mass rule took cells the distance rule alone would not have
     cpu::WalkSettings byDistance = cs;
-    byDistance.expansionGamma = 0.0f;
+    byDistance.expansion.gamma = 0.0f;
     std::vector<Vec4> acc = sorted.accPot;
     const InteractionCounts d =
         cpu::walkGroups(tree, cpuGroups, sorted.posMass, active, byDistance, acc);
@@ -276,7 +274,7 @@ TEST(CudaWalk, AccurateAgainstDirectSummation) {
   ForceError plain;
   for (const float ratio : {0.0f, 0.1f}) {
     cuda::WalkSettings s{mac, true, 0.05f};
-    s.expansionRatio = ratio;
+    s.expansion = expansionRuleOf(ratio);
     const InteractionCounts counts = scene.forces(kAll, 64, s);
     EXPECT_EQ(counts.targets, n);
     Particles gpu;
@@ -493,7 +491,7 @@ TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
     Scene scene;
     scene.buildPlummer(n, baseSeed() + (sparse ? 41 : 43), sparse, mac);
     cuda::WalkSettings s{mac, true, 0.05f};
-    s.expansionRatio = 0.1f;
+    s.expansion = expansionRuleOf(0.1f);
     std::vector<Particles> out(2);
     std::vector<cuda::WalkCounters> raw(2);
     for (int k = 0; k < 2; ++k) {

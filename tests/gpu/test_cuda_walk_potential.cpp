@@ -39,7 +39,8 @@ TEST(CudaWalk, WithoutThePotentialTheAccelerationsAreTheSameAndThePotentialsStay
     for (const int nGroup : {32, 64, 128})
       for (const bool quad : {true, false}) {
         cuda::WalkSettings s{mac, quad, 0.05f};
-        s.expansionRatio = nGroup == 64 ? 0.0f : 0.15f;  // the far cells' expansion too
+        const float ratio = nGroup == 64 ? 0.0f : 0.15f;  // the far cells' expansion too
+        s.expansion = expansionRuleOf(ratio);
         Particles with, without, untouched;
         const cuda::WalkCounters a = scene.forcesRaw(rule, nGroup, s, with);
         s.potential = false;
@@ -48,13 +49,13 @@ TEST(CudaWalk, WithoutThePotentialTheAccelerationsAreTheSameAndThePotentialsStay
         cuda::downloadParticles(scene.d, untouched);  // what the walk found there
         const std::string what = std::string(sparse ? "sparse" : "all") + (quad ? ", quad" : "") +
                                  ", N_group " + std::to_string(nGroup) + ", expansion ratio " +
-                                 std::to_string(s.expansionRatio);
+                                 std::to_string(ratio);
         EXPECT_EQ(a.cell, b.cell) << what;
         EXPECT_EQ(a.particle, b.particle) << what;
         EXPECT_EQ(a.expanded, b.expanded) << what;
         // A sparse substep's groups of 32 hold ~4 targets, fewer than kMinExpansionTargets: some
         // seeds expand none there; its groups of 128 (~16) do.
-        if (s.expansionRatio > 0.0f && (!sparse || nGroup == 128)) {
+        if (ratio > 0.0f && (!sparse || nGroup == 128)) {
           EXPECT_GT(a.expanded, 0u) << what;
         }
         std::size_t targets = 0, sameAcc = 0, keptPot = 0;
