@@ -15,7 +15,12 @@
 # over up to 8 warps each): split the check over three calls, BHVIZ_SKIP_SANITIZE=1
 # BHVIZ_SKIP_MPI=1 (tests, render), BHVIZ_SKIP_TESTS=1 BHVIZ_SKIP_MPI=1 (the sanitizers), and
 # BHVIZ_MPI_ONLY=1.
-# Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SKIP_BENCH=1,
+# At b4aa07b (2026-11-28) the sanitizer section alone ran past one call (564 s with the start-up,
+# cut off in the racecheck of test_cuda_backend): split it with BHVIZ_SANITIZE_ONLY, e.g.
+# "test_cuda_backend" in one call and the other binaries in another, and tar the logs into $OUT
+# as each call ends.
+# Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SANITIZE_ONLY
+# (space-separated test binaries the sanitizer section runs; default all), BHVIZ_SKIP_BENCH=1,
 # BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1, BHVIZ_MPI_ONLY=1 (only section 5;
 # to split the checks over calls of a time limit), BHVIZ_DIST_RANKS (the rank counts of test_dist
 # on the machine's GPUs, default "1 2 3"), BHVIZ_DIST_TIMEOUT (seconds per test_dist run, default
@@ -106,6 +111,10 @@ elif [ -x "$SAN" ]; then
   for t in "$BIN_DIR"/test_cuda_*; do  # the CUDA kernels (not the GL ones)
     [ -x "$t" ] || continue
     name=$(basename "$t")
+    # BHVIZ_SANITIZE_ONLY: the binaries of this call, to split the section over calls.
+    if [ -n "${BHVIZ_SANITIZE_ONLY:-}" ] && [[ " $BHVIZ_SANITIZE_ONLY " != *" $name "* ]]; then
+      continue
+    fi
     filter=$(sanitize_filter "$name")
     if [ -z "$filter" ]; then
       note "compute-sanitizer $name" "not run (see sanitize_filter)"
