@@ -23,7 +23,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,7 @@
 #include "sim/cuda/walk_mutual.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
+#include "sim/params.h"
 
 using namespace bhviz::sim;
 
@@ -46,9 +49,13 @@ int envInt(const char* name, int fallback) {
 
 int leafSize() { return std::max(1, envInt("BHVIZ_BENCH_LEAF", 16)); }
 bool merger() { return envInt("BHVIZ_BENCH_MERGER", 0) != 0; }
+/// BHVIZ_BENCH_P2P (plain, the default, or mutual); throws on another value.
 bool mutual() {
   const char* v = std::getenv("BHVIZ_BENCH_P2P");
-  return v != nullptr && std::string(v) == "mutual";
+  if (v == nullptr) return false;
+  const std::optional<P2pMode> mode = parseP2pMode(v);
+  if (!mode) throw std::invalid_argument(std::string("BHVIZ_BENCH_P2P=") + v + ": plain or mutual");
+  return *mode == P2pMode::Mutual;
 }
 
 std::vector<float> thetas() {

@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
                  "every (default: the timed walks are the measured one's), auto (refits and the "
                  "group tuner, as the app) or K");
   CLI11_PARSE(app, argc, argv);
-  if (p2p != "plain" && p2p != "mutual") {
+  const std::optional<P2pMode> p2pMode = parseP2pMode(p2p);
+  if (!p2pMode) {
     std::cerr << "bench_gpu: --p2p " << p2p << ": plain or mutual\n";
     return 2;
   }
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
                                           "fresh tree at N_group)")
               << "\nnear field: " << p2p << "\n\n";
     SimParams base;
-    base.p2p = p2p == "mutual" ? P2pMode::Mutual : P2pMode::Plain;
+    base.p2p = *p2pMode;
     base.nLeaf = nLeaf;
     base.nGroup = nGroup;
     base.softening = softening;
