@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sim/common/keys.h"
 #include "sim/common/local_expansion.h"
 #include "sim/common/mac.h"
 #include "sim/cuda/cuda_stages.h"
@@ -44,6 +45,9 @@ struct WalkSettings {
 
 /// The most warps a group's targets are split over (WalkSettings::maxParts).
 inline constexpr unsigned kMaxParts = 8;
+
+/// Cell-stack entries per warp in all (walk.cu has the bound: one push of ≤ 256 cells a level).
+inline constexpr std::uint32_t kWalkStackCapacity = 256 * (kMaxLevel + 1);
 
 /// Cell-stack entries per warp in shared memory (the stack's top; deeper entries spill).
 inline constexpr int kWalkSharedStack = 512;

@@ -8,7 +8,6 @@
 
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/walk.h"
-#include "sim/cuda/walk_flush.cuh"
 
 namespace bhviz::sim::cuda {
 
@@ -18,7 +17,8 @@ namespace {
 InteractionCounts countsOf(const WalkCounters& h) {
   if (h.overflow != 0) {
     throw std::runtime_error("CUDA walk: a warp's cell stack overflowed (capacity " +
-                             std::to_string(kStackCapacity) + " cells); the forces are incomplete");
+                             std::to_string(kWalkStackCapacity) +
+                             " cells); the forces are incomplete");
   }
   return {h.cell, h.particle, h.targets, h.groups, h.expanded};
 }

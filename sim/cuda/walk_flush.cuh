@@ -18,7 +18,7 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWalkWarps = 4;  // warps per block
 constexpr int kWalkBlock = 32 * kWalkWarps;
 constexpr unsigned kRing = 64;  // entries per shared-memory ring (≥ 2 × 32)
-constexpr std::uint32_t kStackCapacity = 256 * (kMaxLevel + 1);
+constexpr std::uint32_t kStackCapacity = kWalkStackCapacity;
 constexpr unsigned kSharedStack = kWalkSharedStack;
 static_assert((kSharedStack & (kSharedStack - 1)) == 0 && kSharedStack >= 256,
               "a power of two that holds one push (≤ 256 cells) above the spill");

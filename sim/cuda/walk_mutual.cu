@@ -477,9 +477,9 @@ void launchWalkMutual(const DeviceTree& tree, const DeviceGroups& g, DeviceParti
                       const WalkSettings& s, std::uint32_t* work, WalkCounters* d_counters,
                       const DeviceProperties& device, MutualWorkspace& ws, Stream stream) {
   const std::size_t n = p.n;
-  ws.counters.reserve(1);
-  BHVIZ_CUDA_CHECK(cudaMemsetAsync(ws.counters.data(), 0, sizeof(MutualCounters), stream));
+  ws.counters.reserve(1);  // recordLists resets them before each walk
   if (n == 0 || tree.cells == 0) {
+    BHVIZ_CUDA_CHECK(cudaMemsetAsync(ws.counters.data(), 0, sizeof(MutualCounters), stream));
     launchWalk(tree, g, p, s, d_counters, device, stream);  // resets the counters
     return;
   }
