@@ -68,14 +68,9 @@ __global__ void leafOfKernel(const WalkCell* __restrict__ cells, std::uint32_t c
   for (std::uint32_t k = 0; k < n; ++k) leafOf[begin + k] = c;
 }
 
-/// listBegin[g] for g ≤ groups: the first sorted key of group g or later.
-__global__ void listBeginKernel(const std::uint64_t* __restrict__ keys, std::uint32_t count,
-                                const std::uint32_t* __restrict__ size, std::uint32_t slots,
-                                unsigned leafBits, std::uint32_t* __restrict__ listBegin) {
-  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= slots || g > *size) return;
-  const std::uint64_t key = std::uint64_t(g) << leafBits;
-  std::uint32_t lo = 0, hi = count;
+/// The first of the sorted keys [lo, hi) not below `key` (hi: none).
+__device__ inline std::uint32_t lowerBound(const std::uint64_t* __restrict__ keys, std::uint32_t lo,
+                                           std::uint32_t hi, std::uint64_t key) {
   while (lo < hi) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
     if (keys[mid] < key) {
@@ -84,7 +79,16 @@ __global__ void listBeginKernel(const std::uint64_t* __restrict__ keys, std::uin
       hi = mid;
     }
   }
-  listBegin[g] = lo;
+  return lo;
+}
+
+/// listBegin[g] for g ≤ groups: the first sorted key of group g or later.
+__global__ void listBeginKernel(const std::uint64_t* __restrict__ keys, std::uint32_t count,
+                                const std::uint32_t* __restrict__ size, std::uint32_t slots,
+                                unsigned leafBits, std::uint32_t* __restrict__ listBegin) {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= slots || g > *size) return;
+  listBegin[g] = lowerBound(keys, 0, count, std::uint64_t(g) << leafBits);
 }
 
 struct NearArgs {
@@ -110,18 +114,9 @@ struct NearArgs {
 /// Whether group h's list holds `leaf`.
 __device__ inline bool onList(const NearArgs& a, std::uint32_t h, std::uint32_t leaf) {
   const std::uint64_t key = (std::uint64_t(h) << a.leafBits) | leaf;
-  std::uint32_t lo = a.listBegin[h];
   const std::uint32_t end = a.listBegin[h + 1];
-  std::uint32_t hi = end;
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (a.keys[mid] < key) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo < end && a.keys[lo] == key;
+  const std::uint32_t at = lowerBound(a.keys, a.listBegin[h], end, key);
+  return at < end && a.keys[at] == key;
 }
 
 /// One warp's shared memory: a leaf's 32 sources and their groups, then the rows' sums.
