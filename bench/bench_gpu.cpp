@@ -96,24 +96,113 @@ Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::
   return r;
 }
 
-template <typename T>
-std::vector<T> parseList(const std::string& text, T (*convert)(const std::string&)) {
+/// What the command line asks for: the lists of values each row combines, and the settings
+/// shared by every row.
+struct Options {
+  std::vector<std::string> scenarios;
+  std::vector<std::size_t> ns;
+  std::vector<float> thetas;
+  std::vector<MacKind> macs;
+  std::vector<float> params, ratios, budgets;
+  int warmup = 3, steps = 20;
+  std::size_t sample = 4000;
+  std::string csvPath, p2p;
+  SimParams base;
+};
+
+/// A comma-separated list, each item converted; throws std::invalid_argument naming the option.
+template <typename T, typename Convert>
+std::vector<T> parseList(const std::string& option, const std::string& text, Convert convert) {
   std::vector<T> out;
   std::stringstream s(text);
-  for (std::string item; std::getline(s, item, ',');) out.push_back(convert(item));
+  for (std::string item; std::getline(s, item, ',');) {
+    try {
+      out.push_back(convert(item));
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(option + " '" + item + "': " + e.what());
+    }
+  }
+  if (out.empty()) throw std::invalid_argument(option + ": no value");
   return out;
 }
 
-}  // namespace
+float toFloat(const std::string& s) {
+  std::size_t used = 0;
+  float v = 0.0f;
+  try {
+    v = std::stof(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) throw std::invalid_argument("not a number");
+  return v;
+}
 
-int main(int argc, char** argv) {
+/// Every row of the run, in the order of the loops: scenario, N, MAC, θ, MAC parameter, ρ, K.
+std::vector<Config> configs(const Options& o) {
+  std::vector<Config> out;
+  for (const std::string& sc : o.scenarios)
+    for (std::size_t n : o.ns)
+      for (MacKind mac : o.macs)
+        for (float th : o.thetas)
+          for (float mp : o.params)
+            for (float rho : o.ratios)
+              for (float k : o.budgets) out.push_back({sc, n, th, mac, mp, rho, k});
+  return out;
+}
+
+void printHeader() {
+  std::cout << "| scenario | N | MAC | θ or Δ/α | ρ | K | bbox+keys+sort | tree+moments | groups | "
+               "walk | predict+integrate | total ms | interactions/particle | expanded | walk "
+               "interactions/s | error median | error p99 |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+}
+
+void printRow(const Row& r) {
+  const Config& c = r.c;
+  auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
+  const bool byParam = c.mac == MacKind::Multipole || c.mac == MacKind::Acceleration;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "| %s | %zu | %s | %.3g | %.3g | %.3g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
+                "%.0f | %.3f | %.3g | %.2e | %.2e |\n",
+                c.scenario.c_str(), c.n, std::string(toString(c.mac)).c_str(),
+                byParam ? effectiveMacParam(SimParams{c.mac, c.theta, c.macParam}) : c.theta,
+                c.expansionRatio, c.expansionBudget,
+                ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
+                ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups), ms(Stage::Walk),
+                ms(Stage::Predict) + ms(Stage::Integrate), r.totalMs, r.interactionsPerParticle,
+                r.expandedFraction, r.walkInteractionsPerSecond, r.error.median, r.error.p99);
+  std::cout << line << std::flush;
+}
+
+void writeCsv(const std::string& path, const std::vector<Row>& rows, const std::string& p2p) {
+  std::ofstream csv(path);
+  csv << "scenario,n,mac,theta,mac_param,expansion_ratio";
+  for (auto name : kStageNames) csv << ',' << name << "_ms";
+  csv << ",total_ms,interactions_per_particle,expanded_fraction,walk_interactions_per_s,"
+         "error_median,error_p99,expansion_budget,p2p\n";
+  for (const Row& r : rows) {
+    csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta << ','
+        << r.c.macParam << ',' << r.c.expansionRatio;
+    for (double v : r.stageMs) csv << ',' << v;
+    csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ',' << r.expandedFraction << ','
+        << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99 << ','
+        << r.c.expansionBudget << ',' << p2p << '\n';
+  }
+}
+
+/// Parses the command line; nullopt after CLI11 handled it (help, or an error it printed) with
+/// the exit status in `exit`. Throws std::invalid_argument for a bad value of ours.
+std::optional<Options> parseOptions(int argc, char** argv, int& exit) {
   CLI::App app{"bhviz GPU benchmark: the whole step per stage"};
   std::string scenarios = "plummer", ns = "1000000", thetas = "0.5", macs = "bonsai", params = "0",
               ratios = std::to_string(defaultSimParams().expansionRatio),
-              budgets = std::to_string(defaultSimParams().expansionBudget), csvPath;
-  int warmup = 3, steps = 20, nLeaf = 16, nGroup = 64;
-  std::size_t sample = 4000;
+              budgets = std::to_string(defaultSimParams().expansionBudget);
+  std::string rebuild = "every", p2p = "plain";
+  int nLeaf = 16, nGroup = 64;
   float softening = 0.05f;
+  Options o;
   app.add_option("--scenario", scenarios, "comma-separated scenario names");
   app.add_option("--n", ns, "comma-separated particle counts");
   app.add_option("--theta", thetas, "comma-separated opening angles");
@@ -125,102 +214,84 @@ int main(int argc, char** argv) {
   app.add_option("--expansion-budget", budgets,
                  "comma-separated budgets K of the expansion's mass rule (0: by distance alone; "
                  "default the app's)");
-  app.add_option("--warmup", warmup, "substeps before timing");
-  app.add_option("--steps", steps, "timed substeps (median)");
-  app.add_option("--sample", sample, "particles in the force-error sample");
+  app.add_option("--warmup", o.warmup, "substeps before timing");
+  app.add_option("--steps", o.steps, "timed substeps (median)");
+  app.add_option("--sample", o.sample, "particles in the force-error sample");
   app.add_option("--n-leaf", nLeaf);
   app.add_option("--n-group", nGroup);
   app.add_option("--softening", softening);
-  app.add_option("--csv", csvPath, "also write the rows as CSV");
-  std::string rebuild = "every", p2p = "plain";
+  app.add_option("--csv", o.csvPath, "also write the rows as CSV");
   app.add_option("--p2p", p2p, "the near field: plain (default) or mutual (each pair once)");
   app.add_option("--rebuild", rebuild,
                  "every (default: the timed walks are the measured one's), auto (refits and the "
                  "group tuner, as the app) or K");
-  CLI11_PARSE(app, argc, argv);
-  const std::optional<P2pMode> p2pMode = parseP2pMode(p2p);
-  if (!p2pMode) {
-    std::cerr << "bench_gpu: --p2p " << p2p << ": plain or mutual\n";
-    return 2;
-  }
-  const std::optional<int> rebuildInterval = parseRebuildInterval(rebuild);
-  if (!rebuildInterval) {
-    std::cerr << "bench_gpu: --rebuild " << rebuild << ": auto, every or K\n";
-    return 2;
-  }
-
   try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    exit = app.exit(e) == 0 ? 0 : 2;  // --help, or an invalid option: 2, as bhviz's
+    return std::nullopt;
+  }
+  const std::optional<P2pMode> p2pMode = parseP2pMode(p2p);
+  if (!p2pMode) throw std::invalid_argument("--p2p " + p2p + ": plain or mutual");
+  const std::optional<int> rebuildInterval = parseRebuildInterval(rebuild);
+  if (!rebuildInterval) throw std::invalid_argument("--rebuild " + rebuild + ": auto, every or K");
+  o.scenarios = parseList<std::string>("--scenario", scenarios, [](const std::string& s) {
+    (void)scenarioInfo(s);  // throws, naming the known ones, for an unknown name
+    return s;
+  });
+  o.ns = parseList<std::size_t>("--n", ns, [](const std::string& s) {
+    const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+    const unsigned long long v = digits ? std::stoull(s) : 0;
+    if (v == 0) throw std::invalid_argument("not a positive count");
+    return std::size_t(v);
+  });
+  o.thetas = parseList<float>("--theta", thetas, toFloat);
+  o.macs = parseList<MacKind>("--mac", macs, [](const std::string& s) {
+    const std::optional<MacKind> mac = parseMacKind(s);
+    if (!mac) throw std::invalid_argument("not a MAC (bh, bonsai, multipole, acceleration)");
+    return *mac;
+  });
+  o.params = parseList<float>("--mac-param", params, toFloat);
+  o.ratios = parseList<float>("--expansion-ratio", ratios, toFloat);
+  o.budgets = parseList<float>("--expansion-budget", budgets, toFloat);
+  o.p2p = p2p;
+  o.base.p2p = *p2pMode;
+  o.base.nLeaf = nLeaf;
+  o.base.nGroup = nGroup;
+  o.base.softening = softening;
+  o.base.dtMax = 1.0f / 128.0f;  // shared steps
+  o.base.rebuildInterval = *rebuildInterval;
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<Options> options;
+  try {
+    int exit = 0;
+    options = parseOptions(argc, argv, exit);
+    if (!options) return exit;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bench_gpu: " << e.what() << '\n';
+    return 2;  // before any work
+  }
+  const Options& o = *options;
+  try {
+    const int interval = o.base.rebuildInterval;
     std::cout << "device: " << cuda::deviceDescription()
-              << "\nrebuild: " << rebuildIntervalName(*rebuildInterval)
-              << (*rebuildInterval == 1 ? " (every timed walk uses the groups the error measured)"
-                                        : " (refits and tuned groups: the error column is of a "
-                                          "fresh tree at N_group)")
-              << "\nnear field: " << p2p << "\n\n";
-    SimParams base;
-    base.p2p = *p2pMode;
-    base.nLeaf = nLeaf;
-    base.nGroup = nGroup;
-    base.softening = softening;
-    base.dtMax = 1.0f / 128.0f;  // shared steps
-    base.rebuildInterval = *rebuildInterval;
+              << "\nrebuild: " << rebuildIntervalName(interval)
+              << (interval == 1 ? " (every timed walk uses the groups the error measured)"
+                                : " (refits and tuned groups: the error column is of a fresh "
+                                  "tree at N_group)")
+              << "\nnear field: " << o.p2p << "\n\n";
+    printHeader();
     std::vector<Row> rows;
-    std::cout
-        << "| scenario | N | MAC | θ or Δ/α | ρ | K | bbox+keys+sort | tree+moments | groups | "
-           "walk | "
-           "predict+integrate | "
-           "total ms | interactions/particle | expanded | walk interactions/s | error median | "
-           "error p99 |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for (const std::string& sc :
-         parseList<std::string>(scenarios, [](const std::string& s) { return s; }))
-      for (std::size_t n : parseList<std::size_t>(
-               ns, [](const std::string& s) { return std::size_t(std::stoull(s)); }))
-        for (const std::string& m :
-             parseList<std::string>(macs, [](const std::string& s) { return s; }))
-          for (float th :
-               parseList<float>(thetas, [](const std::string& s) { return std::stof(s); }))
-            for (float mp :
-                 parseList<float>(params, [](const std::string& s) { return std::stof(s); }))
-              for (float rho :
-                   parseList<float>(ratios, [](const std::string& s) { return std::stof(s); }))
-                for (float k :
-                     parseList<float>(budgets, [](const std::string& s) { return std::stof(s); })) {
-                  const auto mac = parseMacKind(m);
-                  if (!mac) throw std::invalid_argument("unknown MAC " + m);
-                  const Row r = measure({sc, n, th, *mac, mp, rho, k}, base, warmup, steps, sample);
-                  auto ms = [&](Stage s) { return r.stageMs[static_cast<int>(s)]; };
-                  char line[512];
-                  std::snprintf(line, sizeof line,
-                                "| %s | %zu | %s | %.3g | %.3g | %.3g | %.3f | %.3f | %.3f | %.3f "
-                                "| %.3f | %.3f | "
-                                "%.0f | %.3f | %.3g | %.2e | %.2e |\n",
-                                sc.c_str(), n, m.c_str(),
-                                (*mac == MacKind::Multipole || *mac == MacKind::Acceleration)
-                                    ? effectiveMacParam(SimParams{*mac, th, mp})
-                                    : th,
-                                rho, k, ms(Stage::BoundingBox) + ms(Stage::Keys) + ms(Stage::Sort),
-                                ms(Stage::Tree) + ms(Stage::Moments), ms(Stage::Groups),
-                                ms(Stage::Walk), ms(Stage::Predict) + ms(Stage::Integrate),
-                                r.totalMs, r.interactionsPerParticle, r.expandedFraction,
-                                r.walkInteractionsPerSecond, r.error.median, r.error.p99);
-                  std::cout << line << std::flush;
-                  rows.push_back(r);
-                }
-    if (!csvPath.empty()) {
-      std::ofstream csv(csvPath);
-      csv << "scenario,n,mac,theta,mac_param,expansion_ratio";
-      for (auto name : kStageNames) csv << ',' << name << "_ms";
-      csv << ",total_ms,interactions_per_particle,expanded_fraction,walk_interactions_per_s,"
-             "error_median,error_p99,expansion_budget,p2p\n";
-      for (const Row& r : rows) {
-        csv << r.c.scenario << ',' << r.c.n << ',' << toString(r.c.mac) << ',' << r.c.theta << ','
-            << r.c.macParam << ',' << r.c.expansionRatio;
-        for (double v : r.stageMs) csv << ',' << v;
-        csv << ',' << r.totalMs << ',' << r.interactionsPerParticle << ',' << r.expandedFraction
-            << ',' << r.walkInteractionsPerSecond << ',' << r.error.median << ',' << r.error.p99
-            << ',' << r.c.expansionBudget << ',' << p2p << '\n';
-      }
+    for (const Config& c : configs(o)) {
+      rows.push_back(measure(c, o.base, o.warmup, o.steps, o.sample));
+      printRow(rows.back());
     }
+    if (!o.csvPath.empty()) writeCsv(o.csvPath, rows, o.p2p);
   } catch (const std::exception& e) {
     std::cerr << "bench_gpu: " << e.what() << '\n';
     return 1;
