@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
@@ -525,7 +526,7 @@ int main(int argc, char** argv) {
   app.add_option(
       "--trace", o.tracePath,
       "write every substep of every run (targets, walk, rebuild, the tuner's fit) as CSV");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = bhviz::bench::parseOrExit(app, argc, argv)) return *status;
   try {
     runAll(o, joined(argc, argv));
   } catch (const InvalidParameter& e) {

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "sim/dist/dist.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
@@ -305,7 +306,7 @@ int main(int argc, char** argv) {
     o.mac = *parseMacKind(mac);
     status = lead(o, job->size());
   } catch (const CLI::ParseError& e) {
-    status = app.exit(e);
+    status = bhviz::bench::exitStatus(app, e);
   } catch (const std::exception& e) {
     std::cerr << "bench_dist: " << e.what() << '\n';
     status = 1;

@@ -45,6 +45,7 @@
 #include "app/scene/gl_query.h"
 #include "app/scene/particle_view.h"
 #include "app/scene/scene_pipeline.h"
+#include "bench/bench_cli.h"
 #include "bench/frame_bench.h"
 #include "render/renderer.h"
 #include "sim/cuda/cuda_backend.h"
@@ -422,7 +423,7 @@ int main(int argc, char** argv) {
                  "on-demand (the window's: only for the diagnostics every few seconds) or every "
                  "(every step)")
       ->check(CLI::IsMember({"on-demand", "every"}));
-  CLI11_PARSE(cli, argc, argv);
+  if (const auto status = bhviz::bench::parseOrExit(cli, argc, argv)) return *status;
   o.potentialEveryStep = potential == "every";
   try {
     o.ns = parseCounts(ns);

@@ -20,6 +20,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bench/bench_cli.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
@@ -228,7 +229,7 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exit) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    exit = app.exit(e) == 0 ? 0 : 2;  // --help, or an invalid option: 2, as bhviz's
+    exit = bhviz::bench::exitStatus(app, e);
     return std::nullopt;
   }
   const std::optional<P2pMode> p2pMode = parseP2pMode(p2p);

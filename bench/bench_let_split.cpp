@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/dist/orb.h"
 #include "sim/ic/initial_conditions.h"
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
   app.add_flag("--center-frame", centerFrame,
                "the frame centred on the first cut (OrbSettings::gridOnFirstCut)");
   app.add_flag("--explain", explain, "the largest excess's interaction lists, level by level");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = bhviz::bench::parseOrExit(app, argc, argv)) return *status;
 
   SimParams p;
   p.theta = theta;

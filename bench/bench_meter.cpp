@@ -13,6 +13,7 @@
 #include "app/core/accuracy_meter.h"
 #include "app/core/cli.h"
 #include "app/core/sim_session.h"
+#include "bench/bench_cli.h"
 
 using namespace bhviz;
 
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
   cli.add_option("--frames", frames);
   cli.add_option("--every", every);
   cli.add_option("--sample", sample);
-  CLI11_PARSE(cli, argc, argv);
+  if (const auto status = bhviz::bench::parseOrExit(cli, argc, argv)) return *status;
 
   std::ostringstream ignored;
   const auto o = app::parseCommandLine(

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "bench/bench_cli.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/device_buffer.h"
 #include "sim/direct_sum.h"
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
   app.add_option("--softening", softening, "Plummer ε of the peer's run");
   app.add_option("--sample", sample, "particles compared");
   app.add_option("--seed", seed, "of the sample");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = bhviz::bench::parseOrExit(app, argc, argv)) return *status;
   try {
     const Particles p = readDump(path);
     double mass = 0.0;

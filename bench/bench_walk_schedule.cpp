@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "sim/backend.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/ic/initial_conditions.h"
@@ -216,7 +217,7 @@ int main(int argc, char** argv) {
   app.add_option("--group", p.nGroup, "N_group");
   app.add_option("--split", split, "halve groups above this share of a warp's fair work");
   app.add_option("--warps", warps, "resident warps of the walk's grid")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = bhviz::bench::parseOrExit(app, argc, argv)) return *status;
   const auto mac = parseMacKind(macName);
   if (!mac) {
     std::fprintf(stderr, "bench_walk_schedule: unknown MAC %s\n", macName.c_str());
