@@ -21,9 +21,10 @@
 # as each call ends. At c949f6a test_cuda_backend's racecheck alone ran past a call (its block
 # runs); it now racechecks only its short tests (sanitize_filter). Timed at c949f6a (H200,
 # 2026-11-28): test_cuda_backend memcheck 5 s, racecheck 64 s (short tests); every other binary
-# but the two below, both tools, ~300 s; test_cuda_walk_mutual memcheck ~20 s, racecheck 45 s (one
-# test; all seven took over 200 s); test_cuda_walk_potential racecheck over 70 s. Three calls: "test_cuda_backend
-# test_cuda_walk_mutual", "test_cuda_walk_potential" with the MPI section, and the rest.
+# but the two below, both tools, ~300 s; test_cuda_walk_mutual memcheck ~20 s, racecheck 45 s
+# (one test; all seven took over 200 s); test_cuda_walk_potential racecheck over 70 s. Three
+# calls: "test_cuda_backend test_cuda_walk_mutual", "test_cuda_walk_potential" with the MPI
+# section, and the rest.
 # Environment: BHVIZ_SANITIZE_FILTER (gtest filter of the sanitizer runs), BHVIZ_SANITIZE_ONLY
 # (space-separated test binaries the sanitizer section runs; default all), BHVIZ_SKIP_BENCH=1,
 # BHVIZ_SKIP_TESTS=1, BHVIZ_SKIP_SANITIZE=1, BHVIZ_SKIP_MPI=1, BHVIZ_MPI_ONLY=1 (only section 5;
