@@ -289,14 +289,21 @@ int main(int argc, char** argv) {
                  "(default 1.02; 0: at every full step)")
       ->check(CLI::Validator(
           [](std::string& v) {
-            const double r = std::stod(v);
+            double r = -1.0;
+            try {
+              std::size_t used = 0;
+              r = std::stod(v, &used);
+              if (used != v.size()) r = -1.0;
+            } catch (const std::exception&) {
+              r = -1.0;  // not a number: refused below
+            }
             return r == 0.0 || (r >= 1.0 && r <= 100.0) ? std::string()
                                                         : std::string("0 or in [1, 100]");
           },
           "0 or in [1, 100]"));
   std::string rebuild = "every";
   app.add_option("--rebuild", rebuild, "tree rebuilds: every (default), auto or K");
-  int status = 0;
+  int status = -1;  // -1: the options are good, run
   try {
     app.parse(argc, argv);
     const std::optional<int> interval = parseRebuildInterval(rebuild);
@@ -304,12 +311,19 @@ int main(int argc, char** argv) {
     o.rebuildInterval = *interval;
     o.dist.lets = host ? dist::LetTransport::Host : dist::LetTransport::Auto;
     o.mac = *parseMacKind(mac);
-    status = lead(o, job->size());
   } catch (const CLI::ParseError& e) {
     status = bhviz::bench::exitStatus(app, e);
-  } catch (const std::exception& e) {
+  } catch (const std::invalid_argument& e) {  // an option's value: before any work
     std::cerr << "bench_dist: " << e.what() << '\n';
-    status = 1;
+    status = 2;
+  }
+  if (status < 0) {
+    try {
+      status = lead(o, job->size());
+    } catch (const std::exception& e) {
+      std::cerr << "bench_dist: " << e.what() << '\n';
+      status = 1;
+    }
   }
   job->finish(status);
   return status;

@@ -54,13 +54,19 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::size_t sample) {
+/// A row's parameters: the run's shared ones with the row's own.
+SimParams paramsOf(const Config& c, const SimParams& base) {
   SimParams p = base;
   p.theta = c.theta;
   p.mac = c.mac;
   p.macParam = c.macParam;
   p.expansionRatio = c.expansionRatio;
   p.expansionBudget = c.expansionBudget;
+  return p;
+}
+
+Row measure(const Config& c, const SimParams& base, int warmup, int steps, std::size_t sample) {
+  const SimParams p = paramsOf(c, base);
   const Particles ic = makeScenario(c.scenario, c.n, 1);
   Simulation sim(cuda::makeCudaBackend(ic.size()), ic, p);
   Row r;
@@ -111,12 +117,16 @@ struct Options {
   SimParams base;
 };
 
-/// A comma-separated list, each item converted; throws std::invalid_argument naming the option.
+/// A comma-separated list, each item trimmed of spaces and converted; throws
+/// std::invalid_argument naming the option.
 template <typename T, typename Convert>
 std::vector<T> parseList(const std::string& option, const std::string& text, Convert convert) {
   std::vector<T> out;
   std::stringstream s(text);
   for (std::string item; std::getline(s, item, ',');) {
+    const std::size_t begin = item.find_first_not_of(' ');
+    item = begin == std::string::npos ? ""
+                                      : item.substr(begin, item.find_last_not_of(' ') + 1 - begin);
     try {
       out.push_back(convert(item));
     } catch (const std::exception& e) {
@@ -132,6 +142,8 @@ float toFloat(const std::string& s) {
   float v = 0.0f;
   try {
     v = std::stof(s, &used);
+  } catch (const std::out_of_range&) {
+    throw std::invalid_argument("out of a float's range");
   } catch (const std::exception&) {
     used = 0;
   }
@@ -215,9 +227,10 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exit) {
   app.add_option("--expansion-budget", budgets,
                  "comma-separated budgets K of the expansion's mass rule (0: by distance alone; "
                  "default the app's)");
-  app.add_option("--warmup", o.warmup, "substeps before timing");
-  app.add_option("--steps", o.steps, "timed substeps (median)");
-  app.add_option("--sample", o.sample, "particles in the force-error sample");
+  app.add_option("--warmup", o.warmup, "substeps before timing")->check(CLI::Range(0, 100000));
+  app.add_option("--steps", o.steps, "timed substeps (median)")->check(CLI::Range(1, 100000));
+  app.add_option("--sample", o.sample, "particles in the force-error sample")
+      ->check(CLI::Range(1, 10000000));
   app.add_option("--n-leaf", nLeaf);
   app.add_option("--n-group", nGroup);
   app.add_option("--softening", softening);
@@ -242,6 +255,7 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exit) {
   });
   o.ns = parseList<std::size_t>("--n", ns, [](const std::string& s) {
     const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+    if (digits && s.size() > 12) throw std::invalid_argument("too many particles");
     const unsigned long long v = digits ? std::stoull(s) : 0;
     if (v == 0) throw std::invalid_argument("not a positive count");
     return std::size_t(v);
@@ -278,6 +292,13 @@ int main(int argc, char** argv) {
     return 2;  // before any work
   }
   const Options& o = *options;
+  const std::vector<Config> rows = configs(o);
+  try {
+    for (const Config& c : rows) validate(paramsOf(c, o.base));  // every row's, before any runs
+  } catch (const InvalidParameter& e) {
+    std::cerr << "bench_gpu: " << e.what() << '\n';
+    return 2;
+  }
   try {
     const int interval = o.base.rebuildInterval;
     std::cout << "device: " << cuda::deviceDescription()
@@ -287,12 +308,12 @@ int main(int argc, char** argv) {
                                   "tree at N_group)")
               << "\nnear field: " << o.p2p << "\n\n";
     printHeader();
-    std::vector<Row> rows;
-    for (const Config& c : configs(o)) {
-      rows.push_back(measure(c, o.base, o.warmup, o.steps, o.sample));
-      printRow(rows.back());
+    std::vector<Row> measured;
+    for (const Config& c : rows) {
+      measured.push_back(measure(c, o.base, o.warmup, o.steps, o.sample));
+      printRow(measured.back());
     }
-    if (!o.csvPath.empty()) writeCsv(o.csvPath, rows, o.p2p);
+    if (!o.csvPath.empty()) writeCsv(o.csvPath, measured, o.p2p);
   } catch (const std::exception& e) {
     std::cerr << "bench_gpu: " << e.what() << '\n';
     return 1;

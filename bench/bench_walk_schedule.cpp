@@ -224,6 +224,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   p.mac = *mac;
+  try {
+    validate(p);
+    (void)scenarioInfo(scenario);
+    if (n == 0) throw InvalidParameter("--n must be at least 1");
+  } catch (const InvalidParameter& e) {
+    std::fprintf(stderr, "bench_walk_schedule: %s\n", e.what());
+    return 2;
+  }
 
   // The state a timed walk sees: with the acceleration MAC, |a_old| of an evaluation with it.
   Simulation sim(makeCpuBackend(), makeScenario(scenario, n, 1), p);
