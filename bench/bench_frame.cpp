@@ -435,6 +435,11 @@ int main(int argc, char** argv) {
         o.height < 16 || o.width > 8192 || o.height > 8192) {
       throw std::invalid_argument("--size " + size);
     }
+    (void)sim::scenarioInfo(o.scenario);  // an unknown name, before any device work
+    sim::SimParams p = sim::defaultSimParams();
+    if (o.expansionRatio) p.expansionRatio = *o.expansionRatio;
+    if (o.expansionBudget) p.expansionBudget = *o.expansionBudget;
+    sim::validate(p);
   } catch (const std::exception& e) {
     std::cerr << "bench_frame: bad argument: " << e.what() << "\n";
     return 2;

@@ -131,6 +131,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   p.mac = *kind;
+  try {  // the values CLI11 cannot check, before any work
+    validate(p);
+    (void)scenarioInfo(scenario);
+    if (n == 0) throw InvalidParameter("--n must be at least 1");
+  } catch (const InvalidParameter& e) {
+    std::fprintf(stderr, "bench_let_split: %s\n", e.what());
+    return 2;
+  }
   const MacSetup mac = macSetup(p, false);
   cpu::WalkSettings s;
   s.mac = mac;

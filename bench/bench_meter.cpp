@@ -44,10 +44,10 @@ int main(int argc, char** argv) {
   std::size_t n = 1000000;
   int frames = 200, every = 30, sample = 2000;
   cli.add_option("--backend", backend)->check(CLI::IsMember({"cpu", "cuda"}));
-  cli.add_option("--n", n);
-  cli.add_option("--frames", frames);
-  cli.add_option("--every", every);
-  cli.add_option("--sample", sample);
+  cli.add_option("--n", n)->check(CLI::Range(std::size_t{1}, std::size_t{1000000000}));
+  cli.add_option("--frames", frames)->check(CLI::Range(1, 1000000));
+  cli.add_option("--every", every)->check(CLI::Range(1, 1000000));
+  cli.add_option("--sample", sample)->check(CLI::Range(1, 100000000));
   if (const auto status = bhviz::bench::parseOrExit(cli, argc, argv)) return *status;
 
   std::ostringstream ignored;
