@@ -131,12 +131,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   p.mac = *kind;
-  try {  // the values CLI11 cannot check, before any work
-    validate(p);
-    (void)scenarioInfo(scenario);
-    if (n == 0) throw InvalidParameter("--n must be at least 1");
-  } catch (const InvalidParameter& e) {
-    std::fprintf(stderr, "bench_let_split: %s\n", e.what());
+  if (const auto bad = bhviz::bench::invalidRun(p, scenario, n)) {  // before any work
+    std::fprintf(stderr, "bench_let_split: %s\n", bad->c_str());
     return 2;
   }
   const MacSetup mac = macSetup(p, false);

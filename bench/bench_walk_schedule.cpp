@@ -224,12 +224,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   p.mac = *mac;
-  try {
-    validate(p);
-    (void)scenarioInfo(scenario);
-    if (n == 0) throw InvalidParameter("--n must be at least 1");
-  } catch (const InvalidParameter& e) {
-    std::fprintf(stderr, "bench_walk_schedule: %s\n", e.what());
+  if (const auto bad = bhviz::bench::invalidRun(p, scenario, n)) {  // before any work
+    std::fprintf(stderr, "bench_walk_schedule: %s\n", bad->c_str());
     return 2;
   }
 
