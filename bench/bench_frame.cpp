@@ -435,11 +435,12 @@ int main(int argc, char** argv) {
         o.height < 16 || o.width > 8192 || o.height > 8192) {
       throw std::invalid_argument("--size " + size);
     }
-    (void)sim::scenarioInfo(o.scenario);  // an unknown name, before any device work
-    sim::SimParams p = sim::defaultSimParams();
+    sim::SimParams p = sim::defaultSimParams();  // the scenario and parameters, before the device
     if (o.expansionRatio) p.expansionRatio = *o.expansionRatio;
     if (o.expansionBudget) p.expansionBudget = *o.expansionBudget;
-    sim::validate(p);
+    if (const auto bad = bhviz::bench::invalidRun(p, o.scenario, o.ns.front())) {
+      throw std::invalid_argument(*bad);
+    }
   } catch (const std::exception& e) {
     std::cerr << "bench_frame: bad argument: " << e.what() << "\n";
     return 2;

@@ -293,11 +293,11 @@ int main(int argc, char** argv) {
   }
   const Options& o = *options;
   const std::vector<Config> rows = configs(o);
-  try {
-    for (const Config& c : rows) validate(paramsOf(c, o.base));  // every row's, before any runs
-  } catch (const InvalidParameter& e) {
-    std::cerr << "bench_gpu: " << e.what() << '\n';
-    return 2;
+  for (const Config& c : rows) {  // every row's, before any runs
+    if (const auto bad = bhviz::bench::invalidRun(paramsOf(c, o.base), c.scenario, c.n)) {
+      std::cerr << "bench_gpu: " << *bad << '\n';
+      return 2;
+    }
   }
   try {
     const int interval = o.base.rebuildInterval;
