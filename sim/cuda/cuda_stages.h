@@ -7,8 +7,8 @@
 // and nvcc; the CUDA runtime stays inside the .cu files.
 //
 // A build is: launchBoundingBox → launchKeys → launchSort → launchTree → launchMoments, all on
-// one stream (launchBuild). Only launchTree waits for the device, once, to read back the level
-// table.
+// one stream (launchBuild, which sorts and builds the tree with launchSortAndTree). Only launchTree
+// waits for the device, once, to read back the level table.
 
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +70,9 @@ struct BuildWorkspace {
   /// Levels the last build's last attempt launched (kMaxLevel: a first build, or one deeper
   /// than the tuned levels, built again); read by tests.
   int treeLevels = 0;
+  /// The digits (levels) the keys are sorted on: kMaxLevel after a full sort, fewer between a
+  /// build's sort and the order of its runs (launchOrderRuns, launchSortAndTree).
+  int sortedLevels = kMaxLevel;
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
   const std::uint64_t* keysData() const { return keys[current].data(); }
@@ -179,16 +182,44 @@ void launchBoundingBox(const DeviceParticles& p, BuildWorkspace& ws, Stream stre
 /// ws.order[0]; sets ws.current = 0.
 void launchKeys(const DeviceParticles& p, Curve curve, BuildWorkspace& ws, Stream stream);
 
-/// Stable radix sort of the keys with their indices (cub::DeviceRadixSort, bits 0..63), then
-/// a gather of every particle array into key order. Afterwards ws.keysData() are the sorted
-/// keys and ws.orderData() the permutation (new position k holds old particle order[k]).
+/// Stable radix sort of the keys with their indices (cub::DeviceRadixSort) on the top `levels`
+/// digits of the keys (three bits each; kMaxLevel: every bit); sets ws.sortedLevels.
+void launchSortKeys(BuildWorkspace& ws, std::size_t n, int levels, Stream stream);
+
+/// Where ws's keys are sorted on fewer digits than they have (ws.sortedLevels), puts each run of
+/// equal sorted digits in full key order (equal keys by index), in place: afterwards
+/// ws.keysData() and ws.orderData() are what a sort on every bit gives. A thread sorts a run
+/// alone, so the runs must be short: call it after launchTree has built a tree from the keys,
+/// which puts every run within a leaf. Nothing to do after a full sort.
+void launchOrderRuns(BuildWorkspace& ws, std::size_t n, Stream stream);
+
+/// Gathers every particle array into the order of ws.orderData().
+void launchGather(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
+
+/// launchSortKeys on every bit, then launchGather. Afterwards ws.keysData() are the sorted keys
+/// and ws.orderData() the permutation (new position k holds old particle order[k]).
 void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
+
+/// A build's sort and tree: the keys sorted on the digits the tree's levels read
+/// (treeLevelsToLaunch: fewer radix passes where the tree is shallow), the tree built (sorted again
+/// on every bit if it is deeper than that), the runs of equal sorted digits put in order, the
+/// particles gathered. The same particle order, keys and tree as launchSort then launchTree, bit
+/// for bit.
+void launchSortAndTree(DeviceParticles& p, BuildWorkspace& ws, int nLeaf, DeviceTree& tree,
+                       Stream stream);
 
 // ---- tree (tree_build.cu), moments (moments.cu) -------------------------------------------------
 
+/// The levels the next tree build launches: the last tree's depth and a margin, so that a tree
+/// one or two levels deeper than the last needs no second attempt; every level for a first build.
+/// The tuned graph's count is kept while it lies within [depth + 2, depth + 4] (a depth that falls
+/// by one or two and comes back captures nothing; one that rises captures again).
+int treeLevelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree);
+
 /// Octree topology from ws's sorted keys, identical to cpu::buildTree: level by level on the
 /// device with no per-level host round trip. Waits for the stream once at the end to read
-/// the level table (and rebuilds with larger buffers in the rare case they overflowed).
+/// the level table (and rebuilds with larger buffers in the rare case they overflowed). Keys
+/// sorted on fewer levels than it launches are sorted again on every bit first.
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
 
 /// Moments bottom-up in fp32 (one launch: segments of a warp sum the leaves, the one that completes

@@ -1,5 +1,14 @@
 // Sort on the device, the twin of cpu::sortOrder and cpu::reorder: the keys with their indices,
 // then every particle array gathered into key order.
+//
+// A build sorts only the digits its tree reads (launchSortAndTree): the levels the tree build
+// will launch, three bits each, where the 63 bits take eight radix passes. The tree is the same,
+// as its cells split by those digits only; what the shorter sort leaves unordered are runs of
+// keys with the same sorted digits, each within a leaf, which a pass after the tree
+// (launchOrderRuns) puts in order by key and index in place, so that the order is a full stable
+// sort's, bit for bit. A tree that turns out deeper than the levels launched is built again
+// after a sort on every digit (launchTree).
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "sim/cuda/cuda_check.cuh"
@@ -29,27 +38,75 @@ __global__ void gatherKernel(const std::uint32_t* __restrict__ order, std::uint3
   binOut[k] = bin[j];
 }
 
+/// Keys sorted on their top `levels` digits (prefix) are in full order but within runs of one
+/// prefix, which a thread per run starting at index i puts in order in place: by key, equal keys
+/// by index, the order a stable sort on every bit gives. Runs are short where the tree was built
+/// from these keys without a second attempt: a run lies within one leaf of at most N_leaf
+/// particles (launchTree). Most runs are one particle long, or already in order.
+__global__ void orderRunsKernel(std::uint32_t n, int shift, std::uint64_t* __restrict__ keys,
+                                std::uint32_t* __restrict__ order) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint64_t prefix = keys[i] >> shift;
+  if (i > 0 && keys[i - 1] >> shift == prefix) return;  // not a run's start
+  const auto before = [&](std::uint32_t a, std::uint32_t b) {
+    return keys[a] < keys[b] || (keys[a] == keys[b] && order[a] < order[b]);
+  };
+  std::uint32_t end = i + 1;
+  bool sorted = true;
+  for (; end < n && keys[end] >> shift == prefix; ++end) sorted = sorted && before(end - 1, end);
+  if (sorted) return;
+  for (std::uint32_t a = i + 1; a < end; ++a) {  // insertion sort of keys[i, end)
+    const std::uint64_t k = keys[a];
+    const std::uint32_t o = order[a];
+    std::uint32_t b = a;
+    for (; b > i && (keys[b - 1] > k || (keys[b - 1] == k && order[b - 1] > o)); --b) {
+      keys[b] = keys[b - 1];
+      order[b] = order[b - 1];
+    }
+    keys[b] = k;
+    order[b] = o;
+  }
+}
+
 }  // namespace
 
-void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream) {
-  ws.reserve(p.n);
-  if (p.n == 0) return;
-  const int n = static_cast<int>(p.n);
+void launchSortKeys(BuildWorkspace& ws, std::size_t n, int levels, Stream stream) {
+  ws.reserve(n);
+  levels = std::clamp(levels, 1, kMaxLevel);
+  ws.sortedLevels = levels;
+  if (n == 0) return;
   const int cur = ws.current;
   cub::DoubleBuffer<std::uint64_t> keys(ws.keys[cur].data(), ws.keys[1 - cur].data());
   cub::DoubleBuffer<std::uint32_t> order(ws.order[cur].data(), ws.order[1 - cur].data());
-  // The keys use 63 bits; radix sorting is stable, so equal keys keep their input order, as
-  // cpu::sortOrder does.
-  constexpr int kBeginBit = 0, kEndBit = 3 * kKeyBitsPerAxis;
+  // The keys use 63 bits, level 1's digit the highest three; radix sorting is stable, so equal
+  // keys keep their input order, as cpu::sortOrder does.
+  const int endBit = 3 * kKeyBitsPerAxis;
+  const int beginBit = endBit - 3 * levels;
   std::size_t bytes = 0;
-  BHVIZ_CUDA_CHECK(
-      cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, order, n, kBeginBit, kEndBit, stream));
+  const int count = static_cast<int>(n);
+  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, order, count, beginBit,
+                                                   endBit, stream));
   ws.temp.reserve(bytes);
-  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(ws.temp.data(), bytes, keys, order, n, kBeginBit,
-                                                   kEndBit, stream));
+  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(ws.temp.data(), bytes, keys, order, count,
+                                                   beginBit, endBit, stream));
   // Keys and order travel together, so one selector names both.
   ws.current = keys.selector == 0 ? cur : 1 - cur;
+}
 
+void launchOrderRuns(BuildWorkspace& ws, std::size_t n, Stream stream) {
+  if (ws.sortedLevels >= kMaxLevel) return;
+  const int shift = 3 * (kMaxLevel - ws.sortedLevels);
+  ws.sortedLevels = kMaxLevel;
+  if (n == 0) return;
+  orderRunsKernel<<<blocksFor(n), kBlock, 0, stream>>>(static_cast<std::uint32_t>(n), shift,
+                                                       ws.keys[ws.current].data(),
+                                                       ws.order[ws.current].data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+}
+
+void launchGather(DeviceParticles& p, BuildWorkspace& ws, Stream stream) {
+  if (p.n == 0) return;
   DeviceParticles& out = ws.scratch;
   out.resize(p.n);
   gatherKernel<<<blocksFor(p.n), kBlock, 0, stream>>>(
@@ -58,6 +115,19 @@ void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream) {
       out.accPot.data(), out.id.data(), out.tag.data(), out.bin.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
   p.swap(out);
+}
+
+void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream) {
+  launchSortKeys(ws, p.n, kMaxLevel, stream);
+  launchGather(p, ws, stream);
+}
+
+void launchSortAndTree(DeviceParticles& p, BuildWorkspace& ws, int nLeaf, DeviceTree& tree,
+                       Stream stream) {
+  launchSortKeys(ws, p.n, treeLevelsToLaunch(ws, tree), stream);
+  launchTree(ws, p.n, nLeaf, tree, stream);
+  launchOrderRuns(ws, p.n, stream);
+  launchGather(p, ws, stream);
 }
 
 }  // namespace bhviz::sim::cuda

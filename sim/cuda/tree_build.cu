@@ -15,7 +15,7 @@
 // Flags are scanned in (cell, digit) order, so children are appended in parent order and in
 // digit order: exactly the CPU's cell order. The 1 + 3 K launches are replayed from a CUDA graph
 // (TreeLevelGraph), one host call per build. K, the levels launched, follows the last tree's
-// depth with a margin (levelsToLaunch): kMaxLevel = 21 levels would leave a 1 M Plummer tree's
+// depth with a margin (treeLevelsToLaunch): kMaxLevel = 21 levels would leave a 1 M Plummer tree's
 // last ~7 as empty launches. A tree found deeper than K (its level K not empty) is built again
 // with every level. The cell buffers are sized by an estimate; a write past their end sets a flag,
 // and the build is repeated with larger buffers (rare: the buffers keep their size between steps).
@@ -326,11 +326,9 @@ std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nL
   return h;
 }
 
-/// The levels a build launches: the last tree's depth and a margin, so that a tree one or two
-/// levels deeper than the last needs no second attempt; every level for a first build. The tuned
-/// graph's count is kept while it lies within [depth + 2, depth + 4] (a depth that falls by one
-/// or two and comes back captures nothing; one that rises captures again).
-int levelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree) {
+}  // namespace
+
+int treeLevelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree) {
   const int depth = tree.depth();  // levels of the last tree (-1: none yet)
   if (depth <= 0) return kMaxLevel;
   const std::shared_ptr<TreeLevelGraph>& tuned = ws.treeGraphs[0];
@@ -339,8 +337,6 @@ int levelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree) {
   }
   return std::min(depth + 2, kMaxLevel);
 }
-
-}  // namespace
 
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream) {
   ws.reserve(n);
@@ -356,8 +352,10 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
     largest = std::max<std::size_t>(largest, tree.levelBegin[L] - tree.levelBegin[L - 1]);
   }
   ws.childStarts.reserve(kLanes * (largest + largest / 4 + 1024));
-  int levels = levelsToLaunch(ws, tree);
+  int levels = treeLevelsToLaunch(ws, tree);
   for (;;) {
+    // The keys must be sorted on every digit the levels read (launchSortAndTree sorts those only).
+    if (levels > ws.sortedLevels) launchSortKeys(ws, n, kMaxLevel, stream);
     const std::vector<std::uint32_t> table = buildLevels(ws, n, nLeaf, levels, tree, stream);
     ws.treeLevels = levels;
     if (table[kTableOverflow] == 0 && levels < kMaxLevel && table[levels + 1] > table[levels]) {
@@ -380,8 +378,7 @@ void launchBuild(DeviceParticles& p, Curve curve, int nLeaf, const MacSetup& mac
                  BuildWorkspace& ws, DeviceTree& tree, Stream stream) {
   launchBoundingBox(p, ws, stream);
   launchKeys(p, curve, ws, stream);
-  launchSort(p, ws, stream);
-  launchTree(ws, p.n, nLeaf, tree, stream);
+  launchSortAndTree(p, ws, nLeaf, tree, stream);
   launchMoments(tree, p, ws, mac, stream);
 }
 

@@ -51,6 +51,38 @@ std::vector<std::uint64_t> sortOnDevice(const Particles& h, cuda::DeviceParticle
   return cuda::downloadKeys(ws, h.size());
 }
 
+/// The sort and the tree of a build as launchBuild makes them (launchSortAndTree: the keys sorted
+/// on the digits the tree's levels read, the runs of equal sorted digits put in order afterwards),
+/// on `h` uploaded again: the permutation, the sorted keys and every gathered array must be the
+/// CPU's full stable sort's, bit for bit. Returns the CPU's sorted keys, which its tree is built
+/// from.
+std::vector<std::uint64_t> sortAndTreeOnDevice(const Particles& h, int nLeaf,
+                                               cuda::DeviceParticles& d, cuda::BuildWorkspace& ws,
+                                               cuda::DeviceTree& tree) {
+  cuda::uploadParticles(h, d);
+  cuda::launchBoundingBox(d, ws, nullptr);
+  cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
+  cuda::launchSortAndTree(d, ws, nLeaf, tree, nullptr);
+  EXPECT_EQ(ws.sortedLevels, kMaxLevel) << "the runs' order completes the sort";
+  const KeyFrame frame = keyFrameFor(cpu::boundingBox(h.posMass));
+  const std::vector<std::uint64_t> keys = cpu::computeKeys(h.posMass, frame, Curve::Hilbert);
+  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
+  std::vector<std::uint64_t> sortedKeys(h.size());
+  for (std::size_t k = 0; k < h.size(); ++k) sortedKeys[k] = keys[order[k]];
+  EXPECT_SAME_ARRAY(cuda::downloadOrder(ws, h.size()), order);
+  EXPECT_SAME_ARRAY(cuda::downloadKeys(ws, h.size()), sortedKeys);
+  Particles sorted = h, gpuSorted;
+  cpu::reorder(sorted, order);
+  cuda::downloadParticles(d, gpuSorted);
+  EXPECT_SAME_ARRAY(gpuSorted.posMass, sorted.posMass);
+  EXPECT_SAME_ARRAY(gpuSorted.vel, sorted.vel);
+  EXPECT_SAME_ARRAY(gpuSorted.accPot, sorted.accPot);
+  EXPECT_SAME_ARRAY(gpuSorted.id, sorted.id);
+  EXPECT_SAME_ARRAY(gpuSorted.tag, sorted.tag);
+  EXPECT_SAME_ARRAY(gpuSorted.bin, sorted.bin);
+  return sortedKeys;
+}
+
 /// Collects violations of a per-cell tolerance and reports the count and the first one.
 class Violations {
  public:
@@ -324,7 +356,7 @@ TEST(CudaStages, TreeBuildKeepsItsSearchesOrSearchesAgainTheSameTree) {
 }
 
 // A build launches the levels of the last tree's depth and two more (tree_build.cu,
-// levelsToLaunch); a tree deeper than that is built again with every level. Shallow, the same
+// treeLevelsToLaunch); a tree deeper than that is built again with every level. Shallow, the same
 // shallow particles again (the tuned levels), far deeper (the second attempt), and shallow
 // twice more: every build gives the CPU's tree.
 TEST(CudaStages, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeeper) {
@@ -332,9 +364,6 @@ TEST(CudaStages, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeeper) {
   const std::size_t n = 20000;
   const Particles shallow = makePlummer(n, baseSeed() + 23);
   const Particles deep = clusteredParticles(n, baseSeed() + 29);  // duplicates: every level
-  cuda::DeviceParticles d;
-  cuda::BuildWorkspace ws;
-  cuda::DeviceTree tree;
   struct Build {
     const Particles* p;
     int nLeaf;
@@ -345,23 +374,36 @@ TEST(CudaStages, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeeper) {
                           {&deep, 1, "deeper"},
                           {&shallow, 16, "shallow after deep"},
                           {&shallow, 16, "shallow, tuned again"}};
-  int lastDepth = 0;
-  for (const Build& b : builds) {
-    SCOPED_TRACE(b.what);
-    const std::vector<std::uint64_t> keys = sortOnDevice(*b.p, d, ws);
-    cuda::launchTree(ws, n, b.nLeaf, tree, nullptr);
-    Tree gpuTree;
-    cuda::downloadTree(tree, ws, gpuTree, false);
-    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, b.nLeaf);
-    expectSameTopology(gpuTree, cpuTree);
-    const int tuned = std::min(lastDepth + 2, kMaxLevel);
-    std::printf("  %s: depth %d, %d levels launched\n", b.what, cpuTree.depth(), ws.treeLevels);
-    if (lastDepth == 0 || cpuTree.depth() > tuned) {
-      EXPECT_EQ(ws.treeLevels, kMaxLevel) << "a first build, or one deeper than the tuned levels";
-    } else {
-      EXPECT_EQ(ws.treeLevels, tuned) << "the last depth " << lastDepth << " and two";
+  // The sort on every bit then the tree, and a build's sort on the digits the tree reads, which
+  // the tree deeper than its levels sorts again (launchTree).
+  for (const bool fullSort : {true, false}) {
+    SCOPED_TRACE(fullSort ? "full sort" : "sort on the tree's digits");
+    cuda::DeviceParticles d;
+    cuda::BuildWorkspace ws;
+    cuda::DeviceTree tree;
+    int lastDepth = 0;
+    for (const Build& b : builds) {
+      SCOPED_TRACE(b.what);
+      std::vector<std::uint64_t> keys;
+      if (fullSort) {
+        keys = sortOnDevice(*b.p, d, ws);
+        cuda::launchTree(ws, n, b.nLeaf, tree, nullptr);
+      } else {
+        keys = sortAndTreeOnDevice(*b.p, b.nLeaf, d, ws, tree);
+      }
+      Tree gpuTree;
+      cuda::downloadTree(tree, ws, gpuTree, false);
+      const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, b.nLeaf);
+      expectSameTopology(gpuTree, cpuTree);
+      const int tuned = std::min(lastDepth + 2, kMaxLevel);
+      std::printf("  %s: depth %d, %d levels launched\n", b.what, cpuTree.depth(), ws.treeLevels);
+      if (lastDepth == 0 || cpuTree.depth() > tuned) {
+        EXPECT_EQ(ws.treeLevels, kMaxLevel) << "a first build, or one deeper than the tuned levels";
+      } else {
+        EXPECT_EQ(ws.treeLevels, tuned) << "the last depth " << lastDepth << " and two";
+      }
+      lastDepth = cpuTree.depth();
     }
-    lastDepth = cpuTree.depth();
   }
 }
 
@@ -405,37 +447,47 @@ TEST(CudaStages, TreeBuildLevelsAtTheEdgesOfTheirRule) {
   // (exactly the levels launched); d + 5 (d + 4 launched, one level short: again); d + 5 (d + 7);
   // d + 4 (d + 7, the last depth + 3); d + 4 (d + 7 kept, not d + 6).
   const int depths[] = {d, d, d + 2, d + 5, d + 5, d + 4, d + 4};
-  cuda::DeviceParticles dp;
-  cuda::BuildWorkspace ws;
-  cuda::DeviceTree tree;
-  int lastDepth = 0, tunedLevels = 0;
-  bool edgeKept = false, edgeRetried = false, bandKept = false;
-  for (const int depth : depths) {
-    const Particles p = threeParticles(separationFor(depth));
-    SCOPED_TRACE("depth " + std::to_string(depth) + " after " + std::to_string(lastDepth));
-    const std::vector<std::uint64_t> keys = sortOnDevice(p, dp, ws);
-    cuda::launchTree(ws, p.size(), 1, tree, nullptr);
-    Tree gpuTree;
-    cuda::downloadTree(tree, ws, gpuTree, false);
-    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, 1);
-    expectSameTopology(gpuTree, cpuTree);
-    ASSERT_EQ(cpuTree.depth(), depth);
-    int first = kMaxLevel;
-    if (lastDepth > 0) {
-      const bool inBand = tunedLevels >= lastDepth + 2 && tunedLevels <= lastDepth + 4;
-      first = inBand ? tunedLevels : std::min(lastDepth + 2, kMaxLevel);
-      bandKept |= inBand && first != lastDepth + 2;
-      tunedLevels = first;
+  // Both sorts, as in the test above: at these edges the shorter sort is exactly long enough, or
+  // one level short and made again.
+  for (const bool fullSort : {true, false}) {
+    SCOPED_TRACE(fullSort ? "full sort" : "sort on the tree's digits");
+    cuda::DeviceParticles dp;
+    cuda::BuildWorkspace ws;
+    cuda::DeviceTree tree;
+    int lastDepth = 0, tunedLevels = 0;
+    bool edgeKept = false, edgeRetried = false, bandKept = false;
+    for (const int depth : depths) {
+      const Particles p = threeParticles(separationFor(depth));
+      SCOPED_TRACE("depth " + std::to_string(depth) + " after " + std::to_string(lastDepth));
+      std::vector<std::uint64_t> keys;
+      if (fullSort) {
+        keys = sortOnDevice(p, dp, ws);
+        cuda::launchTree(ws, p.size(), 1, tree, nullptr);
+      } else {
+        keys = sortAndTreeOnDevice(p, 1, dp, ws, tree);
+      }
+      Tree gpuTree;
+      cuda::downloadTree(tree, ws, gpuTree, false);
+      const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, 1);
+      expectSameTopology(gpuTree, cpuTree);
+      ASSERT_EQ(cpuTree.depth(), depth);
+      int first = kMaxLevel;
+      if (lastDepth > 0) {
+        const bool inBand = tunedLevels >= lastDepth + 2 && tunedLevels <= lastDepth + 4;
+        first = inBand ? tunedLevels : std::min(lastDepth + 2, kMaxLevel);
+        bandKept |= inBand && first != lastDepth + 2;
+        tunedLevels = first;
+      }
+      const bool retry = first < kMaxLevel && depth > first;
+      edgeKept |= first < kMaxLevel && depth == first;
+      edgeRetried |= retry && depth == first + 1;
+      EXPECT_EQ(ws.treeLevels, retry ? kMaxLevel : first);
+      lastDepth = depth;
     }
-    const bool retry = first < kMaxLevel && depth > first;
-    edgeKept |= first < kMaxLevel && depth == first;
-    edgeRetried |= retry && depth == first + 1;
-    EXPECT_EQ(ws.treeLevels, retry ? kMaxLevel : first);
-    lastDepth = depth;
+    EXPECT_TRUE(edgeKept) << "a tree of exactly the levels launched";
+    EXPECT_TRUE(edgeRetried) << "a tree one level deeper";
+    EXPECT_TRUE(bandKept) << "a tuned count kept within the band";
   }
-  EXPECT_TRUE(edgeKept) << "a tree of exactly the levels launched";
-  EXPECT_TRUE(edgeRetried) << "a tree one level deeper";
-  EXPECT_TRUE(bandKept) << "a tuned count kept within the band";
 }
 
 // The moments go up the tree in one launch, each parent computed by whichever thread completes
@@ -551,4 +603,73 @@ TEST(CudaStages, CloseKicksForecastTheDeepestBinOfTheNextOpenKicks) {
   std::sort(seen.begin(), seen.end());
   EXPECT_GE(std::unique(seen.begin(), seen.end()) - seen.begin(), 3)
       << "the test needs the deepest bin to change over the ticks";
+}
+
+// A build sorts the keys on the digits its tree reads and puts each run of keys with the same
+// sorted digits in order afterwards (sort.cu). Clumps of eight particles a millionth of the box
+// across (one of them eight copies of one point), in a shallow tree of N_leaf 16: a clump shares
+// every sorted digit, so the shorter sort leaves it in input order, and only the runs' pass can
+// make the full sort's order (equal keys by index). The parts run one by one, so that the test
+// sees the sort leave that work.
+TEST(CudaStages, SortOnTheTreesDigitsThenItsRunsIsTheFullSort) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  constexpr std::size_t kClumps = 3000, kPerClump = 8;
+  constexpr int nLeaf = 16;
+  Rng rng(baseSeed() + 31);
+  Particles h;
+  h.resize(kClumps * kPerClump);
+  for (std::size_t c = 0; c < kClumps; ++c) {
+    const Vec3 centre{float(rng.uniform()), float(rng.uniform()), float(rng.uniform())};
+    for (std::size_t k = 0; k < kPerClump; ++k) {
+      const float spread = c == 0 ? 0.0f : 1e-6f;
+      const std::size_t i = c * kPerClump + k;
+      h.posMass[i] = {centre.x + spread * float(rng.uniform()),
+                      centre.y + spread * float(rng.uniform()),
+                      centre.z + spread * float(rng.uniform()), 1.0f};
+    }
+  }
+  // Input order shuffled, so that no clump arrives in key order.
+  std::vector<std::uint32_t> shuffle(h.size());
+  for (std::uint32_t i = 0; i < shuffle.size(); ++i) shuffle[i] = i;
+  for (std::size_t i = shuffle.size() - 1; i > 0; --i) {
+    std::swap(shuffle[i], shuffle[std::size_t(rng.uniform() * double(i + 1)) % (i + 1)]);
+  }
+  cpu::reorder(h, shuffle);
+  for (std::uint32_t i = 0; i < h.size(); ++i) h.id[i] = i;
+
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  (void)sortAndTreeOnDevice(h, nLeaf, d, ws, tree);  // a first build sorts every digit
+  const int levels = cuda::treeLevelsToLaunch(ws, tree);
+  ASSERT_LE(levels, 14) << "a tree shallow enough that each clump shares every sorted digit";
+
+  cuda::uploadParticles(h, d);
+  cuda::launchBoundingBox(d, ws, nullptr);
+  cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
+  cuda::launchSortKeys(ws, h.size(), levels, nullptr);
+  EXPECT_EQ(ws.sortedLevels, levels);
+  const std::vector<std::uint64_t> partial = cuda::downloadKeys(ws, h.size());
+  EXPECT_FALSE(std::is_sorted(partial.begin(), partial.end()))
+      << "the clumps' lower digits are left for the runs' pass";
+  cuda::launchTree(ws, h.size(), nLeaf, tree, nullptr);
+  EXPECT_EQ(ws.treeLevels, levels) << "no second attempt";
+  cuda::launchOrderRuns(ws, h.size(), nullptr);
+  cuda::launchGather(d, ws, nullptr);
+
+  const KeyFrame frame = keyFrameFor(cpu::boundingBox(h.posMass));
+  const std::vector<std::uint64_t> keys = cpu::computeKeys(h.posMass, frame, Curve::Hilbert);
+  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
+  std::vector<std::uint64_t> sortedKeys(h.size());
+  for (std::size_t k = 0; k < h.size(); ++k) sortedKeys[k] = keys[order[k]];
+  EXPECT_SAME_ARRAY(cuda::downloadOrder(ws, h.size()), order);
+  EXPECT_SAME_ARRAY(cuda::downloadKeys(ws, h.size()), sortedKeys);
+  Particles gpuSorted;
+  cuda::downloadParticles(d, gpuSorted);
+  cpu::reorder(h, order);
+  EXPECT_SAME_ARRAY(gpuSorted.posMass, h.posMass);
+  EXPECT_SAME_ARRAY(gpuSorted.id, h.id);
+  Tree gpuTree;
+  cuda::downloadTree(tree, ws, gpuTree, false);
+  expectSameTopology(gpuTree, cpu::buildTree(sortedKeys, frame, nLeaf));
 }
