@@ -61,16 +61,15 @@ void benchOne(std::size_t n, int nLeaf, Curve curve, int reps, const char* scena
     timers[1].start(nullptr);
     cuda::launchKeys(d, curve, ws, nullptr);
     timers[1].stop(nullptr);
-    timers[2].start(nullptr);
-    cuda::launchSortKeys(ws, n, cuda::treeLevelsToLaunch(ws, tree), nullptr);
-    timers[2].stop(nullptr);
-    timers[3].start(nullptr);
-    cuda::launchTree(ws, n, nLeaf, tree, nullptr);
-    timers[3].stop(nullptr);
-    timers[kStages].start(nullptr);
-    cuda::launchOrderRuns(ws, n, nullptr);
-    cuda::launchGather(d, ws, nullptr);
-    timers[kStages].stop(nullptr);
+    int sortSpans = 0;
+    cuda::launchSortAndTree(d, ws, nLeaf, tree, nullptr, [&](Stage stage, auto&& launch) {
+      cuda::EventTimer& t = stage == Stage::Tree ? timers[3]
+                            : sortSpans++ == 0   ? timers[2]
+                                                 : timers[kStages];
+      t.start(nullptr);
+      launch();
+      t.stop(nullptr);
+    });
     timers[4].start(nullptr);
     cuda::launchMoments(tree, d, ws, mac, nullptr);
     timers[4].stop(nullptr);

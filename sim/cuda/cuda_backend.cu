@@ -245,16 +245,12 @@ void CudaBackend::buildStages(const Clock& clock, const SimParams& p, ForceTarge
   }
   timed(m_events, Stage::Keys, s, [&] { launchKeys(m_p, p.curve, m_ws, s); });
   rememberLastWork();  // in the order of the last walks, before the sort changes it
-  // launchSortAndTree in its parts, timed as the sort and the tree: the keys sorted on the
-  // digits the tree reads, the tree, then the runs' order and the gather.
-  timed(m_events, Stage::Sort, s,
-        [&] { launchSortKeys(m_ws, m_p.n, treeLevelsToLaunch(m_ws, m_tree), s); });
-  timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
-  timed(m_events, Stage::Sort, s, [&] {
-    launchOrderRuns(m_ws, m_p.n, s);
-    launchGather(m_p, m_ws, s);
-    if (m_lastWorkValid) carryWork(m_ws.orderData(), m_p.n, m_lastWork, m_lastWorkScratch, s);
-  });
+  launchSortAndTree(m_p, m_ws, p.nLeaf, m_tree, s,
+                    [&](Stage stage, auto&& launch) { timed(m_events, stage, s, launch); });
+  if (m_lastWorkValid) {
+    timed(m_events, Stage::Sort, s,
+          [&] { carryWork(m_ws.orderData(), m_p.n, m_lastWork, m_lastWorkScratch, s); });
+  }
   // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
   m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_p.n};
   momentsAndGroups(p);

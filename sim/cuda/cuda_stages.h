@@ -6,9 +6,10 @@
 // its stage's name, as the CPU twin is (bbox.cu ↔ bbox.cpp, …). Plain C++: compiles under g++
 // and nvcc; the CUDA runtime stays inside the .cu files.
 //
-// A build is: launchBoundingBox → launchKeys → launchSort → launchTree → launchMoments, all on
-// one stream (launchBuild, which sorts and builds the tree with launchSortAndTree). Only launchTree
-// waits for the device, once, to read back the level table.
+// A build is: launchBoundingBox → launchKeys → launchSortAndTree (the sort on the digits the
+// tree reads, launchTree, the order within runs, the gather) → launchMoments, all on one stream
+// (launchBuild); launchSort then launchTree make the same. Only launchTree waits for the device,
+// once, to read back the level table.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,7 @@
 #include "sim/orb.h"
 #include "sim/params.h"
 #include "sim/particles.h"
+#include "sim/profile.h"
 #include "sim/tree.h"
 
 namespace bhviz::sim::cuda {
@@ -182,12 +184,13 @@ void launchBoundingBox(const DeviceParticles& p, BuildWorkspace& ws, Stream stre
 /// ws.order[0]; sets ws.current = 0.
 void launchKeys(const DeviceParticles& p, Curve curve, BuildWorkspace& ws, Stream stream);
 
-/// Stable radix sort of the keys with their indices (cub::DeviceRadixSort) on the top `levels`
-/// digits of the keys (three bits each; kMaxLevel: every bit); sets ws.sortedLevels.
+/// Stable radix sort of the keys with their indices (cub::DeviceRadixSort) on at least the top
+/// `levels` digits of the keys (three bits each, rounded up to whole radix passes; every bit
+/// where that saves no pass, and for kMaxLevel); sets ws.sortedLevels to the digits sorted.
 void launchSortKeys(BuildWorkspace& ws, std::size_t n, int levels, Stream stream);
 
 /// Where ws's keys are sorted on fewer digits than they have (ws.sortedLevels), puts each run of
-/// equal sorted digits in full key order (equal keys by index), in place: afterwards
+/// equal sorted digits in full key order (equal keys in their input order), in place: afterwards
 /// ws.keysData() and ws.orderData() are what a sort on every bit gives. A thread sorts a run
 /// alone, so the runs must be short: call it after launchTree has built a tree from the keys,
 /// which puts every run within a leaf. Nothing to do after a full sort.
@@ -199,14 +202,6 @@ void launchGather(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 /// launchSortKeys on every bit, then launchGather. Afterwards ws.keysData() are the sorted keys
 /// and ws.orderData() the permutation (new position k holds old particle order[k]).
 void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
-
-/// A build's sort and tree: the keys sorted on the digits the tree's levels read
-/// (treeLevelsToLaunch: fewer radix passes where the tree is shallow), the tree built (sorted again
-/// on every bit if it is deeper than that), the runs of equal sorted digits put in order, the
-/// particles gathered. The same particle order, keys and tree as launchSort then launchTree, bit
-/// for bit.
-void launchSortAndTree(DeviceParticles& p, BuildWorkspace& ws, int nLeaf, DeviceTree& tree,
-                       Stream stream);
 
 // ---- tree (tree_build.cu), moments (moments.cu) -------------------------------------------------
 
@@ -221,6 +216,33 @@ int treeLevelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree);
 /// the level table (and rebuilds with larger buffers in the rare case they overflowed). Keys
 /// sorted on fewer levels than it launches are sorted again on every bit first.
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
+
+/// The largest N_leaf whose builds sort on the tree's digits only: launchOrderRuns sorts a run,
+/// at most a leaf, by one thread in up to N_leaf² / 2 steps.
+inline constexpr int kMaxRunSortLeaf = 64;
+
+/// The levels a build's sort covers (launchSortAndTree): those the tree build will launch
+/// (treeLevelsToLaunch), or every level where N_leaf exceeds kMaxRunSortLeaf.
+int sortLevelsForTree(const BuildWorkspace& ws, const DeviceTree& tree, int nLeaf);
+
+/// A build's sort and tree: the keys sorted on the digits the tree's levels read
+/// (sortLevelsForTree: fewer radix passes where the tree is shallow), the tree built (sorted again
+/// on every bit if it is deeper than that), the runs of equal sorted digits put in order, the
+/// particles gathered. The same particle order, keys and tree as launchSort then launchTree, bit
+/// for bit. `timed(stage, launch)` runs each part: Stage::Sort before and after the tree,
+/// Stage::Tree around it (the backend's stage events; the overload without it just runs them).
+template <typename Timed>
+void launchSortAndTree(DeviceParticles& p, BuildWorkspace& ws, int nLeaf, DeviceTree& tree,
+                       Stream stream, Timed&& timed) {
+  timed(Stage::Sort, [&] { launchSortKeys(ws, p.n, sortLevelsForTree(ws, tree, nLeaf), stream); });
+  timed(Stage::Tree, [&] { launchTree(ws, p.n, nLeaf, tree, stream); });
+  timed(Stage::Sort, [&] {
+    launchOrderRuns(ws, p.n, stream);
+    launchGather(p, ws, stream);
+  });
+}
+void launchSortAndTree(DeviceParticles& p, BuildWorkspace& ws, int nLeaf, DeviceTree& tree,
+                       Stream stream);
 
 /// Moments bottom-up in fp32 (one launch: segments of a warp sum the leaves, the one that completes
 /// a parent's children computes it), opening values and the walk's records. Needs the parents

@@ -2,12 +2,12 @@
 // then every particle array gathered into key order.
 //
 // A build sorts only the digits its tree reads (launchSortAndTree): the levels the tree build
-// will launch, three bits each, where the 63 bits take eight radix passes. The tree is the same,
-// as its cells split by those digits only; what the shorter sort leaves unordered are runs of
-// keys with the same sorted digits, each within a leaf, which a pass after the tree
-// (launchOrderRuns) puts in order by key and index in place, so that the order is a full stable
-// sort's, bit for bit. A tree that turns out deeper than the levels launched is built again
-// after a sort on every digit (launchTree).
+// will launch, three bits each, rounded up to CUB's 8-bit passes, where the 63 bits take eight.
+// The tree is the same, as its cells split by those digits only; what the shorter sort leaves
+// unordered are runs of keys with the same sorted digits, each within a leaf, which a pass after
+// the tree (launchOrderRuns) puts in order in place, so that the order is a full stable sort's,
+// bit for bit. A tree that turns out deeper than the levels launched is built again after a sort
+// on every bit (launchTree), which pays for both sorts.
 #include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -39,28 +39,29 @@ __global__ void gatherKernel(const std::uint32_t* __restrict__ order, std::uint3
 }
 
 /// Keys sorted on their top `levels` digits (prefix) are in full order but within runs of one
-/// prefix, which a thread per run starting at index i puts in order in place: by key, equal keys
-/// by index, the order a stable sort on every bit gives. Runs are short where the tree was built
-/// from these keys without a second attempt: a run lies within one leaf of at most N_leaf
-/// particles (launchTree). Most runs are one particle long, or already in order.
+/// prefix, which a thread per run starting at index i puts in order in place by insertion sort:
+/// stable, so equal keys keep the order the stable radix sort left them in, the input's, as a
+/// stable sort on every bit would. Runs are short where the tree was built from these keys without
+/// a second attempt: a run lies within one leaf of at most N_leaf particles (launchTree;
+/// sortLevelsForTree sorts every digit where N_leaf is large). Most runs are one particle long, or
+/// already in order. A thread reads its neighbours' keys only for their prefix, which the
+/// permutations within their runs leave as it is (aligned 8-byte stores do not tear).
 __global__ void orderRunsKernel(std::uint32_t n, int shift, std::uint64_t* __restrict__ keys,
                                 std::uint32_t* __restrict__ order) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const std::uint64_t prefix = keys[i] >> shift;
   if (i > 0 && keys[i - 1] >> shift == prefix) return;  // not a run's start
-  const auto before = [&](std::uint32_t a, std::uint32_t b) {
-    return keys[a] < keys[b] || (keys[a] == keys[b] && order[a] < order[b]);
-  };
   std::uint32_t end = i + 1;
   bool sorted = true;
-  for (; end < n && keys[end] >> shift == prefix; ++end) sorted = sorted && before(end - 1, end);
+  for (; end < n && keys[end] >> shift == prefix; ++end)
+    sorted = sorted && keys[end - 1] <= keys[end];
   if (sorted) return;
   for (std::uint32_t a = i + 1; a < end; ++a) {  // insertion sort of keys[i, end)
     const std::uint64_t k = keys[a];
     const std::uint32_t o = order[a];
     std::uint32_t b = a;
-    for (; b > i && (keys[b - 1] > k || (keys[b - 1] == k && order[b - 1] > o)); --b) {
+    for (; b > i && keys[b - 1] > k; --b) {
       keys[b] = keys[b - 1];
       order[b] = order[b - 1];
     }
@@ -71,25 +72,31 @@ __global__ void orderRunsKernel(std::uint32_t n, int shift, std::uint64_t* __res
 
 }  // namespace
 
+int sortLevelsForTree(const BuildWorkspace& ws, const DeviceTree& tree, int nLeaf) {
+  return nLeaf <= kMaxRunSortLeaf ? treeLevelsToLaunch(ws, tree) : kMaxLevel;
+}
+
 void launchSortKeys(BuildWorkspace& ws, std::size_t n, int levels, Stream stream) {
   ws.reserve(n);
-  levels = std::clamp(levels, 1, kMaxLevel);
-  ws.sortedLevels = levels;
+  // The keys use 63 bits, level 1's digit the highest three. CUB's onesweep sorts 8 bits a pass
+  // (tuning_radix_sort.cuh): the digits' bits rounded up to whole passes cost nothing more and
+  // leave shorter runs; more than 56 take the eight passes every bit takes.
+  constexpr int kKeyBits = 3 * kKeyBitsPerAxis, kPassBits = 8;
+  int bits = (3 * std::clamp(levels, 1, kMaxLevel) + kPassBits - 1) / kPassBits * kPassBits;
+  if (bits > kKeyBits - kKeyBits % kPassBits) bits = kKeyBits;
+  ws.sortedLevels = bits == kKeyBits ? kMaxLevel : bits / 3;
   if (n == 0) return;
   const int cur = ws.current;
   cub::DoubleBuffer<std::uint64_t> keys(ws.keys[cur].data(), ws.keys[1 - cur].data());
   cub::DoubleBuffer<std::uint32_t> order(ws.order[cur].data(), ws.order[1 - cur].data());
-  // The keys use 63 bits, level 1's digit the highest three; radix sorting is stable, so equal
-  // keys keep their input order, as cpu::sortOrder does.
-  const int endBit = 3 * kKeyBitsPerAxis;
-  const int beginBit = endBit - 3 * levels;
+  // Radix sorting is stable, so equal keys keep their input order, as cpu::sortOrder does.
   std::size_t bytes = 0;
   const int count = static_cast<int>(n);
-  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, order, count, beginBit,
-                                                   endBit, stream));
+  BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, order, count,
+                                                   kKeyBits - bits, kKeyBits, stream));
   ws.temp.reserve(bytes);
   BHVIZ_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(ws.temp.data(), bytes, keys, order, count,
-                                                   beginBit, endBit, stream));
+                                                   kKeyBits - bits, kKeyBits, stream));
   // Keys and order travel together, so one selector names both.
   ws.current = keys.selector == 0 ? cur : 1 - cur;
 }
@@ -124,10 +131,7 @@ void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream) {
 
 void launchSortAndTree(DeviceParticles& p, BuildWorkspace& ws, int nLeaf, DeviceTree& tree,
                        Stream stream) {
-  launchSortKeys(ws, p.n, treeLevelsToLaunch(ws, tree), stream);
-  launchTree(ws, p.n, nLeaf, tree, stream);
-  launchOrderRuns(ws, p.n, stream);
-  launchGather(p, ws, stream);
+  launchSortAndTree(p, ws, nLeaf, tree, stream, [](Stage, auto&& launch) { launch(); });
 }
 
 }  // namespace bhviz::sim::cuda

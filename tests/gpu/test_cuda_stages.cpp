@@ -447,8 +447,8 @@ TEST(CudaStages, TreeBuildLevelsAtTheEdgesOfTheirRule) {
   // (exactly the levels launched); d + 5 (d + 4 launched, one level short: again); d + 5 (d + 7);
   // d + 4 (d + 7, the last depth + 3); d + 4 (d + 7 kept, not d + 6).
   const int depths[] = {d, d, d + 2, d + 5, d + 5, d + 4, d + 4};
-  // Both sorts, as in the test above: at these edges the shorter sort is exactly long enough, or
-  // one level short and made again.
+  // Both sorts, as in the test above: a tree of exactly the levels launched is built from the
+  // short sort, one a level deeper again after a sort on every bit.
   for (const bool fullSort : {true, false}) {
     SCOPED_TRACE(fullSort ? "full sort" : "sort on the tree's digits");
     cuda::DeviceParticles dp;
@@ -648,7 +648,8 @@ TEST(CudaStages, SortOnTheTreesDigitsThenItsRunsIsTheFullSort) {
   cuda::launchBoundingBox(d, ws, nullptr);
   cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
   cuda::launchSortKeys(ws, h.size(), levels, nullptr);
-  EXPECT_EQ(ws.sortedLevels, levels);
+  EXPECT_GE(ws.sortedLevels, levels) << "at least the levels launched (whole radix passes)";
+  EXPECT_LT(ws.sortedLevels, kMaxLevel) << "not every bit";
   const std::vector<std::uint64_t> partial = cuda::downloadKeys(ws, h.size());
   EXPECT_FALSE(std::is_sorted(partial.begin(), partial.end()))
       << "the clumps' lower digits are left for the runs' pass";
@@ -672,4 +673,52 @@ TEST(CudaStages, SortOnTheTreesDigitsThenItsRunsIsTheFullSort) {
   Tree gpuTree;
   cuda::downloadTree(tree, ws, gpuTree, false);
   expectSameTopology(gpuTree, cpu::buildTree(sortedKeys, frame, nLeaf));
+}
+
+// A tree deeper than the digits its build sorted: after a shallow tree, the same particles and a
+// pile of 40 (more than N_leaf) a hundred-thousandth of the box across, put in the input in
+// descending key order. The short sort leaves the pile as it came, the tree is deeper than the
+// levels launched, and launchTree must sort every bit before building again: without that the
+// pile's cells would split on unsorted digits.
+TEST(CudaStages, ATreeDeeperThanItsSortIsSortedAgain) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  constexpr int nLeaf = 16;
+  constexpr std::size_t kSpread = 3000, kPile = 40;
+  Rng rng(baseSeed() + 37);
+  Particles h;
+  h.resize(kSpread + kPile);
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const float spread = i < kSpread ? 1.0f : 1e-5f;
+    const Vec3 at = i < kSpread ? Vec3{0.0f, 0.0f, 0.0f} : Vec3{0.3f, 0.6f, 0.2f};
+    h.posMass[i] = {at.x + spread * float(rng.uniform()), at.y + spread * float(rng.uniform()),
+                    at.z + spread * float(rng.uniform()), 1.0f};
+    h.id[i] = static_cast<std::uint32_t>(i);
+  }
+  // The pile in descending key order (the frame is the whole set's, as the device computes it).
+  const KeyFrame frame = keyFrameFor(cpu::boundingBox(h.posMass));
+  const std::vector<std::uint64_t> keys = cpu::computeKeys(h.posMass, frame, Curve::Hilbert);
+  std::vector<std::uint32_t> order(h.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin() + kSpread, order.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return keys[a] > keys[b]; });
+  ASSERT_NE(keys[order[kSpread]], keys[order.back()]) << "the pile's keys differ";
+  Particles withPile = h;
+  cpu::reorder(withPile, order);
+  Particles spread = h;
+  spread.resize(kSpread);
+
+  cuda::DeviceParticles d;
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  (void)sortAndTreeOnDevice(spread, nLeaf, d, ws, tree);  // a first build sorts every digit
+  (void)sortAndTreeOnDevice(spread, nLeaf, d, ws, tree);  // the tuned levels
+  const int levels = cuda::sortLevelsForTree(ws, tree, nLeaf);
+  ASSERT_LT(levels, 12) << "a shallow tree, sorted on few digits";
+  const std::vector<std::uint64_t> sortedKeys = sortAndTreeOnDevice(withPile, nLeaf, d, ws, tree);
+  EXPECT_EQ(ws.treeLevels, kMaxLevel) << "built again with every level";
+  Tree gpuTree;
+  cuda::downloadTree(tree, ws, gpuTree, false);
+  const Tree cpuTree = cpu::buildTree(sortedKeys, gpuTree.frame, nLeaf);
+  EXPECT_GT(cpuTree.depth(), levels + 2) << "the pile is deeper than the sorted digits";
+  expectSameTopology(gpuTree, cpuTree);
 }
