@@ -1,7 +1,8 @@
 // The CUDA backend: the particles stay on the device; each stage is a CUDA twin of the CPU
 // stage with the same output layout. A substep launches its stages without waiting for them,
 // except where the host needs a number before it can launch the next: a rebuild's level table
-// (it tells whether the tree's buffers sufficed, and how many cells there are), and the deepest
+// (it tells whether the tree's buffers sufficed, and how many cells there are; read through pinned
+// memory on the backend's stream, as every number a substep waits for), and the deepest
 // occupied bin (block steps only: it sets the drift) where the last close kicks could not
 // forecast it (the first substep, or after anything that changed the bins or the forces, or
 // their parameters). The stage times, the walks' counters and the forecast are read at the

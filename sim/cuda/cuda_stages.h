@@ -59,6 +59,7 @@ struct BuildWorkspace {
   DeviceParticles scratch;                   ///< the gather's target, swapped in afterwards
   DeviceBuffer<std::uint32_t> levelOffsets;  ///< tree build: per-block child offsets of a level
   DeviceBuffer<std::uint32_t> levelTable;    ///< levelBegin[0..kMaxLevel+1] + overflow flag
+  PinnedBytes levelTableHost;                ///< launchTree reads levelTable back through it
   /// The tree build's binary searches of one level (the first particle of each child digit, 8
   /// per cell), made by its count kernel for its write kernel; sized from the largest level of
   /// the last build, a quarter and 1024 cells more, n / 16 at least (launchTree; the cells of a

@@ -96,4 +96,9 @@ class PinnedBytes {
   std::size_t m_capacity = 0, m_size = 0;
 };
 
+/// Copies `bytes` from the device into `pinned` on `stream` and waits for that stream alone (not
+/// the device, as copyToHost): the numbers a substep waits for, at the bus's speed. Returns
+/// pinned.data().
+const std::byte* readBack(PinnedBytes& pinned, const void* d_src, std::size_t bytes, Stream stream);
+
 }  // namespace bhviz::sim::cuda

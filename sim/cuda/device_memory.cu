@@ -126,6 +126,14 @@ std::byte* PinnedBytes::resize(std::size_t n) {
   return m_ptr;
 }
 
+const std::byte* readBack(PinnedBytes& pinned, const void* d_src, std::size_t bytes,
+                          Stream stream) {
+  BHVIZ_CUDA_CHECK(
+      cudaMemcpyAsync(pinned.resize(bytes), d_src, bytes, cudaMemcpyDeviceToHost, stream));
+  synchronize(stream);
+  return pinned.data();
+}
+
 // ---------------------------------------------------------------------------------------------
 
 void DeviceParticles::resize(std::size_t count) {

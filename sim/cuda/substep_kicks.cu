@@ -34,8 +34,9 @@ int SubstepKicks::openKicks(DeviceParticles& p, const Clock& clock, const SimPar
   timed(events, Stage::Predict, stream,
         [&] { launchOpenKicks(p, clock, params, binned ? m_deepest.data() : nullptr, stream); });
   if (!binned) return 0;
-  int deepest = 0;
-  copyToHost(&deepest, m_deepest.data(), sizeof(int));  // a block substep's first wait
+  int deepest = 0;  // a block substep's first wait
+  std::memcpy(&deepest, readBack(m_readBack, m_deepest.data(), sizeof deepest, stream),
+              sizeof deepest);
   return deepest;
 }
 
@@ -74,7 +75,7 @@ std::vector<std::uint32_t> SubstepKicks::nonFiniteIds(const DeviceParticles& p, 
     // A whole substep watched since a check that found every particle finite: its drift saw
     // every position and velocity, its close kicks every force it made. One flag to read.
     std::uint32_t bad = 0;
-    copyToHost(&bad, m_bad.data(), sizeof bad);
+    std::memcpy(&bad, readBack(m_readBack, m_bad.data(), sizeof bad, stream), sizeof bad);
     if (bad == 0) {
       m_watch = Watch::Checked;
       return {};

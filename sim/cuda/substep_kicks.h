@@ -79,6 +79,7 @@ class SubstepKicks {
     float eps = 0.0f, eta = 0.0f;
   } m_kicks;
   PinnedBytes m_forecastHost;  // the forecast deepest bin, int
+  PinnedBytes m_readBack;      // the deepest bin or m_bad, read back
 };
 
 }  // namespace bhviz::sim::cuda

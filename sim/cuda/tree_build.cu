@@ -20,6 +20,7 @@
 // with every level. The cell buffers are sized by an estimate; a write past their end sets a flag,
 // and the build is repeated with larger buffers (rare: the buffers keep their size between steps).
 #include <algorithm>
+#include <cstring>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
@@ -318,11 +319,9 @@ void launchLevelsGraph(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels,
 std::vector<std::uint32_t> buildLevels(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels,
                                        DeviceTree& tree, Stream stream) {
   launchLevelsGraph(ws, n, nLeaf, levels, tree, stream);
+  constexpr std::size_t kBytes = kTableSize * sizeof(std::uint32_t);
   std::vector<std::uint32_t> h(kTableSize);
-  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(h.data(), ws.levelTable.data(),
-                                   kTableSize * sizeof(std::uint32_t), cudaMemcpyDeviceToHost,
-                                   stream));
-  BHVIZ_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::memcpy(h.data(), readBack(ws.levelTableHost, ws.levelTable.data(), kBytes, stream), kBytes);
   return h;
 }
 
