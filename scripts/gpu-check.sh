@@ -22,7 +22,8 @@
 # runs); it now racechecks only its short tests (sanitize_filter). Timed at c949f6a (H200,
 # 2026-11-28): test_cuda_backend memcheck 5 s, racecheck 64 s (short tests); every other binary
 # but the two below, both tools, ~300 s; test_cuda_walk_mutual memcheck ~20 s, racecheck 45 s
-# (one test; all seven took over 200 s); test_cuda_walk_potential racecheck over 70 s. So three
+# (one test; all seven took over 200 s); test_cuda_walk_potential racecheck 295 s (its one test,
+# 2026-11-29), so the first call below takes ~430 s. So three
 # calls, each with BHVIZ_SKIP_TESTS=1 BHVIZ_SKIP_MPI=1 BHVIZ_SKIP_BENCH=1 and:
 #   BHVIZ_SANITIZE_ONLY="test_cuda_backend test_cuda_walk_mutual test_cuda_walk_potential"
 #   BHVIZ_SANITIZE_SKIP="test_cuda_backend test_cuda_walk_mutual test_cuda_walk_potential"
