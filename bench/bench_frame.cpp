@@ -10,10 +10,13 @@
 //               (download, ParticleView::fill, glNamedBufferSubData, glFinish) into a second
 //               renderer's own buffer, so it never touches the buffer that CUDA writes
 // The three parts run one after another (each waits for the last), medians after the warm-up.
-// Then the render is taken apart (post-processing alone, bloom, sprites at their smallest, the
-// other sprite pass, the sprite pixels as fragments of the raster pass), and both buffers are
-// drawn once more and the pictures compared: the interop kernel must draw what the host upload
-// draws. Prints a Markdown table, then those details.
+// Then the frames again in the window's order with nothing timed inside them (the session's
+// frame, the write, the render flushed), the host wall a frame, without and with the window's
+// overlap (SimSession::setOverlap: the frame's substep left running while the CPU goes on),
+// alternated twice. Then the render is taken apart (post-processing alone, bloom, sprites at their
+// smallest, the other sprite pass, the sprite pixels as fragments of the raster pass), and both
+// buffers are drawn once more and the pictures compared: the interop kernel must draw what the host
+// upload draws. Prints a Markdown table, then those details.
 //
 // With --demo-look, the frame has every render option of issue 16's demo render on (population
 // colours, dust extinction, depth of field: --color population --dust 1 --dof 0.05), and the
@@ -217,6 +220,55 @@ class FrameBench {
     return b;
   }
 
+  /// Frames in the window's order with nothing timed inside them (the session's frame of one
+  /// substep, the interop write, the render submitted and flushed), `overlap` as the window
+  /// sets it (SimSession::setOverlap: the next frame's CPU work runs while the device steps):
+  /// the host wall per frame over `frames`, after `warmup` [ms]. No UI: the CPU work a window
+  /// adds would overlap too.
+  double windowLoopMs(int frames, int warmup, bool overlap) {
+    m_session->setOverlap(overlap);
+    m_session->setPaused(false);
+    app::FrameBudget budget;
+    budget.mode = app::FrameBudget::Mode::Substeps;
+    budget.substepsPerFrame = 1;
+    // The window's swap flushes the frame's GL commands; offscreen, glFlush does.
+    using Flush = void (*)();
+    const auto glFlush = reinterpret_cast<Flush>(eglGetProcAddress("glFlush"));
+    if (glFlush == nullptr) throw std::runtime_error("no glFlush");
+    Clock::time_point t0;
+    for (int f = 0; f < warmup + frames; ++f) {
+      if (f == warmup) {
+        m_session->settle();
+        m_glTimer.finish();
+        t0 = Clock::now();
+      }
+      const app::SimSession::Frame frame = m_session->frame(budget, false);
+      if (!frame.notice.empty()) throw std::runtime_error(frame.notice);
+      const std::string note = m_scene.writeParticles(m_session->simulation());
+      if (!note.empty()) throw std::runtime_error(note);
+      m_scene.renderer().render(m_scene.camera(), m_scene.look(), m_target.target());
+      glFlush();
+    }
+    m_session->settle();
+    m_glTimer.finish();
+    const double ms = msSince(t0) / frames;
+    m_session->setOverlap(false);
+    return ms;
+  }
+
+  /// windowLoopMs without and with the overlap, alternated twice, each from the same kept state
+  /// (the rebuild tuner still chooses by measured times) [ms].
+  std::array<std::vector<double>, 2> windowLoops(int frames, int warmup) {
+    m_session->settle();
+    const std::unique_ptr<sim::KeptState> start = m_session->simulation().keep();
+    std::array<std::vector<double>, 2> ms;
+    for (int k = 0; k < 4; ++k) {
+      m_session->restore(*start);
+      ms[k % 2].push_back(windowLoopMs(frames, warmup, k % 2 == 1));
+    }
+    return ms;
+  }
+
   /// The window's followed camera (Camera panel: galaxy 1, else the centre; auto-frame) per
   /// frame: the sample selected and gathered on the device, the aim and the glide [ms wall,
   /// median].
@@ -372,6 +424,7 @@ Row measure(const Options& o, std::size_t n) {
   r.follow = bench.followMs(11);
   r.rewind = bench.rewindMs(5);
   r.picture = bench.checkPicture();
+  r.windowLoop = bench.windowLoops(o.frames, 3);
   const sim::StepProfile& p = bench.lastProfile();
   std::fprintf(stderr, "  N = %zu: last substep walk %.2f ms, %.0f interactions/particle\n", n,
                p[sim::Stage::Walk],

@@ -77,6 +77,8 @@ struct Row {
   RenderBreakdown render;
   double follow = 0;               ///< FrameBench::followMs
   std::array<double, 4> rewind{};  ///< FrameBench::rewindMs
+  /// FrameBench::windowLoopMs without [0] and with [1] the overlap, one entry per run [ms]
+  std::array<std::vector<double>, 2> windowLoop;
 };
 
 /// "1 M" for 1000000.

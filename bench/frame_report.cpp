@@ -52,6 +52,15 @@ void printTable(const std::vector<Row>& rows) {
     std::printf("; the tree rebuilt in %td of %zu frames\n", rebuilt, s.size());
     std::printf("%s: the followed, auto-framed camera (sample, aim, glide) %.3f ms\n",
                 millions(r.n).c_str(), r.follow);
+    const auto runs = [](const std::vector<double>& v) {
+      std::string out;
+      for (const double x : v) out += (out.empty() ? "" : " / ") + std::to_string(x).substr(0, 5);
+      return out;
+    };
+    std::printf(
+        "%s: the window's loop (frame, write, render; host wall a frame): %s ms, with the "
+        "overlap %s ms\n",
+        millions(r.n).c_str(), runs(r.windowLoop[0]).c_str(), runs(r.windowLoop[1]).c_str());
     std::printf(
         "%s: rewind: keep %.3f / restore %.3f ms on the GPU, keep %.3f / restore %.3f ms "
         "on the host\n",

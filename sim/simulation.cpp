@@ -58,6 +58,7 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
 }
 
 void Simulation::setParams(const SimParams& params) {
+  requireNoPendingSubstep("setParams");
   validate(params, m_backend->traits().limits, m_backend->name());
   checkTimeResolvesTick("the time", time(), Clock{time(), 0, clockDepth(params), params.dtMax});
   if (params != m_params) {
@@ -89,6 +90,12 @@ void Simulation::applyClockSettings() {
 }
 
 void Simulation::substep() {
+  beginSubstep();
+  endSubstep();
+}
+
+void Simulation::beginSubstep() {
+  requireNoPendingSubstep("beginSubstep");
   if (m_clock.synchronized()) applyClockSettings();
   m_backend->resetProfile();
   const int deepest = m_backend->openKicks(m_clock, m_params);
@@ -97,28 +104,42 @@ void Simulation::substep() {
   const std::uint64_t next = m_clock.tick - m_clock.tick % period + period;
   m_backend->drift(static_cast<float>(static_cast<double>(next - m_clock.tick) * m_clock.tickDt()));
   m_clock.tick = next;
-  Evaluation e = chooseEvaluation(period);
+  const Evaluation e = chooseEvaluation(period);
   const TreeChoice made = computeForces(e, ForceTargets::Active, true);
   m_backend->closeKicks(m_clock);
+  // On demand a step end with the potentials is the exception: its walk (5-11 % longer) would
+  // mislead the tuners, which compare the walks of one kind of evaluation.
+  const bool askedPotential = m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;
+  m_pending = PendingSubstep{e, made, !askedPotential};
+}
+
+void Simulation::endSubstep() {
+  if (!m_pending) return;
+  PendingSubstep q = *m_pending;
+  m_pending.reset();
   // The substep's launches are queued (the CUDA backend waits for nothing in between but a
   // rebuild's level table, and the deepest bin where its close kicks could not forecast it); the
   // check waits for them, and with it everything the profile reads has arrived.
   const std::vector<std::uint32_t> bad = m_backend->nonFiniteIds(kNamedNonFinite);
-  // On demand a step end with the potentials is the exception: its walk (5-11 % longer) would
-  // mislead the tuners, which compare the walks of one kind of evaluation.
-  const bool askedPotential = m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;
-  recordEvaluation(e, made, !askedPotential);
+  recordEvaluation(q.e, q.made, q.timed);
   m_last = m_backend->profile();
   m_total += m_last;
-  e.tree = made;  // a rebuild also where the backend could not refit
-  e.generation = m_generation;
+  q.e.tree = q.made;  // a rebuild also where the backend could not refit
+  q.e.generation = m_generation;
   if (m_choices.size() <= m_substeps) m_choices.resize(m_substeps + 1);
-  m_choices[m_substeps] = e;
+  m_choices[m_substeps] = q.e;
   ++m_substeps;
   throwIfNonFinite(bad);
 }
 
+void Simulation::requireNoPendingSubstep(const char* what) const {
+  if (!m_pending) return;
+  throw std::logic_error(std::string("Simulation::") + what +
+                         " while a substep is pending (endSubstep first)");
+}
+
 bool Simulation::computePotentialsNow() {
+  requireNoPendingSubstep("computePotentialsNow");
   if (m_potentialsCurrent) return true;
   if (!m_clock.synchronized() || !m_backend->recomputePotentials()) return false;
   m_potentialsCurrent = true;
@@ -127,6 +148,7 @@ bool Simulation::computePotentialsNow() {
 }
 
 void Simulation::advance(int steps) {
+  requireNoPendingSubstep("advance");
   for (int s = 0; s < steps; ++s) {
     do {
       substep();
@@ -135,6 +157,7 @@ void Simulation::advance(int steps) {
 }
 
 void Simulation::recomputeForces() {
+  requireNoPendingSubstep("recomputeForces");
   if (!m_clock.synchronized()) {
     throw std::logic_error("recomputeForces needs every particle synchronised");
   }
@@ -286,6 +309,7 @@ void Simulation::recordEvaluation(Evaluation e, TreeChoice made, bool timed) {
 }
 
 std::unique_ptr<KeptState> Simulation::keep(std::size_t deviceBytesFree) const {
+  requireNoPendingSubstep("keep");
   auto state = std::make_unique<KeptState>();
   state->clock = m_clock;
   state->params = m_params;
@@ -301,6 +325,7 @@ std::unique_ptr<KeptState> Simulation::keep(std::size_t deviceBytesFree) const {
 }
 
 void Simulation::restore(const KeptState& state) {
+  requireNoPendingSubstep("restore");
   if (state.backend == nullptr) throw std::invalid_argument("restore: an empty state");
   m_backend->restoreState(*state.backend);
   m_clock = state.clock;

@@ -9,6 +9,7 @@
 #include <array>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -58,6 +59,19 @@ class Simulation {
 
   /// One force evaluation on the particles active at the next tick. Throws NonFiniteState.
   void substep();
+  /// substep() in two halves, for a viewer whose CPU prepares its next frame while the device
+  /// computes this substep (the window): beginSubstep() queues the substep and returns (the CUDA
+  /// backend still waits where it must: a rebuild's level table, and the deepest bin where the
+  /// last close kicks could not forecast it); endSubstep() waits for it, gives its measurements
+  /// to the tuners and the profile, logs its choices and checks it (throws NonFiniteState). In
+  /// between the getters show the clock the substep reaches and the last substep's profile,
+  /// particles() and diagnostics() read the device in stream order (the substep's results, not
+  /// yet checked), backend() gives its arrays; setParams, substep, advance, recomputeForces,
+  /// keep, restore and computePotentialsNow throw std::logic_error. endSubstep() with nothing
+  /// pending does nothing.
+  void beginSubstep();
+  void endSubstep();
+  bool substepPending() const { return m_pending.has_value(); }
   /// Substeps up to the end of the current dtMax interval (or `steps` whole intervals):
   /// afterwards every particle is synchronised.
   void advance(int steps = 1);
@@ -130,6 +144,8 @@ class Simulation {
   static constexpr std::size_t kNamedNonFinite = 10;
   /// Throws NonFiniteState naming `ids` (the backend's nonFiniteIds), if any.
   void throwIfNonFinite(const std::vector<std::uint32_t>& ids) const;
+  /// Throws std::logic_error naming `what` while a substep is pending (beginSubstep).
+  void requireNoPendingSubstep(const char* what) const;
   /// The choices of one force evaluation: logged per substep, so a replay makes them again.
   struct Evaluation {
     TreeChoice tree = TreeChoice::Rebuild;  ///< what to do with the tree
@@ -163,6 +179,14 @@ class Simulation {
   StepProfile m_last;
   StepProfile m_total;
   std::uint64_t m_substeps = 0;
+  // A substep begun and not yet ended: its choices, what it did with the tree, and whether its
+  // walk times go to the tuners (recordEvaluation).
+  struct PendingSubstep {
+    Evaluation e;
+    TreeChoice made = TreeChoice::Rebuild;
+    bool timed = true;
+  };
+  std::optional<PendingSubstep> m_pending;
 
   // The tree's rebuilds.
   RebuildTuner m_tuner;

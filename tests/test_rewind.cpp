@@ -1,11 +1,18 @@
 // Rewind and replay on the CPU: a kept state replays the same bits (shared and block steps, the
 // acceleration MAC's old accelerations included), and the window's ring of kept states stays
-// within its budget while covering the whole run, and drops what lies after a step back.
+// within its budget while covering the whole run, and drops what lies after a step back. And the
+// substep in two halves the window's frames overlap with (Simulation::beginSubstep, endSubstep;
+// SimSession::setOverlap).
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
 
 #include "app/core/rewind.h"
 #include "app/core/sim_session.h"
 #include "replay.h"
+#include "session_support.h"
+#include "sim/io/snapshot.h"
 
 namespace {
 
@@ -113,3 +120,115 @@ TEST(SimSessionRewind, GoesBackPausedAndRunsOn) {
 }
 
 }  // namespace
+
+namespace {
+
+bool sameBits(const sim::Particles& a, const sim::Particles& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.posMass.data(), b.posMass.data(), a.size() * sizeof(sim::Vec4)) == 0 &&
+         std::memcmp(a.vel.data(), b.vel.data(), a.size() * sizeof(sim::Vec4)) == 0 &&
+         std::memcmp(a.accPot.data(), b.accPot.data(), a.size() * sizeof(sim::Vec4)) == 0;
+}
+
+}  // namespace
+
+// A substep in two halves (the window's frames: Simulation::beginSubstep, endSubstep) gives the
+// bits substep() gives, block steps and the tuners included; in between, what would read or
+// change the state refuses (std::logic_error) and the getters show the clock the substep reaches;
+// a ring of kept states keeps one only after its `settle` ended the substep.
+TEST(SubstepHalves, GiveTheSameBitsAndRefuseWhatWouldMixThem) {
+  const auto make = [] {
+    sim::SimParams p;
+    p.dtMax = 1.0f / 16.0f;
+    p.stepping = sim::TimeStepping::Block;
+    p.maxBinDepth = 4;
+    p.rebuildInterval = 3;  // the tuner's choices follow measured times: not the same twice
+    return sim::Simulation(sim::makeCpuBackend(),
+                           sim::buildScenario(sim::builtinScenario("merger"), 2000, 5), p);
+  };
+  sim::Simulation whole = make(), halves = make();
+  // Both keep states at the same substeps (a kept state has the next evaluation rebuild).
+  app::StateRing wholeRing(64 * 2000 * sim::kParticleBytes), ring(wholeRing.budget());
+  int settles = 0;
+  for (int k = 0; k < 120; ++k) {  // past a second kept state, 8 dtMax after the first
+    whole.substep();
+    wholeRing.update(whole);
+    halves.beginSubstep();
+    ASSERT_TRUE(halves.substepPending());
+    EXPECT_EQ(halves.time(), whole.time()) << "the clock the substep reaches";
+    EXPECT_EQ(halves.substeps(), whole.substeps() - 1) << "counted when it ends";
+    if (k == 5) {
+      EXPECT_THROW(halves.setParams(halves.params()), std::logic_error);
+      EXPECT_THROW(halves.substep(), std::logic_error);
+      EXPECT_THROW(halves.advance(), std::logic_error);
+      EXPECT_THROW((void)halves.keep(), std::logic_error);
+      EXPECT_THROW(halves.computePotentialsNow(), std::logic_error);
+    }
+    ring.update(halves, [&] {
+      ++settles;
+      halves.endSubstep();
+      return true;
+    });
+    halves.endSubstep();
+    halves.endSubstep();  // nothing pending: nothing done
+    ASSERT_FALSE(halves.substepPending());
+    ASSERT_EQ(halves.substeps(), whole.substeps());
+    ASSERT_TRUE(sameBits(halves.particles(), whole.particles())) << "substep " << k;
+    EXPECT_EQ(halves.lastTreeChoice(), whole.lastTreeChoice());
+  }
+  EXPECT_GE(settles, 2) << "the ring kept states, each after ending the substep";
+  EXPECT_EQ(ring.size(), wholeRing.size());
+}
+
+// The window's session (SimSession::setOverlap): each frame leaves its last substep running, the
+// next call ends it, and the run is the one without overlap, bit for bit; a state that becomes
+// non-finite halts the session a frame later, with the same line.
+TEST(SessionOverlap, FramesLeaveTheirLastSubstepRunningAndHaltAFrameLate) {
+  const app::SceneSettings scene = test::plummerScene(500);
+  app::FrameBudget budget;
+  budget.mode = app::FrameBudget::Mode::Substeps;
+  budget.substepsPerFrame = 2;
+  sim::SimParams params = sim::defaultSimParams();
+  params.rebuildInterval = 2;  // the tuner's choices follow measured times: not the same twice
+  app::SimSession plain(scene, params), overlapped(scene, params);
+  overlapped.setOverlap(true);
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_TRUE(plain.frame(budget, false).stepped);
+    const app::SimSession::Frame f = overlapped.frame(budget, false);
+    EXPECT_TRUE(f.stepped);
+    EXPECT_EQ(f.advance.substeps, 2);
+    EXPECT_TRUE(overlapped.simulation().substepPending());
+    EXPECT_EQ(overlapped.simulation().time(), plain.simulation().time());
+  }
+  ASSERT_TRUE(overlapped.settle());
+  EXPECT_FALSE(overlapped.simulation().substepPending());
+  EXPECT_EQ(overlapped.simulation().substeps(), plain.simulation().substeps());
+  EXPECT_TRUE(sameBits(overlapped.simulation().particles(), plain.simulation().particles()));
+
+  // Velocities near the float limit: the first drift overflows (as in test_window.cpp).
+  sim::Particles p = sim::makePlummer(100, 3);
+  for (auto& v : p.vel) v = {3e38f, -3e38f, 3e38f, 0.0f};
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "bhviz-test-overlap-fast.tipsy";
+  sim::io::writeSnapshot(path.string(), p, 0.0);
+  app::SceneSettings fromFile = scene;
+  fromFile.n = 100;
+  fromFile.snapshotPath = path.string();
+  sim::SimParams longSteps = sim::defaultSimParams();
+  longSteps.dtMax = 4.0f;  // v·dt beyond the largest float
+  app::SimSession fast(fromFile, longSteps);
+  std::filesystem::remove(path);
+  fast.setOverlap(true);
+  budget.substepsPerFrame = 1;  // so that the frame leaves the substep that overflows running
+  const app::SimSession::Frame first = fast.frame(budget, false);
+  EXPECT_TRUE(first.stepped) << "its check comes with the next call";
+  EXPECT_TRUE(first.notice.empty());
+  EXPECT_FALSE(fast.halted());
+  const app::SimSession::Frame next = fast.frame(budget, false);
+  EXPECT_FALSE(next.stepped);
+  EXPECT_NE(next.notice.find("non-finite"), std::string::npos) << next.notice;
+  EXPECT_TRUE(fast.halted());
+  EXPECT_TRUE(fast.paused());
+  EXPECT_FALSE(fast.simulation().substepPending());
+  EXPECT_TRUE(fast.frame(budget, false).notice.empty()) << "said once";
+}

@@ -33,7 +33,7 @@ std::size_t StateRing::onDevice() const {
       std::count_if(m_states.begin(), m_states.end(), [](const auto& s) { return s->onDevice(); }));
 }
 
-void StateRing::update(const sim::Simulation& sim) {
+void StateRing::update(const sim::Simulation& sim, const std::function<bool()>& settle) {
   const double t = sim.time();
   const double tick = sim.clock().tickDt();
   while (!m_states.empty() && m_states.back()->time() > t + 0.5 * tick) {
@@ -46,6 +46,7 @@ void StateRing::update(const sim::Simulation& sim) {
   if (perState > m_budget) return;  // not even one fits: nothing is kept
   while (m_bytes + perState > m_budget && m_states.size() >= kMinStates) thin();
   if (m_bytes + perState > m_budget) return;
+  if (settle && !settle()) return;
   m_states.push_back(sim.keep(m_budget - m_bytes));
   m_bytes += m_states.back()->bytes();
 }

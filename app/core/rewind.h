@@ -7,6 +7,7 @@
 // the same bits on the same backend (tests/test_rewind.cpp).
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,8 +25,10 @@ class StateRing {
   /// Forgets every state (a new simulation). The next update() keeps one at once.
   void clear();
   /// After a frame's steps: states later than the simulation's time go (it went back and ran
-  /// on), then the state is kept if `interval` has passed since the last one kept.
-  void update(const sim::Simulation& sim);
+  /// on), then the state is kept if `interval` has passed since the last one kept. `settle`, if
+  /// given, is called just before a state is kept (a substep still running must end first:
+  /// SimSession::settle); where it returns false nothing is kept.
+  void update(const sim::Simulation& sim, const std::function<bool()>& settle = {});
 
   std::size_t size() const { return m_states.size(); }
   const sim::KeptState& at(std::size_t k) const { return *m_states.at(k); }

@@ -80,13 +80,24 @@ SimSession::SimSession(const SceneSettings& scene, const sim::SimParams& params)
 SimSession::Advance SimSession::advance(const FrameBudget& budget) {
   Advance a;
   const Clock::time_point t0 = Clock::now();
+  // A substep left running by the last frame ends first (the tuners choose the next from it).
+  const auto end = [&] {
+    if (!m_sim->substepPending()) return;
+    m_sim->endSubstep();
+    takeDueSample();
+    a.profile += m_sim->lastProfile();
+  };
+  const auto next = [&] {
+    end();
+    m_sim->beginSubstep();
+    ++a.substeps;
+    if (!m_overlap) end();
+  };
+  end();
   if (budget.mode == FrameBudget::Mode::SimTime) {
     m_targetTime += budget.simTimePerFrame;
     while (m_sim->time() < m_targetTime) {
-      m_sim->substep();
-      takeDueSample();
-      ++a.substeps;
-      a.profile += m_sim->lastProfile();
+      next();
       if (msSince(t0) > budget.maxWallMs) {
         m_targetTime = m_sim->time();  // slower than real time: owe nothing
         break;
@@ -94,10 +105,7 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
     }
   } else {
     for (int s = 0; s < budget.substepsPerFrame; ++s) {
-      m_sim->substep();
-      takeDueSample();
-      ++a.substeps;
-      a.profile += m_sim->lastProfile();
+      next();
       if (msSince(t0) > budget.maxWallMs) break;
     }
     m_targetTime = m_sim->time();
@@ -106,8 +114,25 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
   return a;
 }
 
+bool SimSession::settle() {
+  if (!m_sim->substepPending()) return !m_halted;
+  try {
+    m_sim->endSubstep();
+    takeDueSample();
+  } catch (const sim::NonFiniteState& e) {
+    halt(e);
+  }
+  return !m_halted;
+}
+
+void SimSession::halt(const sim::NonFiniteState& e) {
+  m_halted = m_paused = true;
+  m_haltNotice = "bhviz: paused: " + describe(e) + " (Reset to start again)";
+}
+
 void SimSession::save(const std::string& path) {
   sim::io::formatFromExtension(path);  // a bad name costs no substep
+  settle();
   if (m_halted) throw std::logic_error("the state is not finite (Reset to start again)");
   try {
     if (!current()) m_sim->requestPotential();  // for the step end the file is written at
@@ -126,6 +151,10 @@ void SimSession::save(const std::string& path) {
 SimSession::Advance SimSession::step() {
   Advance a;
   const Clock::time_point t0 = Clock::now();
+  if (m_sim->substepPending()) {
+    m_sim->endSubstep();
+    takeDueSample();
+  }
   m_sim->substep();
   takeDueSample();
   a.substeps = 1;
@@ -138,24 +167,25 @@ SimSession::Advance SimSession::step() {
 SimSession::Frame SimSession::frame(const FrameBudget& budget, bool singleStep) {
   Frame f;
   if (singleStep) m_paused = true;
-  if (m_halted) return f;
-  if (m_paused && !singleStep) {
-    samplePausedState();
-    return f;
+  if (m_paused && !singleStep) settle();  // a substep the last frame left running
+  if (!m_halted && m_paused && !singleStep) samplePausedState();
+  if (!m_halted && (!m_paused || singleStep)) {
+    if (singleStep) m_sim->requestPotential();  // the window samples after it
+    try {
+      f.advance = singleStep ? step() : advance(budget);
+      f.stepped = true;
+      m_ranks = m_sim->backend().rankReports();
+    } catch (const sim::NonFiniteState& e) {
+      halt(e);
+    }
   }
-  if (singleStep) m_sim->requestPotential();  // the window samples after it
-  try {
-    f.advance = singleStep ? step() : advance(budget);
-    f.stepped = true;
-    m_ranks = m_sim->backend().rankReports();
-  } catch (const sim::NonFiniteState& e) {
-    m_halted = m_paused = true;
-    f.notice = "bhviz: paused: " + describe(e) + " (Reset to start again)";
-  }
+  f.notice = std::move(m_haltNotice);  // this frame's halt, or one found since the last frame
+  m_haltNotice.clear();
   return f;
 }
 
 SimSession::Advance SimSession::advanceInterval() {
+  if (m_sim->substepPending()) m_sim->endSubstep();
   Advance a;
   const Clock::time_point t0 = Clock::now();
   const std::uint64_t before = m_sim->substeps();
@@ -175,6 +205,7 @@ bool SimSession::sampleDiagnostics(double intervalSeconds, bool force) {
   if (!force && std::chrono::duration<double>(now - m_lastSample).count() < intervalSeconds) {
     return false;
   }
+  if (!settle()) return false;  // a sample of a checked state only
   // The potentials are current where every step ends (sim::evaluatesPotential) and, on demand,
   // only where asked for. A sample due elsewhere asks for them and waits for the next step end,
   // which the next frames' substeps reach (takeDueSample): cheaper than a second walk; a forced
@@ -211,6 +242,7 @@ void SimSession::takeDueSample() {
 bool SimSession::current() const { return m_sim->synchronized() && m_sim->potentialsCurrent(); }
 
 std::string SimSession::applyParams(const sim::SimParams& params) {
+  settle();  // the running substep's measurements belong to the parameters it ran under
   try {
     m_sim->setParams(params);  // validates against sim's ranges and the backend's
     return {};
@@ -222,6 +254,7 @@ std::string SimSession::applyParams(const sim::SimParams& params) {
 }
 
 void SimSession::restore(const sim::KeptState& state) {
+  settle();  // a substep still running ends (a non-finite one halts, and the restore resumes)
   m_sim->restore(state);
   m_halted = false;
   m_paused = true;

@@ -53,7 +53,8 @@ class SimSession {
   void save(const std::string& path);
 
   /// Substeps until the budget's sim time (or substep count) is done or its wall time is
-  /// spent. Throws sim::NonFiniteState (the simulation is then unusable until rebuilt).
+  /// spent, first ending a substep the last call left running; with setOverlap the last one is
+  /// left running. Throws sim::NonFiniteState (the simulation is then unusable until rebuilt).
   struct Advance {
     int substeps = 0;
     sim::StepProfile profile;  ///< summed over the substeps
@@ -90,7 +91,21 @@ class SimSession {
   /// One whole dtMax interval: afterwards every particle is synchronised (a headless step).
   Advance advanceInterval();
   /// A fresh force evaluation of every particle (synchronised states only: --dump-accel).
-  void recomputeForces() { m_sim->recomputeForces(); }
+  void recomputeForces() {
+    m_sim->endSubstep();
+    m_sim->recomputeForces();
+  }
+
+  /// The window's frames: advance() leaves the frame's last substep running on the device
+  /// (Simulation::beginSubstep), so that the window's CPU prepares the next frame meanwhile; the
+  /// next call that needs it ends it (advance, settle, and every call below that reads or
+  /// changes the state). Its measurements and its check come a frame late: a non-finite state
+  /// halts the session there, and the next frame() says so. Off by default.
+  void setOverlap(bool on) { m_overlap = on; }
+  /// Ends a substep left running (Simulation::endSubstep) and takes a sample due at it; a
+  /// non-finite state halts and pauses the session, its line kept for the next frame()'s
+  /// notice. Returns whether the session runs on (not halted). Never throws NonFiniteState.
+  bool settle();
 
   /// New live parameters, checked against sim's ranges and the backend's limits. Returns ""
   /// when they apply (from the next substep), else one line saying why not; the simulation
@@ -135,6 +150,10 @@ class SimSession {
   std::unique_ptr<sim::Simulation> m_sim;
   bool m_paused = false;
   bool m_halted = false;
+  bool m_overlap = false;
+  std::string m_haltNotice;  // the halt's line, until a frame() reports it
+  /// Halts and pauses after a non-finite state, keeping its line for frame().
+  void halt(const sim::NonFiniteState& e);
   std::string m_note;
   std::vector<std::string> m_notes;
   double m_targetTime = 0.0;  // SimTime budget: the time the frames have asked for so far

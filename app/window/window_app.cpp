@@ -33,6 +33,7 @@ void WindowApp::note(const std::string& line) {
 std::unique_ptr<SimSession> WindowApp::newSession() const {
   auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
   session->setPotentialOnDemand(true);
+  session->setOverlap(true);  // the CPU prepares the next frame while the device steps
   return session;
 }
 
@@ -241,7 +242,9 @@ void WindowApp::advance(const FrameRequests& r, FrameRecord& record) {
   record.substeps = f.advance.substeps;
   record.simMs = f.advance.wallMs;
   // A state now and then (after a step back: a new branch of the run).
-  if (!m_session->halted()) m_ring.update(m_session->simulation());
+  if (!m_session->halted()) {
+    m_ring.update(m_session->simulation(), [this] { return m_session->settle(); });
+  }
   m_session->sampleDiagnostics(diagnosticsInterval(m_state.scene.n), r.singleStep);
 }
 
