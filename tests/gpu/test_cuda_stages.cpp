@@ -51,6 +51,30 @@ std::vector<std::uint64_t> sortOnDevice(const Particles& h, cuda::DeviceParticle
   return cuda::downloadKeys(ws, h.size());
 }
 
+/// After a sort of `h` on the device (`keys`: the CPU's keys of h, in input order): the stable
+/// permutation, the sorted keys and every gathered particle array must be the CPU's, bit for bit.
+/// Returns the sorted keys, which the CPU's tree is built from.
+std::vector<std::uint64_t> expectTheCpuSort(const Particles& h,
+                                            const std::vector<std::uint64_t>& keys,
+                                            const cuda::DeviceParticles& d,
+                                            const cuda::BuildWorkspace& ws) {
+  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
+  EXPECT_SAME_ARRAY(cuda::downloadOrder(ws, h.size()), order);
+  std::vector<std::uint64_t> sortedKeys(h.size());
+  for (std::size_t k = 0; k < h.size(); ++k) sortedKeys[k] = keys[order[k]];
+  EXPECT_SAME_ARRAY(cuda::downloadKeys(ws, h.size()), sortedKeys);
+  Particles sorted = h, gpuSorted;
+  cpu::reorder(sorted, order);
+  cuda::downloadParticles(d, gpuSorted);
+  EXPECT_SAME_ARRAY(gpuSorted.posMass, sorted.posMass);
+  EXPECT_SAME_ARRAY(gpuSorted.vel, sorted.vel);
+  EXPECT_SAME_ARRAY(gpuSorted.accPot, sorted.accPot);
+  EXPECT_SAME_ARRAY(gpuSorted.id, sorted.id);
+  EXPECT_SAME_ARRAY(gpuSorted.tag, sorted.tag);
+  EXPECT_SAME_ARRAY(gpuSorted.bin, sorted.bin);
+  return sortedKeys;
+}
+
 /// The sort and the tree of a build as launchBuild makes them (launchSortAndTree: the keys sorted
 /// on the digits the tree's levels read, the runs of equal sorted digits put in order afterwards),
 /// on `h` uploaded again: the permutation, the sorted keys and every gathered array must be the
@@ -65,22 +89,7 @@ std::vector<std::uint64_t> sortAndTreeOnDevice(const Particles& h, int nLeaf,
   cuda::launchSortAndTree(d, ws, nLeaf, tree, nullptr);
   EXPECT_EQ(ws.sortedLevels, kMaxLevel) << "the runs' order completes the sort";
   const KeyFrame frame = keyFrameFor(cpu::boundingBox(h.posMass));
-  const std::vector<std::uint64_t> keys = cpu::computeKeys(h.posMass, frame, Curve::Hilbert);
-  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
-  std::vector<std::uint64_t> sortedKeys(h.size());
-  for (std::size_t k = 0; k < h.size(); ++k) sortedKeys[k] = keys[order[k]];
-  EXPECT_SAME_ARRAY(cuda::downloadOrder(ws, h.size()), order);
-  EXPECT_SAME_ARRAY(cuda::downloadKeys(ws, h.size()), sortedKeys);
-  Particles sorted = h, gpuSorted;
-  cpu::reorder(sorted, order);
-  cuda::downloadParticles(d, gpuSorted);
-  EXPECT_SAME_ARRAY(gpuSorted.posMass, sorted.posMass);
-  EXPECT_SAME_ARRAY(gpuSorted.vel, sorted.vel);
-  EXPECT_SAME_ARRAY(gpuSorted.accPot, sorted.accPot);
-  EXPECT_SAME_ARRAY(gpuSorted.id, sorted.id);
-  EXPECT_SAME_ARRAY(gpuSorted.tag, sorted.tag);
-  EXPECT_SAME_ARRAY(gpuSorted.bin, sorted.bin);
-  return sortedKeys;
+  return expectTheCpuSort(h, cpu::computeKeys(h.posMass, frame, Curve::Hilbert), d, ws);
 }
 
 /// Collects violations of a per-cell tolerance and reports the count and the first one.
@@ -261,23 +270,10 @@ TEST_P(CudaStagesTest, EachStageMatchesItsCpuTwin) {
 
   // Sort: the stable permutation, the sorted keys and every gathered particle array.
   cuda::launchSort(d, ws, nullptr);
-  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
-  const std::vector<std::uint32_t> gpuOrder = cuda::downloadOrder(ws, tc.n);
-  EXPECT_SAME_ARRAY(gpuOrder, order);
-  std::vector<std::uint64_t> sortedKeys(tc.n);
-  for (std::size_t k = 0; k < tc.n; ++k) sortedKeys[k] = keys[order[k]];
-  const std::vector<std::uint64_t> gpuSortedKeys = cuda::downloadKeys(ws, tc.n);
-  EXPECT_SAME_ARRAY(gpuSortedKeys, sortedKeys);
-  Particles sorted = h, gpuSorted;
-  cpu::reorder(sorted, order);
-  cuda::downloadParticles(d, gpuSorted);
-  EXPECT_SAME_ARRAY(gpuSorted.posMass, sorted.posMass);
-  EXPECT_SAME_ARRAY(gpuSorted.vel, sorted.vel);
-  EXPECT_SAME_ARRAY(gpuSorted.accPot, sorted.accPot);
-  EXPECT_SAME_ARRAY(gpuSorted.id, sorted.id);
-  EXPECT_SAME_ARRAY(gpuSorted.tag, sorted.tag);
-  EXPECT_SAME_ARRAY(gpuSorted.bin, sorted.bin);
+  const std::vector<std::uint64_t> sortedKeys = expectTheCpuSort(h, keys, d, ws);
   if (HasFailure()) return;  // later stages would only repeat the difference
+  Particles sorted = h;
+  cpu::reorder(sorted, cpu::sortOrder(keys));
 
   // Tree topology: identical arrays.
   cuda::launchTree(ws, tc.n, tc.nLeaf, tree, nullptr);
@@ -659,17 +655,8 @@ TEST(CudaStages, SortOnTheTreesDigitsThenItsRunsIsTheFullSort) {
   cuda::launchGather(d, ws, nullptr);
 
   const KeyFrame frame = keyFrameFor(cpu::boundingBox(h.posMass));
-  const std::vector<std::uint64_t> keys = cpu::computeKeys(h.posMass, frame, Curve::Hilbert);
-  const std::vector<std::uint32_t> order = cpu::sortOrder(keys);
-  std::vector<std::uint64_t> sortedKeys(h.size());
-  for (std::size_t k = 0; k < h.size(); ++k) sortedKeys[k] = keys[order[k]];
-  EXPECT_SAME_ARRAY(cuda::downloadOrder(ws, h.size()), order);
-  EXPECT_SAME_ARRAY(cuda::downloadKeys(ws, h.size()), sortedKeys);
-  Particles gpuSorted;
-  cuda::downloadParticles(d, gpuSorted);
-  cpu::reorder(h, order);
-  EXPECT_SAME_ARRAY(gpuSorted.posMass, h.posMass);
-  EXPECT_SAME_ARRAY(gpuSorted.id, h.id);
+  const std::vector<std::uint64_t> sortedKeys =
+      expectTheCpuSort(h, cpu::computeKeys(h.posMass, frame, Curve::Hilbert), d, ws);
   Tree gpuTree;
   cuda::downloadTree(tree, ws, gpuTree, false);
   expectSameTopology(gpuTree, cpu::buildTree(sortedKeys, frame, nLeaf));
