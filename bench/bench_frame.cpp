@@ -257,7 +257,7 @@ class FrameBench {
   }
 
   /// windowLoopMs without and with the overlap, alternated twice, each from the same kept state
-  /// (the rebuild tuner still chooses by measured times) [ms].
+  /// (a restore replays the first run's logged tree choices in the others) [ms].
   std::array<std::vector<double>, 2> windowLoops(int frames, int warmup) {
     m_session->settle();
     const std::unique_ptr<sim::KeptState> start = m_session->simulation().keep();

@@ -54,7 +54,11 @@ void printTable(const std::vector<Row>& rows) {
                 millions(r.n).c_str(), r.follow);
     const auto runs = [](const std::vector<double>& v) {
       std::string out;
-      for (const double x : v) out += (out.empty() ? "" : " / ") + std::to_string(x).substr(0, 5);
+      for (const double x : v) {
+        char ms[32];
+        std::snprintf(ms, sizeof ms, "%.3f", x);
+        out += (out.empty() ? "" : " / ") + std::string(ms);
+      }
       return out;
     };
     std::printf(

@@ -68,7 +68,8 @@ class Simulation {
   /// particles() and diagnostics() read the device in stream order (the substep's results, not
   /// yet checked), backend() gives its arrays; setParams, substep, advance, recomputeForces,
   /// keep, restore and computePotentialsNow throw std::logic_error. endSubstep() with nothing
-  /// pending does nothing.
+  /// pending does nothing. While one is pending, lastRebuilt() and lastGroupSize() describe it;
+  /// substeps(), lastProfile(), lastTreeChoice() and rebuildState() the substep before.
   void beginSubstep();
   void endSubstep();
   bool substepPending() const { return m_pending.has_value(); }

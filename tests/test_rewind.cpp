@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "app/core/rewind.h"
 #include "app/core/sim_session.h"
@@ -188,6 +189,7 @@ TEST(SessionOverlap, FramesLeaveTheirLastSubstepRunningAndHaltAFrameLate) {
   app::FrameBudget budget;
   budget.mode = app::FrameBudget::Mode::Substeps;
   budget.substepsPerFrame = 2;
+  budget.maxWallMs = std::numeric_limits<float>::infinity();  // the same substeps however slow
   sim::SimParams params = sim::defaultSimParams();
   params.rebuildInterval = 2;  // the tuner's choices follow measured times: not the same twice
   app::SimSession plain(scene, params), overlapped(scene, params);
@@ -231,4 +233,53 @@ TEST(SessionOverlap, FramesLeaveTheirLastSubstepRunningAndHaltAFrameLate) {
   EXPECT_TRUE(fast.paused());
   EXPECT_FALSE(fast.simulation().substepPending());
   EXPECT_TRUE(fast.frame(budget, false).notice.empty()) << "said once";
+}
+
+// With the window's overlap and its potentials on demand, every call that reads or changes the
+// state ends the running substep first: a paused frame (which samples the paused state), a single
+// step, new parameters, a forced sample, a save, the ring's keep and a restore; none throws.
+TEST(SessionOverlap, EveryCallEndsTheRunningSubstepFirst) {
+  const sim::SimParams params = sim::defaultSimParams();
+  app::SimSession s(test::plummerScene(400), params);
+  s.setPotentialOnDemand(true);
+  s.setOverlap(true);
+  app::FrameBudget budget;
+  budget.mode = app::FrameBudget::Mode::Substeps;
+  budget.substepsPerFrame = 1;
+  budget.maxWallMs = std::numeric_limits<float>::infinity();
+  const auto running = [&] {
+    s.setPaused(false);
+    ASSERT_TRUE(s.frame(budget, false).stepped);
+    ASSERT_TRUE(s.simulation().substepPending());
+  };
+  running();
+  s.setPaused(true);
+  EXPECT_FALSE(s.frame(budget, false).stepped);
+  EXPECT_FALSE(s.simulation().substepPending()) << "a paused frame";
+  running();
+  EXPECT_EQ(s.frame(budget, true).advance.substeps, 1);
+  EXPECT_FALSE(s.simulation().substepPending()) << "a single step";
+  running();
+  EXPECT_TRUE(s.applyParams(params).empty());
+  EXPECT_FALSE(s.simulation().substepPending()) << "new parameters";
+  running();
+  EXPECT_TRUE(s.sampleDiagnostics(0.0, true));
+  EXPECT_FALSE(s.simulation().substepPending()) << "a forced sample";
+  running();
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "bhviz-test-overlap-save.tipsy";
+  s.save(path.string());
+  EXPECT_TRUE(std::filesystem::exists(path));
+  std::filesystem::remove(path);
+  EXPECT_FALSE(s.simulation().substepPending()) << "a save";
+  running();
+  app::StateRing ring(1000 * 400 * sim::kParticleBytes);
+  ring.update(s.simulation(), [&] { return s.settle(); });
+  ASSERT_EQ(ring.size(), 1u);
+  EXPECT_FALSE(s.simulation().substepPending()) << "the ring's keep";
+  running();
+  s.restore(ring.at(0));
+  EXPECT_FALSE(s.simulation().substepPending()) << "a restore";
+  EXPECT_EQ(s.simulation().time(), ring.at(0).time());
+  EXPECT_TRUE(s.takeNotice().empty());
 }

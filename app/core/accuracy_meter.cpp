@@ -72,7 +72,7 @@ void AccuracyMeter::reset() {
 }
 
 bool AccuracyMeter::update(const sim::Simulation& sim, const MeterSettings& s, std::uint64_t seed,
-                           double frameMs) {
+                           double frameMs, const std::function<bool()>& settle) {
   bool arrived = false;
   if (jobReady(m_job)) {
     try {
@@ -90,7 +90,9 @@ bool AccuracyMeter::update(const sim::Simulation& sim, const MeterSettings& s, s
                 sim.backend().size(), sim.backend().traits().onDevice);
   m_interval = meterInterval(s, m_latest ? m_latest->wallMs : 0.0, frameMs);
   ++m_framesSince;
-  if (s.enabled && !m_job.valid() && m_framesSince >= m_interval) start(sim, s, seed);
+  if (s.enabled && !m_job.valid() && m_framesSince >= m_interval && (!settle || settle())) {
+    start(sim, s, seed);
+  }
   return arrived;
 }
 

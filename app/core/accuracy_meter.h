@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -84,9 +85,10 @@ class AccuracyMeter {
 
   /// Once per frame: takes a finished measurement (returns true then) and starts the next one
   /// when it is due. `seed` picks the sample (the same particles every time, so the history
-  /// follows them); `frameMs` is the smoothed frame time.
+  /// follows them); `frameMs` is the smoothed frame time. `settle`, if given, is called before a
+  /// measurement starts (a substep still running ends: SimSession::settle); false: none starts.
   bool update(const sim::Simulation& sim, const MeterSettings& s, std::uint64_t seed,
-              double frameMs);
+              double frameMs, const std::function<bool()>& settle = {});
   /// A new simulation: forget the history and the scratch backend (after the job in flight).
   void reset();
 

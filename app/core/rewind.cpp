@@ -44,9 +44,9 @@ void StateRing::update(const sim::Simulation& sim, const std::function<bool()>& 
   if (!m_states.empty() && t - m_states.back()->time() < m_interval - 0.5 * tick) return;
   const std::size_t perState = sim.backend().size() * sim::kParticleBytes;
   if (perState > m_budget) return;  // not even one fits: nothing is kept
+  if (settle && !settle()) return;  // before thinning: a state not kept loses no history
   while (m_bytes + perState > m_budget && m_states.size() >= kMinStates) thin();
   if (m_bytes + perState > m_budget) return;
-  if (settle && !settle()) return;
   m_states.push_back(sim.keep(m_budget - m_bytes));
   m_bytes += m_states.back()->bytes();
 }

@@ -81,6 +81,8 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
   Advance a;
   const Clock::time_point t0 = Clock::now();
   // A substep left running by the last frame ends first (the tuners choose the next from it).
+  a.profile = m_settled;  // substeps ended since the last advance (settle)
+  m_settled = {};
   const auto end = [&] {
     if (!m_sim->substepPending()) return;
     m_sim->endSubstep();
@@ -118,11 +120,18 @@ bool SimSession::settle() {
   if (!m_sim->substepPending()) return !m_halted;
   try {
     m_sim->endSubstep();
+    m_settled += m_sim->lastProfile();  // the next advance() counts it
     takeDueSample();
   } catch (const sim::NonFiniteState& e) {
     halt(e);
   }
   return !m_halted;
+}
+
+std::string SimSession::takeNotice() {
+  std::string line = std::move(m_haltNotice);
+  m_haltNotice.clear();
+  return line;
 }
 
 void SimSession::halt(const sim::NonFiniteState& e) {
@@ -154,6 +163,7 @@ SimSession::Advance SimSession::step() {
   if (m_sim->substepPending()) {
     m_sim->endSubstep();
     takeDueSample();
+    a.profile += m_sim->lastProfile();
   }
   m_sim->substep();
   takeDueSample();
@@ -179,8 +189,7 @@ SimSession::Frame SimSession::frame(const FrameBudget& budget, bool singleStep) 
       halt(e);
     }
   }
-  f.notice = std::move(m_haltNotice);  // this frame's halt, or one found since the last frame
-  m_haltNotice.clear();
+  f.notice = takeNotice();  // this frame's halt, or one found since the last frame
   return f;
 }
 
@@ -254,7 +263,8 @@ std::string SimSession::applyParams(const sim::SimParams& params) {
 }
 
 void SimSession::restore(const sim::KeptState& state) {
-  settle();  // a substep still running ends (a non-finite one halts, and the restore resumes)
+  settle();  // a substep still running ends; a non-finite one is what the restore leaves behind
+  m_haltNotice.clear();
   m_sim->restore(state);
   m_halted = false;
   m_paused = true;

@@ -105,7 +105,12 @@ class SimSession {
   /// Ends a substep left running (Simulation::endSubstep) and takes a sample due at it; a
   /// non-finite state halts and pauses the session, its line kept for the next frame()'s
   /// notice. Returns whether the session runs on (not halted). Never throws NonFiniteState.
+  /// Callers that read the state for more than a frame (a pick, the meter, a sweep, a lesson's
+  /// measure) settle first, so that they never read an unchecked one.
   bool settle();
+  /// The line of a halt found since the last frame() (or by settle()), once; empty if none. For
+  /// a front end about to drop the session (a rebuild, the end of the run).
+  std::string takeNotice();
 
   /// New live parameters, checked against sim's ranges and the backend's limits. Returns ""
   /// when they apply (from the next substep), else one line saying why not; the simulation
@@ -151,7 +156,8 @@ class SimSession {
   bool m_paused = false;
   bool m_halted = false;
   bool m_overlap = false;
-  std::string m_haltNotice;  // the halt's line, until a frame() reports it
+  std::string m_haltNotice;    // the halt's line, until a frame() reports it
+  sim::StepProfile m_settled;  // substeps settle() ended, for the next advance()
   /// Halts and pauses after a non-finite state, keeping its line for frame().
   void halt(const sim::NonFiniteState& e);
   std::string m_note;

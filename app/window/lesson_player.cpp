@@ -79,6 +79,7 @@ std::string LessonPlayer::update(SimSession& session) {
   const sim::Simulation& sim = session.simulation();
   if (m_pendingStart) {
     m_pendingStart = false;
+    if (!session.settle()) return "";
     m_runFrom = sim.time();
     if (step.measure.kind == LessonMeasure::Kind::Spread) {
       m_spreadBefore = diskSpread(sim.particles(), step.measure.radius);
@@ -92,6 +93,7 @@ std::string LessonPlayer::update(SimSession& session) {
   if (m_runUntil >= 0.0 && sim.time() >= m_runUntil - 1e-9) {
     m_runUntil = -1.0;
     session.setPaused(true);
+    if (!session.settle()) return "";  // halted: the frame's notice says why
     measure(session);
     return "bhviz: lesson: step " + std::to_string(m_step + 1) +
            " ran to t = " + std::to_string(sim.time()) + " and was measured (Lesson panel)";

@@ -111,7 +111,7 @@ void WindowApp::start() {
 // The pick's walk on a CPU tree of the current state; the simulation pauses so that the boxes
 // stay on the particles (Play resumes, the panel's Refresh rebuilds from the state then).
 void WindowApp::inspectParticle(std::uint32_t id) {
-  if (!m_session) return;
+  if (!m_session || !m_session->settle()) return;
   const sim::Simulation& sim = m_session->simulation();
   try {
     m_walk.inspect(sim.particles(), sim.params(), id, sim.time());
@@ -132,7 +132,7 @@ void WindowApp::updateWalk(const FrameRequests& r) {
   const float h = static_cast<float>(std::max(t.height, 1));
   if (r.clearWalk) m_walk.clear();
   if (r.refreshWalk && m_walk.active()) inspectParticle(m_walk.particleId());
-  if (r.pick && m_session) {
+  if (r.pick && m_session && m_session->settle()) {
     const sim::Particles p = m_session->simulation().particles();
     const auto picked =
         pickParticle(p, m_state.view, m_scene.camera(), w, h, {r.pickAtX, r.pickAtY});
@@ -149,6 +149,10 @@ void WindowApp::rebuild() {
   // their (device) memory; the running one stays until the new one is built.
   stopSweep();
   m_meter.reset();
+  if (m_session) {  // the running substep ends, and a halt found there is said before it goes
+    m_session->settle();
+    if (const std::string line = m_session->takeNotice(); !line.empty()) note(line);
+  }
   try {
     std::unique_ptr<SimSession> session = newSession();
     if (m_session) session->setPaused(m_session->paused() && !m_session->halted());
@@ -210,7 +214,7 @@ void WindowApp::applyRequests(const FrameRequests& r) {
     }
   }
   if (r.viewChanged) applyView();
-  if (r.reframe && m_session) {
+  if (r.reframe && m_session && m_session->settle()) {
     const render::RenderTarget t = m_window.target();
     aimCamera(m_scene.camera(), frameVisible(m_session->simulation().particles(), m_state.view),
               t.height > 0 ? float(t.width) / float(t.height) : 1.0f);
@@ -390,6 +394,11 @@ int WindowApp::run() {
     frame(now);
     ++frames;
     if (m_options.quitAfter > 0 && frames >= m_options.quitAfter) break;
+  }
+  // The last frame's substep ends and is checked, so that a halt there is said too.
+  if (m_session) {
+    m_session->settle();
+    if (const std::string line = m_session->takeNotice(); !line.empty()) note(line);
   }
   if (!m_options.frames.screenshotPath.empty()) screenshot(m_options.frames.screenshotPath);
   if (m_recorder.active()) stopRecording();

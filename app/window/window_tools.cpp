@@ -92,13 +92,13 @@ void WindowApp::updateAccuracy() {
   }
   if (!m_session || m_session->halted() || m_sweep.running()) return;
   if (m_meter.update(m_session->simulation(), m_state.meter, m_state.scene.seed,
-                     m_perf.smoothed().frameMs)) {
+                     m_perf.smoothed().frameMs, [this] { return m_session->settle(); })) {
     m_scene.setErrors(m_meter.latest()->errorById);
   }
 }
 
 void WindowApp::startSweep() {
-  if (!m_session) return;
+  if (!m_session || !m_session->settle()) return;
   std::vector<sim::MacKind> macs;
   for (std::size_t m = 0; m < m_state.sweep.macs.size(); ++m) {
     if (m_state.sweep.macs[m]) macs.push_back(sim::allMacs()[m]);
@@ -181,7 +181,7 @@ void WindowApp::applyLessonRequests(FrameRequests& r) {
     note("bhviz: lesson " + m_lessons.lesson()->name + ": " + m_lessons.lesson()->title);
   }
   if (r.lessonStep >= 0) m_lessons.enter(r.lessonStep, m_state, r);
-  if (r.measureLesson && m_session) m_lessons.measure(*m_session);
+  if (r.measureLesson && m_session && m_session->settle()) m_lessons.measure(*m_session);
   if (r.endLesson) m_lessons.end(m_state);
 }
 
