@@ -29,6 +29,7 @@ GlQuery::GlQuery(render::GetProcAddress getProc, Kind kind)
       m_endQuery(load<EndQuery>(getProc, "glEndQuery")),
       m_getQueryObjectUi64(load<GetQueryObjectUi64>(getProc, "glGetQueryObjectui64v")),
       m_finish(load<Finish>(getProc, "glFinish")),
+      m_flush(load<Finish>(getProc, "glFlush")),
       m_getError(load<GetError>(getProc, "glGetError")),
       m_target(kind == Kind::TimeElapsed ? kTimeElapsed : kFragmentShaderInvocations) {
   m_genQueries(1, &m_query);
@@ -78,6 +79,8 @@ std::uint64_t GlQuery::availableResult() {
 }
 
 void GlQuery::finish() { m_finish(); }
+
+void GlQuery::flush() { m_flush(); }
 
 GlTimerRing::GlTimerRing(render::GetProcAddress getProc, std::size_t depth)
     : m_inFlight(depth < 1 ? 1 : depth, false) {

@@ -45,6 +45,9 @@ class GlQuery {
   /// Waits until every GL command issued so far has finished (glFinish): for host timings of
   /// work that ends in the GL, such as a buffer upload.
   void finish();
+  /// Sends the GL commands issued so far to the device without waiting (glFlush), as a window's
+  /// swap does: for a benchmark of frames drawn offscreen.
+  void flush();
 
  private:
   using GenQueries = void (*)(int n, unsigned* ids);
@@ -52,7 +55,7 @@ class GlQuery {
   using BeginQuery = void (*)(unsigned target, unsigned id);
   using EndQuery = void (*)(unsigned target);
   using GetQueryObjectUi64 = void (*)(unsigned id, unsigned pname, std::uint64_t* value);
-  using Finish = void (*)();
+  using Finish = void (*)();  // glFinish and glFlush
   using GetError = unsigned (*)();
 
   GenQueries m_genQueries = nullptr;
@@ -61,6 +64,7 @@ class GlQuery {
   EndQuery m_endQuery = nullptr;
   GetQueryObjectUi64 m_getQueryObjectUi64 = nullptr;
   Finish m_finish = nullptr;
+  Finish m_flush = nullptr;
   GetError m_getError = nullptr;
   unsigned m_target = 0;  // GLenum of the kind
   unsigned m_query = 0;
