@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "sim/clock.h"
@@ -47,31 +46,25 @@ struct DeviceParticles {
   void swap(DeviceParticles& o) noexcept;
 };
 
-struct TreeLevelGraph;  // tree_build.cu
-
 /// Scratch of the build stages, kept between steps so that nothing is allocated per step.
 struct BuildWorkspace {
-  DeviceBuffer<Box> box;                     ///< 1 element: the bounding box
-  DeviceBuffer<KeyFrame> frame;              ///< 1 element: keyFrameFor(box)
-  DeviceBuffer<std::uint64_t> keys[2];       ///< radix sort ping-pong
-  DeviceBuffer<std::uint32_t> order[2];      ///< sort permutation ping-pong
-  int current = 0;                           ///< which of keys/order holds the latest result
-  DeviceParticles scratch;                   ///< the gather's target, swapped in afterwards
-  DeviceBuffer<std::uint32_t> levelOffsets;  ///< tree build: per-block child offsets of a level
-  DeviceBuffer<std::uint32_t> levelTable;    ///< levelBegin[0..kMaxLevel+1] + overflow flag
-  PinnedBytes levelTableHost;                ///< launchTree reads levelTable back through it
-  /// The tree build's binary searches of one level (the first particle of each child digit, 8
-  /// per cell), made by its count kernel for its write kernel; sized from the largest level of
-  /// the last build, a quarter and 1024 cells more, n / 16 at least (launchTree; the cells of a
-  /// larger level past those are searched again).
-  DeviceBuffer<std::uint32_t> childStarts;
+  DeviceBuffer<Box> box;                 ///< 1 element: the bounding box
+  DeviceBuffer<KeyFrame> frame;          ///< 1 element: keyFrameFor(box)
+  DeviceBuffer<std::uint64_t> keys[2];   ///< radix sort ping-pong
+  DeviceBuffer<std::uint32_t> order[2];  ///< sort permutation ping-pong
+  int current = 0;                       ///< which of keys/order holds the latest result
+  DeviceParticles scratch;               ///< the gather's target, swapped in afterwards
+  /// Tree build: per level and block, the cells starting in the block's particles, then the
+  /// block's first slot in the level; a last row of flags.
+  DeviceBuffer<std::uint32_t> levelOffsets;
+  DeviceBuffer<std::uint32_t> levelTable;  ///< levelBegin[0..kMaxLevel+1] + overflow, deeper flags
+  PinnedBytes levelTableHost;              ///< launchTree reads levelTable back through it
+  /// Tree build: per particle, the levels of the cells it is the first particle of (lo | (hi + 1)
+  /// << 8; tree_build.cu).
+  DeviceBuffer<std::uint16_t> cellSpans;
   DeviceBuffer<unsigned char> temp;  ///< CUB temporary storage
-  /// launchTree's level launches, captured as CUDA graphs and replayed while their arguments
-  /// stay the same (tree_build.cu): [0] the levels tuned to the last tree's depth, [1] every
-  /// level (a first build, or a tree deeper than the tuned levels); empty until used.
-  std::shared_ptr<TreeLevelGraph> treeGraphs[2];
-  /// Levels the last build's last attempt launched (kMaxLevel: a first build, or one deeper
-  /// than the tuned levels, built again); read by tests.
+  /// The digits the last build's last attempt read (ws.sortedLevels then; kMaxLevel after a
+  /// tree that split a cell of its last sorted level was built again); read by tests.
   int treeLevels = 0;
   /// The digits (levels) the keys are sorted on: kMaxLevel after a full sort, fewer between a
   /// build's sort and the order of its runs (launchOrderRuns, launchSortAndTree).
@@ -206,25 +199,25 @@ void launchSort(DeviceParticles& p, BuildWorkspace& ws, Stream stream);
 
 // ---- tree (tree_build.cu), moments (moments.cu) -------------------------------------------------
 
-/// The levels the next tree build launches: the last tree's depth and a margin, so that a tree
-/// one or two levels deeper than the last needs no second attempt; every level for a first build.
-/// The tuned graph's count is kept while it lies within [depth + 2, depth + 4] (a depth that falls
-/// by one or two and comes back captures nothing; one that rises captures again).
-int treeLevelsToLaunch(const BuildWorkspace& ws, const DeviceTree& tree);
-
-/// Octree topology from ws's sorted keys, identical to cpu::buildTree: level by level on the
-/// device with no per-level host round trip. Waits for the stream once at the end to read
-/// the level table (and rebuilds with larger buffers in the rare case they overflowed). Keys
-/// sorted on fewer levels than it launches are sorted again on every bit first.
+/// Octree topology from ws's sorted keys, identical to cpu::buildTree: every level at once, in
+/// four launches (tree_build.cu). Waits for the stream once at the end to read the level table
+/// (and builds again with larger buffers in the rare case they overflowed). It reads the digits
+/// the keys are sorted on (ws.sortedLevels); where a cell of the last of them would split, the
+/// keys are sorted on every bit and the tree built again.
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream);
 
 /// The largest N_leaf whose builds sort on the tree's digits only: launchOrderRuns sorts a run,
 /// at most a leaf, by one thread in up to N_leaf² / 2 steps.
 inline constexpr int kMaxRunSortLeaf = 64;
 
-/// The levels a build's sort covers (launchSortAndTree): those the tree build will launch
-/// (treeLevelsToLaunch), or every level where N_leaf exceeds kMaxRunSortLeaf.
-int sortLevelsForTree(const BuildWorkspace& ws, const DeviceTree& tree, int nLeaf);
+/// The levels a build's sort covers at least (launchSortAndTree): the last tree's depth and two
+/// more, so that a tree a level or two deeper needs no second attempt; every level for a first
+/// build, and where N_leaf exceeds kMaxRunSortLeaf.
+int sortLevelsForTree(const DeviceTree& tree, int nLeaf);
+
+/// The digits a sort on at least `levels` digits leaves sorted (launchSortKeys, ws.sortedLevels):
+/// their bits rounded up to whole radix passes, every level where that saves no pass.
+int sortedLevelsFor(int levels);
 
 /// A build's sort and tree: the keys sorted on the digits the tree's levels read
 /// (sortLevelsForTree: fewer radix passes where the tree is shallow), the tree built (sorted again
@@ -235,7 +228,7 @@ int sortLevelsForTree(const BuildWorkspace& ws, const DeviceTree& tree, int nLea
 template <typename Timed>
 void launchSortAndTree(DeviceParticles& p, BuildWorkspace& ws, int nLeaf, DeviceTree& tree,
                        Stream stream, Timed&& timed) {
-  timed(Stage::Sort, [&] { launchSortKeys(ws, p.n, sortLevelsForTree(ws, tree, nLeaf), stream); });
+  timed(Stage::Sort, [&] { launchSortKeys(ws, p.n, sortLevelsForTree(tree, nLeaf), stream); });
   timed(Stage::Tree, [&] { launchTree(ws, p.n, nLeaf, tree, stream); });
   timed(Stage::Sort, [&] {
     launchOrderRuns(ws, p.n, stream);

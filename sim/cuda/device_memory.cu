@@ -173,7 +173,6 @@ void BuildWorkspace::reserve(std::size_t n) {
     order[k].reserve(n);
   }
   scratch.resize(n);
-  levelTable.reserve(kMaxLevel + 3);
 }
 
 void DeviceTree::reserve(std::size_t cellCount) {

@@ -1,13 +1,13 @@
 // Sort on the device, the twin of cpu::sortOrder and cpu::reorder: the keys with their indices,
 // then every particle array gathered into key order.
 //
-// A build sorts only the digits its tree reads (launchSortAndTree): the levels the tree build
-// will launch, three bits each, rounded up to CUB's 8-bit passes, where the 63 bits take eight.
+// A build sorts only the digits its tree reads (launchSortAndTree): the last tree's depth and two
+// levels more, three bits each, rounded up to CUB's 8-bit passes, where the 63 bits take eight.
 // The tree is the same, as its cells split by those digits only; what the shorter sort leaves
 // unordered are runs of keys with the same sorted digits, each within a leaf, which a pass after
 // the tree (launchOrderRuns) puts in order in place, so that the order is a full stable sort's,
-// bit for bit. A tree that turns out deeper than the levels launched is built again after a sort
-// on every bit (launchTree), which pays for both sorts.
+// bit for bit. A tree that turns out to split a cell of the last sorted level is built again after
+// a sort on every bit (launchTree), which pays for both sorts.
 #include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -70,21 +70,34 @@ __global__ void orderRunsKernel(std::uint32_t n, int shift, std::uint64_t* __res
   }
 }
 
+constexpr int kKeyBits = 3 * kKeyBitsPerAxis;  // the keys' bits; level 1's digit the highest three
+
+/// The bits a sort on at least `levels` digits covers: the digits' bits rounded up to whole
+/// passes of CUB's onesweep, 8 bits each (tuning_radix_sort.cuh), which cost nothing more and
+/// leave shorter runs; every bit past 56, which takes the eight passes every bit takes.
+int sortBits(int levels) {
+  constexpr int kPassBits = 8;
+  const int bits = (3 * std::clamp(levels, 1, kMaxLevel) + kPassBits - 1) / kPassBits * kPassBits;
+  return bits > kKeyBits - kKeyBits % kPassBits ? kKeyBits : bits;
+}
+
 }  // namespace
 
-int sortLevelsForTree(const BuildWorkspace& ws, const DeviceTree& tree, int nLeaf) {
-  return nLeaf <= kMaxRunSortLeaf ? treeLevelsToLaunch(ws, tree) : kMaxLevel;
+int sortedLevelsFor(int levels) {
+  const int bits = sortBits(levels);
+  return bits == kKeyBits ? kMaxLevel : bits / 3;
+}
+
+int sortLevelsForTree(const DeviceTree& tree, int nLeaf) {
+  const int depth = tree.depth();  // levels of the last tree (-1: none yet)
+  if (depth <= 0 || nLeaf > kMaxRunSortLeaf) return kMaxLevel;
+  return std::min(depth + 2, kMaxLevel);
 }
 
 void launchSortKeys(BuildWorkspace& ws, std::size_t n, int levels, Stream stream) {
   ws.reserve(n);
-  // The keys use 63 bits, level 1's digit the highest three. CUB's onesweep sorts 8 bits a pass
-  // (tuning_radix_sort.cuh): the digits' bits rounded up to whole passes cost nothing more and
-  // leave shorter runs; more than 56 take the eight passes every bit takes.
-  constexpr int kKeyBits = 3 * kKeyBitsPerAxis, kPassBits = 8;
-  int bits = (3 * std::clamp(levels, 1, kMaxLevel) + kPassBits - 1) / kPassBits * kPassBits;
-  if (bits > kKeyBits - kKeyBits % kPassBits) bits = kKeyBits;
-  ws.sortedLevels = bits == kKeyBits ? kMaxLevel : bits / 3;
+  const int bits = sortBits(levels);
+  ws.sortedLevels = sortedLevelsFor(levels);
   if (n == 0) return;
   const int cur = ws.current;
   cub::DoubleBuffer<std::uint64_t> keys(ws.keys[cur].data(), ws.keys[1 - cur].data());

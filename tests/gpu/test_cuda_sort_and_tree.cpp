@@ -1,9 +1,12 @@
-// The device's sort and tree build against the CPU's: the level-by-level build when its buffers
-// overflow, when it keeps or repeats its searches, and the levels it launches (the last depth and
-// two more, built again with every level when deeper), at the edges of that rule; and a build's
-// sort on the digits its tree reads (sort.cu), the runs it leaves put in order afterwards, which
-// must give the full stable sort's order bit for bit, and the sort on every bit a tree deeper than
-// its sorted digits needs. Every test skips when there is no CUDA device.
+// The device's sort and tree build against the CPU's: the build of every level at once at its
+// edges (no particle, one, N_leaf and one more, a pile of equal keys, N_leaf from 1 to its
+// largest, chunks of several tiles a block) with its parents, when its buffers overflow, and the
+// digits it reads (those sorted: the last depth and two more, rounded up to whole radix passes;
+// built again after a sort on every bit when a cell of the last of them splits), at the edges of
+// that rule; and a build's sort on the digits its tree reads (sort.cu), the runs it leaves put in
+// order afterwards, which must give the full stable sort's order bit for bit, and the sort on
+// every bit a tree deeper than its sorted digits needs. Every test skips when there is no CUDA
+// device.
 //
 // The inputs are fresh each run: the seed is printed, and BHVIZ_TEST_SEED=<n> repeats a run.
 #include <gtest/gtest.h>
@@ -40,7 +43,79 @@ using bhviz::test::expectTheCpuSort;
 using bhviz::test::sortAndTreeOnDevice;
 using bhviz::test::sortOnDevice;
 
+/// Every cell's children name it as their parent, and the root has none (the moments climb
+/// through the parents; cpu::buildTree keeps none to compare).
+void expectParentsOf(const cuda::DeviceTree& tree, const Tree& h) {
+  std::vector<std::uint32_t> parent(tree.cells);
+  cuda::copyToHost(parent.data(), tree.parent.data(), parent.size() * sizeof(std::uint32_t));
+  ASSERT_FALSE(parent.empty());
+  EXPECT_EQ(parent[0], cuda::kNoParent);
+  std::size_t wrong = 0;
+  for (std::size_t c = 0; c < h.cellCount(); ++c) {
+    for (unsigned k = 0; k < h.childCount[c]; ++k) wrong += parent[h.child[c] + k] != c;
+  }
+  EXPECT_EQ(wrong, 0u) << "children whose parent is another cell";
+}
+
 }  // namespace
+
+// The build makes every level at once (tree_build.cu): at its edges, against the CPU's tree. No
+// particle and one (the root alone), N_leaf particles (a root leaf) and one more; a pile of equal
+// keys past N_leaf (a leaf at the last level); N_leaf 1, 3 (a window of four), 1000 and the
+// largest, 1024 (a window as long as a tile); and 1.3 M particles, whose blocks take several tiles
+// each (their running slots per level).
+TEST(CudaSortAndTree, TreeBuildOfEveryLevelAtOnceAtItsEdges) {
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
+  struct Case {
+    const char* what;
+    Particles p;
+    int nLeaf;
+  };
+  const auto firstOf = [](const Particles& p, std::size_t n) {
+    Particles q = p;
+    q.resize(n);
+    return q;
+  };
+  const Particles clustered = clusteredParticles(60000, baseSeed() + 41);
+  Particles pile = firstOf(clustered, 300);
+  for (std::size_t i = 0; i < pile.size(); ++i) pile.posMass[i] = {0.25f, 0.5f, 0.75f, 1.0f};
+  pile.posMass[0] = {0.0f, 0.0f, 0.0f, 1.0f};  // the frame around the pile
+  pile.posMass[1] = {1.0f, 1.0f, 1.0f, 1.0f};
+  std::vector<Case> cases;
+  cases.push_back({"one particle", firstOf(clustered, 1), 16});
+  cases.push_back({"N_leaf particles", firstOf(clustered, 16), 16});
+  cases.push_back({"N_leaf and one", firstOf(clustered, 17), 16});
+  cases.push_back({"a pile of equal keys", pile, 8});
+  cases.push_back({"N_leaf 1", clustered, 1});
+  cases.push_back({"N_leaf 3", clustered, 3});
+  cases.push_back({"N_leaf 1000", clustered, 1000});
+  cases.push_back({"N_leaf 1024", clustered, kMaxLeafSize});
+  cases.push_back({"1.3 M, tiles a block", makePlummer(1300000, baseSeed() + 43), 16});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    cuda::DeviceParticles d;
+    cuda::BuildWorkspace ws;
+    cuda::DeviceTree tree;
+    const std::vector<std::uint64_t> keys = sortOnDevice(c.p, d, ws);
+    cuda::launchTree(ws, c.p.size(), c.nLeaf, tree, nullptr);
+    Tree gpuTree;
+    cuda::downloadTree(tree, ws, gpuTree, false);
+    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, c.nLeaf);
+    expectSameTopology(gpuTree, cpuTree);
+    expectParentsOf(tree, gpuTree);
+    if (c.p.size() == 300) {
+      EXPECT_EQ(cpuTree.depth(), kMaxLevel + 1) << "the pile's leaf is at the last level";
+    }
+  }
+  // No particle: the empty root.
+  cuda::BuildWorkspace ws;
+  cuda::DeviceTree tree;
+  cuda::launchTree(ws, 0, 16, tree, nullptr);
+  Tree gpuTree;
+  cuda::downloadTree(tree, ws, gpuTree, false);
+  expectSameTopology(gpuTree, cpu::buildTree({}, gpuTree.frame, 16));
+  expectParentsOf(tree, gpuTree);
+}
 
 // Buffers far too small for the tree: the build must notice the overflow and start again with
 // larger ones, and still produce the CPU's tree.
@@ -62,48 +137,12 @@ TEST(CudaSortAndTree, TreeBuildRetriesWhenItsBuffersOverflow) {
   expectSameTopology(gpuTree, cpuTree);
 }
 
-// Each level's count kernel keeps its binary searches for the write kernel, for as many cells as
-// the largest level of the last build had (BuildWorkspace::childStarts); cells past those are
-// searched again. A first build keeps n/16 (and a margin), fewer than this tree's largest level
-// (N_leaf 2), so both paths run; the second keeps them all. Both give the CPU's tree.
-TEST(CudaSortAndTree, TreeBuildKeepsItsSearchesOrSearchesAgainTheSameTree) {
-  if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
-  const std::size_t n = 60000;
-  const int nLeaf = 2;
-  const Particles h = clusteredParticles(n, baseSeed() + 19);
-  cuda::DeviceParticles d;
-  cuda::BuildWorkspace ws;
-  cuda::DeviceTree tree;
-  const std::vector<std::uint64_t> keys = sortOnDevice(h, d, ws);
-  // What launchTree keeps for a first build (n / 16 cells, a quarter and 1024 more), poisoned: a
-  // search read back that was never stored would show.
-  ws.childStarts.reserve(8 * (n / 16 + n / 64 + 1024));
-  ws.childStarts.poison();
-  for (int build = 0; build < 2; ++build) {
-    SCOPED_TRACE(build == 0 ? "first build" : "second build");
-    cuda::launchTree(ws, n, nLeaf, tree, nullptr);
-    Tree gpuTree;
-    cuda::downloadTree(tree, ws, gpuTree, false);
-    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, nLeaf);
-    std::size_t largest = 0;
-    for (std::size_t L = 1; L < cpuTree.levelBegin.size(); ++L) {
-      largest = std::max<std::size_t>(largest, cpuTree.levelBegin[L] - cpuTree.levelBegin[L - 1]);
-    }
-    const std::size_t kept = ws.childStarts.capacity() / 8;
-    if (build == 0) {
-      EXPECT_GT(largest, kept) << "the first build must search some cells again";
-    } else {
-      EXPECT_GE(kept, largest) << "the second build keeps every search";
-    }
-    expectSameTopology(gpuTree, cpuTree);
-  }
-}
-
-// A build launches the levels of the last tree's depth and two more (tree_build.cu,
-// treeLevelsToLaunch); a tree deeper than that is built again with every level. Shallow, the same
-// shallow particles again (the tuned levels), far deeper (the second attempt), and shallow
-// twice more: every build gives the CPU's tree.
-TEST(CudaSortAndTree, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeeper) {
+// A build's sort covers the last tree's depth and two levels more (sortLevelsForTree, rounded up
+// to whole passes: sortedLevelsFor), and the tree reads those digits; a tree that splits a cell
+// of the last of them is built again after a sort on every bit. Shallow, the same shallow
+// particles again, far deeper (the second attempt), and shallow twice more: every build gives the
+// CPU's tree. After a full sort the build reads every digit.
+TEST(CudaSortAndTree, TreeBuildReadsTheSortedDigitsAndStartsAgainWhenDeeper) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const std::size_t n = 20000;
   const Particles shallow = makePlummer(n, baseSeed() + 23);
@@ -117,7 +156,7 @@ TEST(CudaSortAndTree, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeep
                           {&shallow, 16, "shallow again"},
                           {&deep, 1, "deeper"},
                           {&shallow, 16, "shallow after deep"},
-                          {&shallow, 16, "shallow, tuned again"}};
+                          {&shallow, 16, "shallow again after deep"}};
   // The sort on every bit then the tree, and a build's sort on the digits the tree reads, which
   // the tree deeper than its levels sorts again (launchTree).
   for (const bool fullSort : {true, false}) {
@@ -139,12 +178,12 @@ TEST(CudaSortAndTree, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeep
       cuda::downloadTree(tree, ws, gpuTree, false);
       const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, b.nLeaf);
       expectSameTopology(gpuTree, cpuTree);
-      const int tuned = std::min(lastDepth + 2, kMaxLevel);
-      std::printf("  %s: depth %d, %d levels launched\n", b.what, cpuTree.depth(), ws.treeLevels);
-      if (lastDepth == 0 || cpuTree.depth() > tuned) {
-        EXPECT_EQ(ws.treeLevels, kMaxLevel) << "a first build, or one deeper than the tuned levels";
+      const int sorted = cuda::sortedLevelsFor(std::min(lastDepth + 2, kMaxLevel));
+      std::printf("  %s: depth %d, %d digits read\n", b.what, cpuTree.depth(), ws.treeLevels);
+      if (fullSort || lastDepth == 0 || cpuTree.depth() - 1 > sorted) {  // its deepest level
+        EXPECT_EQ(ws.treeLevels, kMaxLevel) << "a full sort, a first build, or one deeper";
       } else {
-        EXPECT_EQ(ws.treeLevels, tuned) << "the last depth " << lastDepth << " and two";
+        EXPECT_EQ(ws.treeLevels, sorted) << "the last depth " << lastDepth << " and two, in passes";
       }
       lastDepth = cpuTree.depth();
     }
@@ -152,11 +191,10 @@ TEST(CudaSortAndTree, TreeBuildLaunchesTheLastDepthsLevelsAndStartsAgainWhenDeep
 }
 
 // The same rule at its edges, on trees of a chosen depth (three particles: two spanning the frame,
-// one a short distance from the first, at N_leaf 1). The levels launched: every level first;
-// then the tuned count, kept while it lies within [last depth + 2, last depth + 4] (a tree three
-// levels shallower keeps it, so the count is not the last depth + 2), else the last depth + 2.
-// A tree of exactly the levels launched needs no second attempt; one level more (its last
-// launched level holds a cell) is built again with every level.
+// one a short distance from the first, at N_leaf 1; depth() counts the levels, the root's too).
+// After a tree of depth d the sort covers E = sortedLevelsFor(d + 2) digits; a tree whose deepest
+// level is E splits no cell of level E and needs no second attempt; one a level deeper does.
+// After a full sort every digit is read.
 TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   // Separations 2^(-k/4) of the third particle from the first.
@@ -187,19 +225,18 @@ TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
     return 0;
   };
   const int d = depthOf[8];
-  // The depths built one after another: first (every level); the same (d + 2 launched); d + 2
-  // (exactly the levels launched); d + 5 (d + 4 launched, one level short: again); d + 5 (d + 7);
-  // d + 4 (d + 7, the last depth + 3); d + 4 (d + 7 kept, not d + 6).
-  const int depths[] = {d, d, d + 2, d + 5, d + 5, d + 4, d + 4};
-  // Both sorts, as in the test above: a tree of exactly the levels launched is built from the
-  // short sort, one a level deeper again after a sort on every bit.
+  const int e = cuda::sortedLevelsFor(d + 2);
+  ASSERT_LT(e + 1, kMaxLevel) << "room for a tree one level deeper than the sorted digits";
+  // The depths built one after another: first (every digit); d again (e read); levels 0 to e
+  // (exactly the digits read); d; levels 0 to e + 1 (a level deeper: again); d.
+  const int depths[] = {d, d, e + 1, d, e + 2, d};
   for (const bool fullSort : {true, false}) {
     SCOPED_TRACE(fullSort ? "full sort" : "sort on the tree's digits");
     cuda::DeviceParticles dp;
     cuda::BuildWorkspace ws;
     cuda::DeviceTree tree;
-    int lastDepth = 0, tunedLevels = 0;
-    bool edgeKept = false, edgeRetried = false, bandKept = false;
+    int lastDepth = 0;
+    bool edgeKept = false, edgeRetried = false;
     for (const int depth : depths) {
       const Particles p = threeParticles(separationFor(depth));
       SCOPED_TRACE("depth " + std::to_string(depth) + " after " + std::to_string(lastDepth));
@@ -214,23 +251,21 @@ TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
       cuda::downloadTree(tree, ws, gpuTree, false);
       const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, 1);
       expectSameTopology(gpuTree, cpuTree);
+      expectParentsOf(tree, gpuTree);
       ASSERT_EQ(cpuTree.depth(), depth);
-      int first = kMaxLevel;
-      if (lastDepth > 0) {
-        const bool inBand = tunedLevels >= lastDepth + 2 && tunedLevels <= lastDepth + 4;
-        first = inBand ? tunedLevels : std::min(lastDepth + 2, kMaxLevel);
-        bandKept |= inBand && first != lastDepth + 2;
-        tunedLevels = first;
-      }
-      const bool retry = first < kMaxLevel && depth > first;
-      edgeKept |= first < kMaxLevel && depth == first;
-      edgeRetried |= retry && depth == first + 1;
-      EXPECT_EQ(ws.treeLevels, retry ? kMaxLevel : first);
+      const int read =
+          fullSort || lastDepth == 0 ? kMaxLevel : cuda::sortedLevelsFor(lastDepth + 2);
+      const int deepest = depth - 1;
+      const bool retry = read < kMaxLevel && deepest > read;
+      edgeKept |= read < kMaxLevel && deepest == read;
+      edgeRetried |= retry && deepest == read + 1;
+      EXPECT_EQ(ws.treeLevels, retry ? kMaxLevel : read);
       lastDepth = depth;
     }
-    EXPECT_TRUE(edgeKept) << "a tree of exactly the levels launched";
-    EXPECT_TRUE(edgeRetried) << "a tree one level deeper";
-    EXPECT_TRUE(bandKept) << "a tuned count kept within the band";
+    if (!fullSort) {
+      EXPECT_TRUE(edgeKept) << "a tree of exactly the digits read";
+      EXPECT_TRUE(edgeRetried) << "a tree one level deeper";
+    }
   }
 }
 
@@ -270,20 +305,21 @@ TEST(CudaSortAndTree, SortOnTheTreesDigitsThenItsRunsIsTheFullSort) {
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
   (void)sortAndTreeOnDevice(h, nLeaf, d, ws, tree);  // a first build sorts every digit
-  const int levels = cuda::treeLevelsToLaunch(ws, tree);
+  const int levels = cuda::sortLevelsForTree(tree, nLeaf);
   ASSERT_LE(levels, 14) << "a tree shallow enough that each clump shares every sorted digit";
 
   cuda::uploadParticles(h, d);
   cuda::launchBoundingBox(d, ws, nullptr);
   cuda::launchKeys(d, Curve::Hilbert, ws, nullptr);
   cuda::launchSortKeys(ws, h.size(), levels, nullptr);
-  EXPECT_GE(ws.sortedLevels, levels) << "at least the levels launched (whole radix passes)";
+  EXPECT_EQ(ws.sortedLevels, cuda::sortedLevelsFor(levels)) << "whole radix passes";
+  EXPECT_GE(ws.sortedLevels, levels);
   EXPECT_LT(ws.sortedLevels, kMaxLevel) << "not every bit";
   const std::vector<std::uint64_t> partial = cuda::downloadKeys(ws, h.size());
   EXPECT_FALSE(std::is_sorted(partial.begin(), partial.end()))
       << "the clumps' lower digits are left for the runs' pass";
   cuda::launchTree(ws, h.size(), nLeaf, tree, nullptr);
-  EXPECT_EQ(ws.treeLevels, levels) << "no second attempt";
+  EXPECT_EQ(ws.treeLevels, cuda::sortedLevelsFor(levels)) << "no second attempt";
   cuda::launchOrderRuns(ws, h.size(), nullptr);
   cuda::launchGather(d, ws, nullptr);
 
@@ -297,8 +333,8 @@ TEST(CudaSortAndTree, SortOnTheTreesDigitsThenItsRunsIsTheFullSort) {
 
 // A tree deeper than the digits its build sorted: after a shallow tree, the same particles and a
 // pile of 40 (more than N_leaf) a hundred-thousandth of the box across, put in the input in
-// descending key order. The short sort leaves the pile as it came, the tree is deeper than the
-// levels launched, and launchTree must sort every bit before building again: without that the
+// descending key order. The short sort leaves the pile as it came, the pile's cell of the last
+// sorted level splits, and launchTree must sort every bit before building again: without that the
 // pile's cells would split on unsorted digits.
 TEST(CudaSortAndTree, ATreeDeeperThanItsSortIsSortedAgain) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
@@ -332,7 +368,7 @@ TEST(CudaSortAndTree, ATreeDeeperThanItsSortIsSortedAgain) {
   cuda::DeviceTree tree;
   (void)sortAndTreeOnDevice(spread, nLeaf, d, ws, tree);  // a first build sorts every digit
   (void)sortAndTreeOnDevice(spread, nLeaf, d, ws, tree);  // the tuned levels
-  const int levels = cuda::sortLevelsForTree(ws, tree, nLeaf);
+  const int levels = cuda::sortLevelsForTree(tree, nLeaf);
   ASSERT_LT(levels, 12) << "a shallow tree, sorted on few digits";
   const std::vector<std::uint64_t> sortedKeys = sortAndTreeOnDevice(withPile, nLeaf, d, ws, tree);
   EXPECT_EQ(ws.treeLevels, kMaxLevel) << "built again with every level";
