@@ -117,7 +117,7 @@ sanitize_filter() {  # binary, tool
   fi
   case "$1" in
     test_cuda_stages) echo "${BHVIZ_SANITIZE_FILTER:-*n1000_leaf16_*:*n2_*:CudaStages.MomentsUpTheTree*}" ;;
-    test_cuda_sort_and_tree) echo "CudaSortAndTree.TreeBuildRetries*:CudaSortAndTree.TreeBuildReads*:CudaSortAndTree.TreeBuildLevelsAtTheEdges*:CudaSortAndTree.SortOnTheTrees*:CudaSortAndTree.ATreeDeeper*" ;;
+    test_cuda_sort_and_tree) echo "CudaSortAndTree.TreeBuildOfEveryLevelAtOnce*:CudaSortAndTree.TreeBuildRetries*:CudaSortAndTree.TreeBuildReads*:CudaSortAndTree.TreeBuildLevelsAtTheEdges*:CudaSortAndTree.SortOnTheTrees*:CudaSortAndTree.ATreeDeeper*" ;;
     test_cuda_walk) echo "*n1000_leaf16_group64_*:*n2_leaf1_*:*n1000_*acceleration*:CudaWalk.Schedule*:CudaWalk.LastWork*" ;;
     test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.TheCheckAfterASubstep*:CudaBackend.BlockStepsWithOneBin*:CudaBackend.TreeRefit*:CudaBackend.DiagnosticsOnTheDeviceEqualTheHostSumsMidStep:CudaBackend.Potentials*:CudaBackend.TheLastWalkAgain*" ;;
     test_cuda_domains) echo "CudaDomains.OrbCountsAndDecompositionsAreTheCpuTwins:CudaDomains.PackedExchangeIsTheHostExchange:CudaDomains.GatherRemoveAndAppendAreTheCpuBackends:CudaDomains.ImportedLetWalkIsTheCpuWalk:CudaDomains.LetCutOnTheDeviceIsTheCpuCut:CudaDomains.LetBytesWalkedOnTheDeviceAreTheLetTree:CudaDomains.MomentsGiveCubesCrossedByDomainFacesTheirParts:CudaSample.*" ;;

@@ -26,17 +26,18 @@ struct CudaUnavailable : std::runtime_error {
 /// gather), keys and permutations (double-buffered), the tree (about one cell per two
 /// particles at N_leaf = 16), groups and CUB scratch, rounded up (320 B); the walk schedule's
 /// last work per particle with its sort scratch and a group's expected work (12 B); each
-/// cell's parent and arrival count for the moments' climb (8 B a cell, 4 B a particle); and the
-/// tree build's searches of its largest level kept for its write kernel (32 B a cell of that
-/// level, a quarter more: ~4 B a particle); a rebuild around the targets' scratch, reserved for
-/// all particles at its first use (40 B: cuda/local_rebuild.h).
+/// cell's parent and arrival count for the moments' climb (8 B a cell, 4 B a particle); the tree
+/// build's cell spans (2 B a particle; until 2026-11-29 its kept searches, ~4 B, which this sum
+/// was rounded up with); a rebuild around the targets' scratch, reserved for all particles at its
+/// first use (40 B: cuda/local_rebuild.h).
 inline constexpr double kDeviceBytesPerParticle = 380.0;
 /// The same for a rank of a distributed run, whose share also holds the LET cut's scratch
 /// (sized by the tree: ~110 B a cell, and 16 B a particle), the exchange's domain and selection
 /// arrays, the ORB's domain names and the LETs' bytes and walk records: measured 474 and
 /// 508 B a particle (device_bytes_peak) on the two ranks of a 480 M merger (two H200s,
 /// 2026-11-27, docs/BENCHMARKS.md "Past one GPU"), rounded up (the moments' climb and the tree
-/// build's kept searches added ~4 B each since: 516, within it).
+/// build's kept searches added ~4 B each since: 516, within it; the searches gave way to 2 B of
+/// cell spans on 2026-11-29).
 inline constexpr double kDeviceBytesPerRankParticle = 520.0;
 
 /// "NVIDIA H200 (132 SMs, 139.8 GiB)"; throws CudaUnavailable when there is no device.

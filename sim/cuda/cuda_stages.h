@@ -210,9 +210,13 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
 /// at most a leaf, by one thread in up to N_leaf² / 2 steps.
 inline constexpr int kMaxRunSortLeaf = 64;
 
-/// The levels a build's sort covers at least (launchSortAndTree): the last tree's depth and two
-/// more, so that a tree a level or two deeper needs no second attempt; every level for a first
-/// build, and where N_leaf exceeds kMaxRunSortLeaf.
+/// The levels below the last tree's deepest level that a build's sort covers: a tree that deep
+/// needs no second attempt (the radix passes' rounding often leaves a level or two more).
+inline constexpr int kSortLevelsAhead = 1;
+
+/// The levels a build's sort covers at least (launchSortAndTree): the last tree's deepest level
+/// and kSortLevelsAhead more; every level for a first build, and where N_leaf exceeds
+/// kMaxRunSortLeaf.
 int sortLevelsForTree(const DeviceTree& tree, int nLeaf);
 
 /// The digits a sort on at least `levels` digits leaves sorted (launchSortKeys, ws.sortedLevels):

@@ -1,8 +1,8 @@
 // Sort on the device, the twin of cpu::sortOrder and cpu::reorder: the keys with their indices,
 // then every particle array gathered into key order.
 //
-// A build sorts only the digits its tree reads (launchSortAndTree): the last tree's depth and two
-// levels more, three bits each, rounded up to CUB's 8-bit passes, where the 63 bits take eight.
+// A build sorts only the digits its tree reads (launchSortAndTree): the last tree's deepest level
+// and one more, three bits each, rounded up to CUB's 8-bit passes, where the 63 bits take eight.
 // The tree is the same, as its cells split by those digits only; what the shorter sort leaves
 // unordered are runs of keys with the same sorted digits, each within a leaf, which a pass after
 // the tree (launchOrderRuns) puts in order in place, so that the order is a full stable sort's,
@@ -91,7 +91,7 @@ int sortedLevelsFor(int levels) {
 int sortLevelsForTree(const DeviceTree& tree, int nLeaf) {
   const int depth = tree.depth();  // levels of the last tree (-1: none yet)
   if (depth <= 0 || nLeaf > kMaxRunSortLeaf) return kMaxLevel;
-  return std::min(depth + 2, kMaxLevel);
+  return std::min(depth - 1 + kSortLevelsAhead, kMaxLevel);  // depth - 1: its deepest level
 }
 
 void launchSortKeys(BuildWorkspace& ws, std::size_t n, int levels, Stream stream) {

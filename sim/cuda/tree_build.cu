@@ -29,9 +29,15 @@
 // (cell, digit)); sim/cuda/NOTES.md has both.
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "the tree build needs sm_80 or newer (__reduce_min_sync); set CMAKE_CUDA_ARCHITECTURES"
+#endif
 
 namespace bhviz::sim::cuda {
 
@@ -48,10 +54,13 @@ constexpr int kTile = kTreeBlock * kPerThread;  // particles a block takes at on
 constexpr int kWarps = kTreeBlock / 32;
 constexpr int kSlots = kPerThread * kWarps;  // (particle of the thread, warp) per tile
 static_assert(kSlots == 32, "a warp scans a level's slots, a lane each");
-constexpr int kMaxTreeBlocks = 1024;                // also the block size of the level scan
+constexpr int kMaxTreeBlocks = 1024;                // blocks of the particle kernels, at most
 constexpr int kLevelRows = kMaxLevel + 2;           // a row per level, and the deeper flags
 constexpr int kScanThreads = 32 * (kMaxLevel + 1);  // the level scan: a warp a level
-constexpr std::uint16_t kNoCells = 1;               // lo = 1, hi = −1: starts no cell
+static_assert(kMaxLevel + 1 <= 32, "a lane a level (the spans' counts, the per-level slots)");
+static_assert(kMaxLevel + 1 < kTreeBlock, "a thread a level (the blocks' counts and slots)");
+static_assert(kScanThreads <= 1024 && kMaxTreeBlocks % 32 == 0, "the level scan's rounds");
+constexpr std::uint16_t kNoCells = 1;  // lo = 1, hi = −1: starts no cell
 
 struct CellArrays {
   std::uint32_t* first;
@@ -85,6 +94,11 @@ __device__ inline int commonDigits(std::uint64_t a, std::uint64_t b, int limit) 
   const std::uint64_t x = a ^ b;
   return x == 0 ? limit : min((__clzll(static_cast<long long>(x)) - 1) / 3, limit);
 }
+
+/// The warp's minimum and maximum: one redux instruction each (sm_80 or newer; a version by
+/// shuffles made writeCellsKernel spill 124 bytes and the 8 M build 19 % slower, run144).
+__device__ inline int warpMin(int v) { return __reduce_min_sync(0xffffffffu, v); }
+__device__ inline int warpMax(int v) { return __reduce_max_sync(0xffffffffu, v); }
 
 __device__ inline int spanLo(std::uint16_t span) { return span & 0xFF; }
 __device__ inline int spanHi(std::uint16_t span) { return (span >> 8) - 1; }
@@ -145,8 +159,8 @@ __global__ void __launch_bounds__(kTreeBlock, 8)
       }
       // Counted by ballot over the warp's few levels, into lane L's count (no shared atomics on
       // the two or three levels every particle shares).
-      const int from = __reduce_min_sync(0xffffffffu, lo <= hi ? lo : kMaxLevel + 1);
-      const int to = __reduce_max_sync(0xffffffffu, hi);
+      const int from = warpMin(lo <= hi ? lo : kMaxLevel + 1);
+      const int to = warpMax(hi);
       for (int L = from; L <= to; ++L) {
         const unsigned count = __popc(__ballot_sync(0xffffffffu, lo <= L && L <= hi));
         if (lane == static_cast<unsigned>(L)) starts += count;
@@ -273,8 +287,8 @@ __global__ void __launch_bounds__(kTreeBlock, 8)
     int from[kPerThread], to[kPerThread];
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      from[k] = __reduce_min_sync(0xffffffffu, lo[k] <= hi[k] ? lo[k] : kMaxLevel + 1);
-      to[k] = __reduce_max_sync(0xffffffffu, hi[k]);
+      from[k] = warpMin(lo[k] <= hi[k] ? lo[k] : kMaxLevel + 1);
+      to[k] = warpMax(hi[k]);
     }
     // Each warp counts in its own slots (zero outside its levels).
     if (lane <= static_cast<unsigned>(levels)) {
@@ -318,7 +332,6 @@ __global__ void __launch_bounds__(kTreeBlock, 8)
         const unsigned bounds = __ballot_sync(0xffffffffu, p < segmentEnd && lo[k] <= L);
         if (!mine) continue;
         const std::uint32_t c = slotOf[L][k * kWarps + warp] + __popc(starts & below);
-        if (c >= cells.capacity) continue;  // cannot happen: the scan found room
         // Past the warp's particles, finishCellsKernel searches (0: not known yet).
         const unsigned later = bounds & ~((2u << lane) - 1u);
         const std::uint32_t end = L == 0 ? n : later != 0 ? segment + __ffs(later) - 1 : p;
@@ -406,6 +419,11 @@ std::vector<std::uint32_t> buildCells(BuildWorkspace& ws, std::size_t n, int nLe
 }  // namespace
 
 void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, Stream stream) {
+  // The spans kernel's window holds a tile and the N_leaf before it.
+  if (nLeaf < 1 || nLeaf > kMaxLeafSize) {
+    throw std::invalid_argument("launchTree: N_leaf " + std::to_string(nLeaf) + " is not in [1, " +
+                                std::to_string(kMaxLeafSize) + "]");
+  }
   ws.reserve(n);
   ws.levelOffsets.reserve(std::size_t{kLevelRows} * kMaxTreeBlocks);
   ws.levelTable.reserve(kTableSize);

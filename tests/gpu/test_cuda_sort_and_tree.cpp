@@ -1,7 +1,7 @@
 // The device's sort and tree build against the CPU's: the build of every level at once at its
 // edges (no particle, one, N_leaf and one more, a pile of equal keys, N_leaf from 1 to its
 // largest, chunks of several tiles a block) with its parents, when its buffers overflow, and the
-// digits it reads (those sorted: the last depth and two more, rounded up to whole radix passes;
+// digits it reads (those sorted: the last deepest level and one more, in whole radix passes;
 // built again after a sort on every bit when a cell of the last of them splits), at the edges of
 // that rule; and a build's sort on the digits its tree reads (sort.cu), the runs it leaves put in
 // order afterwards, which must give the full stable sort's order bit for bit, and the sort on
@@ -107,9 +107,12 @@ TEST(CudaSortAndTree, TreeBuildOfEveryLevelAtOnceAtItsEdges) {
       EXPECT_EQ(cpuTree.depth(), kMaxLevel + 1) << "the pile's leaf is at the last level";
     }
   }
-  // No particle: the empty root.
+  // No particle: the empty root (no bounding box either: the frame downloadTree reads is set).
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
+  const KeyFrame frame{};
+  ws.frame.reserve(1);
+  cuda::copyToDevice(ws.frame.data(), &frame, sizeof frame);
   cuda::launchTree(ws, 0, 16, tree, nullptr);
   Tree gpuTree;
   cuda::downloadTree(tree, ws, gpuTree, false);
@@ -135,13 +138,14 @@ TEST(CudaSortAndTree, TreeBuildRetriesWhenItsBuffersOverflow) {
   const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, nLeaf);
   EXPECT_GT(cpuTree.cellCount(), 1000u);
   expectSameTopology(gpuTree, cpuTree);
+  expectParentsOf(tree, gpuTree);
 }
 
-// A build's sort covers the last tree's depth and two levels more (sortLevelsForTree, rounded up
-// to whole passes: sortedLevelsFor), and the tree reads those digits; a tree that splits a cell
-// of the last of them is built again after a sort on every bit. Shallow, the same shallow
-// particles again, far deeper (the second attempt), and shallow twice more: every build gives the
-// CPU's tree. After a full sort the build reads every digit.
+// A build's sort covers the last tree's deepest level and kSortLevelsAhead more
+// (sortLevelsForTree, rounded up to whole passes: sortedLevelsFor), and the tree reads those
+// digits; a tree that splits a cell of the last of them is built again after a sort on every bit.
+// Shallow, the same shallow particles again, far deeper (the second attempt), and shallow twice
+// more: every build gives the CPU's tree. After a full sort the build reads every digit.
 TEST(CudaSortAndTree, TreeBuildReadsTheSortedDigitsAndStartsAgainWhenDeeper) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const std::size_t n = 20000;
@@ -178,12 +182,13 @@ TEST(CudaSortAndTree, TreeBuildReadsTheSortedDigitsAndStartsAgainWhenDeeper) {
       cuda::downloadTree(tree, ws, gpuTree, false);
       const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, b.nLeaf);
       expectSameTopology(gpuTree, cpuTree);
-      const int sorted = cuda::sortedLevelsFor(std::min(lastDepth + 2, kMaxLevel));
+      const int sorted =
+          cuda::sortedLevelsFor(std::min(lastDepth - 1 + cuda::kSortLevelsAhead, kMaxLevel));
       std::printf("  %s: depth %d, %d digits read\n", b.what, cpuTree.depth(), ws.treeLevels);
       if (fullSort || lastDepth == 0 || cpuTree.depth() - 1 > sorted) {  // its deepest level
         EXPECT_EQ(ws.treeLevels, kMaxLevel) << "a full sort, a first build, or one deeper";
       } else {
-        EXPECT_EQ(ws.treeLevels, sorted) << "the last depth " << lastDepth << " and two, in passes";
+        EXPECT_EQ(ws.treeLevels, sorted) << "after a tree of depth " << lastDepth;
       }
       lastDepth = cpuTree.depth();
     }
@@ -192,8 +197,9 @@ TEST(CudaSortAndTree, TreeBuildReadsTheSortedDigitsAndStartsAgainWhenDeeper) {
 
 // The same rule at its edges, on trees of a chosen depth (three particles: two spanning the frame,
 // one a short distance from the first, at N_leaf 1; depth() counts the levels, the root's too).
-// After a tree of depth d the sort covers E = sortedLevelsFor(d + 2) digits; a tree whose deepest
-// level is E splits no cell of level E and needs no second attempt; one a level deeper does.
+// After a tree of depth d (deepest level d - 1) the sort covers E = sortedLevelsFor(d - 1 +
+// kSortLevelsAhead) digits; a tree whose deepest level is E splits no cell of level E and needs no
+// second attempt; one a level deeper does.
 // After a full sort every digit is read.
 TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
@@ -225,7 +231,10 @@ TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
     return 0;
   };
   const int d = depthOf[8];
-  const int e = cuda::sortedLevelsFor(d + 2);
+  const auto sortedAfter = [](int depth) {
+    return cuda::sortedLevelsFor(depth - 1 + cuda::kSortLevelsAhead);
+  };
+  const int e = sortedAfter(d);
   ASSERT_LT(e + 1, kMaxLevel) << "room for a tree one level deeper than the sorted digits";
   // The depths built one after another: first (every digit); d again (e read); levels 0 to e
   // (exactly the digits read); d; levels 0 to e + 1 (a level deeper: again); d.
@@ -253,8 +262,7 @@ TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
       expectSameTopology(gpuTree, cpuTree);
       expectParentsOf(tree, gpuTree);
       ASSERT_EQ(cpuTree.depth(), depth);
-      const int read =
-          fullSort || lastDepth == 0 ? kMaxLevel : cuda::sortedLevelsFor(lastDepth + 2);
+      const int read = fullSort || lastDepth == 0 ? kMaxLevel : sortedAfter(lastDepth);
       const int deepest = depth - 1;
       const bool retry = read < kMaxLevel && deepest > read;
       edgeKept |= read < kMaxLevel && deepest == read;
@@ -329,6 +337,7 @@ TEST(CudaSortAndTree, SortOnTheTreesDigitsThenItsRunsIsTheFullSort) {
   Tree gpuTree;
   cuda::downloadTree(tree, ws, gpuTree, false);
   expectSameTopology(gpuTree, cpu::buildTree(sortedKeys, frame, nLeaf));
+  expectParentsOf(tree, gpuTree);
 }
 
 // A tree deeper than the digits its build sorted: after a shallow tree, the same particles and a
@@ -377,4 +386,5 @@ TEST(CudaSortAndTree, ATreeDeeperThanItsSortIsSortedAgain) {
   const Tree cpuTree = cpu::buildTree(sortedKeys, gpuTree.frame, nLeaf);
   EXPECT_GT(cpuTree.depth(), levels + 2) << "the pile is deeper than the sorted digits";
   expectSameTopology(gpuTree, cpuTree);
+  expectParentsOf(tree, gpuTree);
 }
