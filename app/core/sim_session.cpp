@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "app/core/backend_select.h"
 #include "app/core/cli.h"
@@ -81,21 +82,14 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
   Advance a;
   const Clock::time_point t0 = Clock::now();
   // A substep left running by the last frame ends first (the tuners choose the next from it).
-  a.profile = m_settled;  // substeps ended since the last advance (settle)
-  m_settled = {};
-  const auto end = [&] {
-    if (!m_sim->substepPending()) return;
-    m_sim->endSubstep();
-    takeDueSample();
-    a.profile += m_sim->lastProfile();
-  };
+  a.profile = std::exchange(m_settled, {});  // substeps ended since the last advance (settle)
   const auto next = [&] {
-    end();
+    endRunningSubstep(a.profile);
     m_sim->beginSubstep();
     ++a.substeps;
-    if (!m_overlap) end();
+    if (!m_overlap) endRunningSubstep(a.profile);
   };
-  end();
+  endRunningSubstep(a.profile);
   if (budget.mode == FrameBudget::Mode::SimTime) {
     m_targetTime += budget.simTimePerFrame;
     while (m_sim->time() < m_targetTime) {
@@ -116,12 +110,16 @@ SimSession::Advance SimSession::advance(const FrameBudget& budget) {
   return a;
 }
 
+void SimSession::endRunningSubstep(sim::StepProfile& profile) {
+  if (!m_sim->substepPending()) return;
+  m_sim->endSubstep();
+  takeDueSample();
+  profile += m_sim->lastProfile();
+}
+
 bool SimSession::settle() {
-  if (!m_sim->substepPending()) return !m_halted;
   try {
-    m_sim->endSubstep();
-    m_settled += m_sim->lastProfile();  // the next advance() counts it
-    takeDueSample();
+    endRunningSubstep(m_settled);  // the next advance() or step() counts it
   } catch (const sim::NonFiniteState& e) {
     halt(e);
   }
@@ -160,15 +158,12 @@ void SimSession::save(const std::string& path) {
 SimSession::Advance SimSession::step() {
   Advance a;
   const Clock::time_point t0 = Clock::now();
-  if (m_sim->substepPending()) {
-    m_sim->endSubstep();
-    takeDueSample();
-    a.profile += m_sim->lastProfile();
-  }
+  a.profile = std::exchange(m_settled, {});  // as advance()
+  endRunningSubstep(a.profile);
   m_sim->substep();
   takeDueSample();
   a.substeps = 1;
-  a.profile = m_sim->lastProfile();
+  a.profile += m_sim->lastProfile();
   a.wallMs = msSince(t0);
   m_targetTime = m_sim->time();
   return a;
@@ -194,7 +189,8 @@ SimSession::Frame SimSession::frame(const FrameBudget& budget, bool singleStep) 
 }
 
 SimSession::Advance SimSession::advanceInterval() {
-  if (m_sim->substepPending()) m_sim->endSubstep();
+  sim::StepProfile running;
+  endRunningSubstep(running);  // none in a headless session; one would end outside this interval
   Advance a;
   const Clock::time_point t0 = Clock::now();
   const std::uint64_t before = m_sim->substeps();

@@ -160,6 +160,9 @@ class SimSession {
   sim::StepProfile m_settled;  // substeps settle() ended, for the next advance()
   /// Halts and pauses after a non-finite state, keeping its line for frame().
   void halt(const sim::NonFiniteState& e);
+  /// Ends a substep left running (Simulation::endSubstep: throws NonFiniteState), takes a sample
+  /// due at it, and adds its profile to `profile`.
+  void endRunningSubstep(sim::StepProfile& profile);
   std::string m_note;
   std::vector<std::string> m_notes;
   double m_targetTime = 0.0;  // SimTime budget: the time the frames have asked for so far

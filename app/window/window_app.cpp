@@ -29,6 +29,12 @@ void WindowApp::note(const std::string& line) {
   m_notice = line;
 }
 
+void WindowApp::settleAndReport() {
+  if (!m_session) return;
+  m_session->settle();
+  if (const std::string line = m_session->takeNotice(); !line.empty()) note(line);
+}
+
 // The first simulation: N from the backend when --n was not given. Errors here end the run.
 std::unique_ptr<SimSession> WindowApp::newSession() const {
   auto session = std::make_unique<SimSession>(m_state.scene, m_state.params);
@@ -149,10 +155,7 @@ void WindowApp::rebuild() {
   // their (device) memory; the running one stays until the new one is built.
   stopSweep();
   m_meter.reset();
-  if (m_session) {  // the running substep ends, and a halt found there is said before it goes
-    m_session->settle();
-    if (const std::string line = m_session->takeNotice(); !line.empty()) note(line);
-  }
+  settleAndReport();  // a halt found in the running substep is said before the session goes
   try {
     std::unique_ptr<SimSession> session = newSession();
     if (m_session) session->setPaused(m_session->paused() && !m_session->halted());
@@ -395,11 +398,7 @@ int WindowApp::run() {
     ++frames;
     if (m_options.quitAfter > 0 && frames >= m_options.quitAfter) break;
   }
-  // The last frame's substep ends and is checked, so that a halt there is said too.
-  if (m_session) {
-    m_session->settle();
-    if (const std::string line = m_session->takeNotice(); !line.empty()) note(line);
-  }
+  settleAndReport();  // the last frame's substep is checked too
   if (!m_options.frames.screenshotPath.empty()) screenshot(m_options.frames.screenshotPath);
   if (m_recorder.active()) stopRecording();
   if (const std::string line = m_layout->save(true); !line.empty()) note(line);

@@ -69,6 +69,9 @@ class WindowApp {
   void stopRecording();
   void recordFrame();
   void note(const std::string& line);
+  /// Ends the substep the session left running (SimSession::settle) and notes a halt found
+  /// there or since the last frame: before the session goes (a rebuild, the end of the run).
+  void settleAndReport();
   void startCameraScript();
   UiInfo uiInfo() const;
   void updateAccuracy();
