@@ -20,6 +20,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -195,10 +196,9 @@ CoverCensus launchCoverAndRekey(DeviceParticles& p, const DeviceTree& tree, cons
   bytes = cw.temp.capacity();
   BHVIZ_CUDA_CHECK(cub::DeviceSelect::If(cw.temp.data(), bytes, indices, cw.covered.data(),
                                          cw.selected.data(), items, isCovered, stream));
-  CoverCensus census;
-  BHVIZ_CUDA_CHECK(cudaMemcpyAsync(&census, cw.census.data(), sizeof(CoverCensus),
-                                   cudaMemcpyDeviceToHost, stream));
-  BHVIZ_CUDA_CHECK(cudaStreamSynchronize(stream));
+  CoverCensus census;  // the substep's wait, through pinned memory as every other
+  std::memcpy(&census, readBack(cw.censusHost, cw.census.data(), sizeof census, stream),
+              sizeof census);
   const std::uint32_t m = census.particles;
   if (m == 0) return census;
 

@@ -32,6 +32,7 @@ struct CoverWorkspace {
   DeviceBuffer<std::uint32_t> from[2];       ///< their places among `covered` (ping-pong)
   DeviceBuffer<std::uint32_t> carried;       ///< the carried values of the covered, gathered
   DeviceBuffer<CoverCensus> census;          ///< 1 element; CoverCensus::cells … on the device
+  PinnedBytes censusHost;                    ///< the census read back (readBack)
   DeviceBuffer<std::uint32_t> selected;      ///< 1 element: DeviceSelect's count
   DeviceBuffer<unsigned char> temp;          ///< CUB temporary storage
 
