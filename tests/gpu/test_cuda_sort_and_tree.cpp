@@ -57,6 +57,30 @@ void expectParentsOf(const cuda::DeviceTree& tree, const Tree& h) {
   EXPECT_EQ(wrong, 0u) << "children whose parent is another cell";
 }
 
+/// The tree of `p` built one of the two ways a simulation builds it (a sort on every bit then
+/// launchTree, or a build's sort on the tree's digits: launchSortAndTree), checked against the
+/// CPU's tree of the sorted keys, parents too; returns the CPU's tree.
+Tree expectTheCpuTree(const Particles& p, int nLeaf, bool fullSort, cuda::DeviceParticles& d,
+                      cuda::BuildWorkspace& ws, cuda::DeviceTree& tree) {
+  const std::vector<std::uint64_t> keys =
+      fullSort ? sortOnDevice(p, d, ws) : sortAndTreeOnDevice(p, nLeaf, d, ws, tree);
+  if (fullSort) cuda::launchTree(ws, p.size(), nLeaf, tree, nullptr);
+  Tree gpuTree;
+  cuda::downloadTree(tree, ws, gpuTree, false);
+  Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, nLeaf);
+  expectSameTopology(gpuTree, cpuTree);
+  expectParentsOf(tree, gpuTree);
+  return cpuTree;
+}
+
+/// The digits a build reads after a tree of `lastDepth` levels (0: none yet): every digit after a
+/// sort on every bit and for a first build, else the last tree's deepest level and
+/// kSortLevelsAhead more, in whole radix passes.
+int digitsRead(bool fullSort, int lastDepth) {
+  if (fullSort || lastDepth == 0) return kMaxLevel;
+  return cuda::sortedLevelsFor(std::min(lastDepth - 1 + cuda::kSortLevelsAhead, kMaxLevel));
+}
+
 }  // namespace
 
 // The build makes every level at once (tree_build.cu): at its edges, against the CPU's tree. No
@@ -171,24 +195,13 @@ TEST(CudaSortAndTree, TreeBuildReadsTheSortedDigitsAndStartsAgainWhenDeeper) {
     int lastDepth = 0;
     for (const Build& b : builds) {
       SCOPED_TRACE(b.what);
-      std::vector<std::uint64_t> keys;
-      if (fullSort) {
-        keys = sortOnDevice(*b.p, d, ws);
-        cuda::launchTree(ws, n, b.nLeaf, tree, nullptr);
-      } else {
-        keys = sortAndTreeOnDevice(*b.p, b.nLeaf, d, ws, tree);
-      }
-      Tree gpuTree;
-      cuda::downloadTree(tree, ws, gpuTree, false);
-      const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, b.nLeaf);
-      expectSameTopology(gpuTree, cpuTree);
-      const int sorted =
-          cuda::sortedLevelsFor(std::min(lastDepth - 1 + cuda::kSortLevelsAhead, kMaxLevel));
+      const Tree cpuTree = expectTheCpuTree(*b.p, b.nLeaf, fullSort, d, ws, tree);
+      const int read = digitsRead(fullSort, lastDepth);
       std::printf("  %s: depth %d, %d digits read\n", b.what, cpuTree.depth(), ws.treeLevels);
-      if (fullSort || lastDepth == 0 || cpuTree.depth() - 1 > sorted) {  // its deepest level
+      if (read == kMaxLevel || cpuTree.depth() - 1 > read) {  // its deepest level
         EXPECT_EQ(ws.treeLevels, kMaxLevel) << "a full sort, a first build, or one deeper";
       } else {
-        EXPECT_EQ(ws.treeLevels, sorted) << "after a tree of depth " << lastDepth;
+        EXPECT_EQ(ws.treeLevels, read) << "after a tree of depth " << lastDepth;
       }
       lastDepth = cpuTree.depth();
     }
@@ -231,10 +244,7 @@ TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
     return 0;
   };
   const int d = depthOf[8];
-  const auto sortedAfter = [](int depth) {
-    return cuda::sortedLevelsFor(depth - 1 + cuda::kSortLevelsAhead);
-  };
-  const int e = sortedAfter(d);
+  const int e = digitsRead(false, d);
   ASSERT_LT(e + 1, kMaxLevel) << "room for a tree one level deeper than the sorted digits";
   // The depths built one after another: first (every digit); d again (e read); levels 0 to e
   // (exactly the digits read); d; levels 0 to e + 1 (a level deeper: again); d.
@@ -249,20 +259,9 @@ TEST(CudaSortAndTree, TreeBuildLevelsAtTheEdgesOfTheirRule) {
     for (const int depth : depths) {
       const Particles p = threeParticles(separationFor(depth));
       SCOPED_TRACE("depth " + std::to_string(depth) + " after " + std::to_string(lastDepth));
-      std::vector<std::uint64_t> keys;
-      if (fullSort) {
-        keys = sortOnDevice(p, dp, ws);
-        cuda::launchTree(ws, p.size(), 1, tree, nullptr);
-      } else {
-        keys = sortAndTreeOnDevice(p, 1, dp, ws, tree);
-      }
-      Tree gpuTree;
-      cuda::downloadTree(tree, ws, gpuTree, false);
-      const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, 1);
-      expectSameTopology(gpuTree, cpuTree);
-      expectParentsOf(tree, gpuTree);
+      const Tree cpuTree = expectTheCpuTree(p, 1, fullSort, dp, ws, tree);
       ASSERT_EQ(cpuTree.depth(), depth);
-      const int read = fullSort || lastDepth == 0 ? kMaxLevel : sortedAfter(lastDepth);
+      const int read = digitsRead(fullSort, lastDepth);
       const int deepest = depth - 1;
       const bool retry = read < kMaxLevel && deepest > read;
       edgeKept |= read < kMaxLevel && deepest == read;
