@@ -5,7 +5,6 @@
 // SimSession::setOverlap).
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 #include <limits>
 
@@ -125,10 +124,9 @@ TEST(SimSessionRewind, GoesBackPausedAndRunsOn) {
 namespace {
 
 bool sameBits(const sim::Particles& a, const sim::Particles& b) {
-  return a.size() == b.size() &&
-         std::memcmp(a.posMass.data(), b.posMass.data(), a.size() * sizeof(sim::Vec4)) == 0 &&
-         std::memcmp(a.vel.data(), b.vel.data(), a.size() * sizeof(sim::Vec4)) == 0 &&
-         std::memcmp(a.accPot.data(), b.accPot.data(), a.size() * sizeof(sim::Vec4)) == 0;
+  using test::sameBytes;  // replay.h
+  return sameBytes(a.posMass, b.posMass) && sameBytes(a.vel, b.vel) &&
+         sameBytes(a.accPot, b.accPot);
 }
 
 }  // namespace
