@@ -61,9 +61,13 @@ __global__ void markRunsKernel(CellTopology t, std::uint32_t cells, std::uint32_
   // Consecutive children holding ≤ nGroup merge greedily while the run stays ≤ nGroup and its
   // box overlaps no child holding more (as cpu::buildGroups); a larger child ends the run (its
   // own thread splits it).
+  const std::uint32_t firstChild = t.child[c];
+  unsigned larger = 0;  // bit j: child j holds more than nGroup (most cells have none such)
+  for (unsigned j = 0; j < children; ++j)
+    larger |= (t.count[firstChild + j] > nGroup ? 1u : 0u) << j;
   std::uint32_t runFirst = 0, runCount = 0;
   Box runBox;
-  for (std::uint32_t k = t.child[c]; k < t.child[c] + children; ++k) {
+  for (std::uint32_t k = firstChild; k < firstChild + children; ++k) {
     const std::uint32_t m = t.count[k];
     if (m <= nGroup && runCount > 0 && runCount + m <= nGroup) {
       const Box b = t.box[k];
@@ -71,8 +75,8 @@ __global__ void markRunsKernel(CellTopology t, std::uint32_t cells, std::uint32_
           {fminf(runBox.lo.x, b.lo.x), fminf(runBox.lo.y, b.lo.y), fminf(runBox.lo.z, b.lo.z)},
           {fmaxf(runBox.hi.x, b.hi.x), fmaxf(runBox.hi.y, b.hi.y), fmaxf(runBox.hi.z, b.hi.z)}};
       bool blocked = false;
-      for (std::uint32_t j = t.child[c]; j < t.child[c] + children; ++j) {
-        blocked = blocked || (t.count[j] > nGroup && overlaps(u, t.box[j]));
+      for (unsigned rest = larger; rest != 0 && !blocked; rest &= rest - 1) {
+        blocked = overlaps(u, t.box[firstChild + __ffs(rest) - 1]);
       }
       if (!blocked) {
         runCount += m;
