@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "sim/common/hilbert_table.h"
 #include "sim/common/keys.h"
 #include "sim/rng.h"
 
@@ -87,6 +88,36 @@ TEST(HilbertKeys, ConsecutiveKeysAreFaceNeighbours) {
     const std::uint64_t key = rng.next() >> 2;  // leaves room for key + 1
     ASSERT_EQ(manhattan(hilbertDecode(key), hilbertDecode(key + 1)), 1u) << "key " << key;
   }
+}
+
+// The table the CUDA keys kernel reads (hilbert_table.h) gives Skilling's keys: on random
+// coordinates, on every single bit of every axis (each level's digit and the state it leaves),
+// and on the grid's corners and the coordinates either side of each power of two.
+TEST(HilbertKeys, TheTableGivesSkillingsKeys) {
+  const HilbertTable& t = kHilbertTable;
+  const auto same = [&](KeyCoords c) {
+    return hilbertEncodeByTable(c, t.top, &t.pair[0][0]) == hilbertEncode(c);
+  };
+  Rng rng(15);
+  for (int k = 0; k < 300000; ++k) {
+    const KeyCoords c = randomCoords(rng);
+    ASSERT_TRUE(same(c)) << c.x << " " << c.y << " " << c.z;
+  }
+  std::vector<std::uint32_t> edges = {0, kKeyAxisMax};
+  for (int b = 0; b < kKeyBitsPerAxis; ++b) {
+    edges.push_back(1u << b);
+    edges.push_back((1u << b) - 1);
+    edges.push_back(kKeyAxisMax ^ (1u << b));
+  }
+  for (std::uint32_t x : edges)
+    for (std::uint32_t y : edges)
+      for (std::uint32_t z : edges) ASSERT_TRUE(same({x, y, z})) << x << " " << y << " " << z;
+  // The table's rows are exactly the states its entries lead to: every row reached, none beyond.
+  std::vector<bool> reached(kHilbertStates, false);
+  for (std::uint16_t e : t.top) reached.at(e >> 3) = true;
+  for (const auto& row : t.pair)
+    for (std::uint16_t e : row) reached.at(e >> 6) = true;
+  EXPECT_EQ(std::count(reached.begin(), reached.end(), true), kHilbertStates);
 }
 
 TEST(MortonKeys, ConsecutiveKeysAreFarApartSometimesButHilbertNever) {
