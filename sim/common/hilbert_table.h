@@ -1,8 +1,9 @@
 #pragma once
 // Peano–Hilbert keys by a table of the curve's states: the same keys as hilbertEncode (keys.h),
-// in about a quarter of its instructions. The CUDA keys kernel uses it (keys there were
-// arithmetic-bound: ~29 µs a 1 M build on an H200, against ~8 µs to move their bytes); the CPU
-// keeps Skilling's transform, the definition the table is tested against (test_keys.cpp).
+// Skilling's transform, which stays the definition the table is tested against (test_keys.cpp).
+// The builds key by the table: the CUDA keys kernel (arithmetic-bound before: 29 µs a 1 M build
+// on an H200, now 17) and the CPU's (Skilling's branches took ~300 ns a key there, the table
+// ~20).
 //
 // Why a table exists. Going down from the top bit, Skilling's transform does, at each level,
 // one of two things to the bits *below* that level for each axis i: flip axis 0's, or swap axis
@@ -124,6 +125,13 @@ BHVIZ_HD inline std::uint64_t hilbertEncodeByTable(KeyCoords c, const std::uint1
     state = e >> 6;
   }
   return key;
+}
+
+/// encodeKey by the table, on the host (the CPU backend's keys).
+inline std::uint64_t encodeKeyByTable(Curve curve, KeyCoords c) {
+  return curve == Curve::Hilbert
+             ? hilbertEncodeByTable(c, kHilbertTable.top, &kHilbertTable.pair[0][0])
+             : mortonEncode(c);
 }
 
 }  // namespace bhviz::sim

@@ -1,3 +1,4 @@
+#include "sim/common/hilbert_table.h"
 #include "sim/cpu/cpu_stages.h"
 
 namespace bhviz::sim::cpu {
@@ -7,7 +8,7 @@ std::vector<std::uint64_t> computeKeys(const std::vector<Vec4>& posMass, const K
   std::vector<std::uint64_t> keys(posMass.size());
 #pragma omp parallel for
   for (std::size_t i = 0; i < posMass.size(); ++i) {
-    keys[i] = encodeKey(curve, quantize(xyz(posMass[i]), frame));
+    keys[i] = encodeKeyByTable(curve, quantize(xyz(posMass[i]), frame));
   }
   return keys;
 }
