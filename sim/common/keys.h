@@ -3,9 +3,9 @@
 // Morton interleaves the coordinate bits; Peano–Hilbert (Skilling 2004, "Programming the
 // Hilbert curve") first transforms them so that consecutive keys are face-neighbouring cells.
 // Both curves visit every octree cell as one contiguous run of keys, which is what the tree
-// build relies on: the 3 bits at level L name the child octant (in curve order). The builds
-// compute Hilbert keys by the curve's table of states (hilbert_table.h), the same keys as
-// hilbertEncode here, which defines them.
+// build relies on: the 3 bits at level L name the child octant (in curve order). The builds'
+// keys come from the curve's table of states (hilbert_table.h), the same keys as hilbertEncode
+// here, which defines them.
 
 #include <cstdint>
 

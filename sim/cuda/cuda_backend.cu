@@ -266,9 +266,11 @@ bool CudaBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets t
   m_walk.potential = computesPotential(clock, targets);
   m_walk.expansion = expansionRule(p, m_mac, oldAccValid);
   m_mutual = p.p2p == P2pMode::Mutual;
-  // At depth 0 (shared steps) every particle is active at every tick: the groups then need no
-  // compaction of their targets (a scan and a scatter over n, ~25 µs a 1 M step on an H200).
-  m_rule = ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All || clock.depth == 0};
+  // At a synchronized tick (every tick of shared steps) every particle is active: the groups
+  // then need no compaction of their targets (a scan and a scatter over n, ~25 µs a 1 M step on
+  // an H200).
+  m_rule =
+      ActiveRule{clock.tick, clock.depth, targets == ForceTargets::All || clock.synchronized()};
   m_leafSize = p.nLeaf;
   m_statisticsValid = m_p.n > 0;
   if (m_p.n > 0) return true;

@@ -22,7 +22,7 @@ namespace bhviz::sim::cuda {
 struct ActiveRule {
   std::uint64_t tick = 0;  ///< current tick of the integer clock
   int depth = 0;           ///< deepest time bin D
-  bool all = true;         ///< every particle is a target (first force evaluation, shared steps)
+  bool all = true;         ///< every particle is a target (a first evaluation, a synchronized tick)
 };
 
 /// Whether a particle in time bin `bin` gets a force under `r` (bins deeper than the clock's
