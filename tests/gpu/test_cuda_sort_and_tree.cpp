@@ -120,13 +120,7 @@ TEST(CudaSortAndTree, TreeBuildOfEveryLevelAtOnceAtItsEdges) {
     cuda::DeviceParticles d;
     cuda::BuildWorkspace ws;
     cuda::DeviceTree tree;
-    const std::vector<std::uint64_t> keys = sortOnDevice(c.p, d, ws);
-    cuda::launchTree(ws, c.p.size(), c.nLeaf, tree, nullptr);
-    Tree gpuTree;
-    cuda::downloadTree(tree, ws, gpuTree, false);
-    const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, c.nLeaf);
-    expectSameTopology(gpuTree, cpuTree);
-    expectParentsOf(tree, gpuTree);
+    const Tree cpuTree = expectTheCpuTree(c.p, c.nLeaf, true, d, ws, tree);
     if (c.p.size() == 300) {
       EXPECT_EQ(cpuTree.depth(), kMaxLevel + 1) << "the pile's leaf is at the last level";
     }
@@ -155,14 +149,8 @@ TEST(CudaSortAndTree, TreeBuildRetriesWhenItsBuffersOverflow) {
   cuda::BuildWorkspace ws;
   cuda::DeviceTree tree;
   tree.firstGuess = 3;
-  const std::vector<std::uint64_t> keys = sortOnDevice(h, d, ws);
-  cuda::launchTree(ws, n, nLeaf, tree, nullptr);
-  Tree gpuTree;
-  cuda::downloadTree(tree, ws, gpuTree, false);
-  const Tree cpuTree = cpu::buildTree(keys, gpuTree.frame, nLeaf);
+  const Tree cpuTree = expectTheCpuTree(h, nLeaf, true, d, ws, tree);
   EXPECT_GT(cpuTree.cellCount(), 1000u);
-  expectSameTopology(gpuTree, cpuTree);
-  expectParentsOf(tree, gpuTree);
 }
 
 // A build's sort covers the last tree's deepest level and kSortLevelsAhead more
@@ -378,12 +366,7 @@ TEST(CudaSortAndTree, ATreeDeeperThanItsSortIsSortedAgain) {
   (void)sortAndTreeOnDevice(spread, nLeaf, d, ws, tree);  // the tuned levels
   const int levels = cuda::sortLevelsForTree(tree, nLeaf);
   ASSERT_LT(levels, 12) << "a shallow tree, sorted on few digits";
-  const std::vector<std::uint64_t> sortedKeys = sortAndTreeOnDevice(withPile, nLeaf, d, ws, tree);
+  const Tree cpuTree = expectTheCpuTree(withPile, nLeaf, false, d, ws, tree);
   EXPECT_EQ(ws.treeLevels, kMaxLevel) << "built again with every level";
-  Tree gpuTree;
-  cuda::downloadTree(tree, ws, gpuTree, false);
-  const Tree cpuTree = cpu::buildTree(sortedKeys, gpuTree.frame, nLeaf);
   EXPECT_GT(cpuTree.depth(), levels + 2) << "the pile is deeper than the sorted digits";
-  expectSameTopology(gpuTree, cpuTree);
-  expectParentsOf(tree, gpuTree);
 }
