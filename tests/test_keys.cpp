@@ -98,8 +98,8 @@ TEST(HilbertKeys, TheTableGivesSkillingsKeys) {
   const HilbertTable& t = kHilbertTable;
   const auto same = [&](KeyCoords c) {
     return hilbertEncodeByTable(c, t) == hilbertEncode(c) &&
-           encodeKeyByTable(Curve::Hilbert, c) == encodeKey(Curve::Hilbert, c) &&
-           encodeKeyByTable(Curve::Morton, c) == encodeKey(Curve::Morton, c);
+           encodeKeyByTable(Curve::Hilbert, c, t) == encodeKey(Curve::Hilbert, c) &&
+           encodeKeyByTable(Curve::Morton, c, t) == encodeKey(Curve::Morton, c);
   };
   Rng rng(15);
   for (int k = 0; k < 300000; ++k) {

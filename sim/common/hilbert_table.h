@@ -1,10 +1,10 @@
 #pragma once
 // Peano–Hilbert keys by a table of the curve's states: the same keys as hilbertEncode (keys.h),
 // Skilling's transform, which stays the definition the table is tested against (test_keys.cpp).
-// The builds' keys come from the table: the CUDA keys kernel (arithmetic-bound before: 29 µs a
-// 1 M build on an H200, now 17) and the CPU's keys and rebuild around the targets (Skilling's
-// branches take ~100 ns a key in key order and ~300 ns on random coordinates there, the table
-// ~25). The CUDA rebuild around the targets, which rekeys few particles, keeps encodeKey.
+// Every key the builds make comes from the table (encodeKeyByTable): the CUDA keys kernel
+// (arithmetic-bound before: 29 µs a 1 M build on an H200, now 15) and the rebuilds around the
+// targets on both backends; the CPU's keys too (Skilling's branches take ~100 ns a key in key
+// order and ~300 ns on random coordinates there, the table ~25).
 //
 // Why a table exists. Going down from the top bit, Skilling's transform does, at each level,
 // one of two things to the bits *below* that level for each axis i: flip axis 0's, or swap axis
@@ -139,9 +139,10 @@ BHVIZ_HD inline std::uint64_t hilbertEncodeByTable(KeyCoords c, const HilbertTab
   return key;
 }
 
-/// encodeKey by the table, on the host (the CPU backend's keys).
-inline std::uint64_t encodeKeyByTable(Curve curve, KeyCoords c) {
-  return curve == Curve::Hilbert ? hilbertEncodeByTable(c, kHilbertTable) : mortonEncode(c);
+/// encodeKey by table `t`: kHilbertTable on the host, cuda::kDeviceHilbertTable or a copy of it
+/// on the device (sim/cuda/hilbert_table.cuh).
+BHVIZ_HD inline std::uint64_t encodeKeyByTable(Curve curve, KeyCoords c, const HilbertTable& t) {
+  return curve == Curve::Hilbert ? hilbertEncodeByTable(c, t) : mortonEncode(c);
 }
 
 }  // namespace bhviz::sim

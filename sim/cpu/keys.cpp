@@ -8,7 +8,7 @@ std::vector<std::uint64_t> computeKeys(const std::vector<Vec4>& posMass, const K
   std::vector<std::uint64_t> keys(posMass.size());
 #pragma omp parallel for
   for (std::size_t i = 0; i < posMass.size(); ++i) {
-    keys[i] = encodeKeyByTable(curve, quantize(xyz(posMass[i]), frame));
+    keys[i] = encodeKeyByTable(curve, quantize(xyz(posMass[i]), frame), kHilbertTable);
   }
   return keys;
 }

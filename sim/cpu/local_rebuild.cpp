@@ -87,7 +87,7 @@ void rekeyCells(const Tree& t, const std::vector<std::uint32_t>& cells, Curve cu
     std::vector<std::uint64_t> fresh(count);
     for (std::uint32_t i = 0; i < count; ++i) {
       const KeyCoords q = quantize(xyz(p.posMass[first + i]), t.frame);
-      fresh[i] = encodeKeyByTable(curve, clampIntoCell(q, inCell, t.level[c]));
+      fresh[i] = encodeKeyByTable(curve, clampIntoCell(q, inCell, t.level[c]), kHilbertTable);
     }
     const std::vector<std::uint32_t> local = sortOrder(fresh);
     for (std::uint32_t i = 0; i < count; ++i) {

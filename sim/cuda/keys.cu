@@ -4,15 +4,13 @@
 // particles.
 #include <algorithm>
 
-#include "sim/common/hilbert_table.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/cuda_stages.h"
+#include "sim/cuda/hilbert_table.cuh"
 
 namespace bhviz::sim::cuda {
 
 namespace {
-
-__device__ const HilbertTable kDeviceHilbertTable = kHilbertTable;
 
 /// Particles a thread keys at least, and blocks at most (about one wave of an H200): few enough
 /// blocks that copying the table into each (6 KB) costs little, enough to fill the device.

@@ -27,6 +27,7 @@
 
 #include "sim/common/cover.h"
 #include "sim/cuda/cuda_check.cuh"
+#include "sim/cuda/hilbert_table.cuh"
 #include "sim/cuda/local_rebuild.h"
 #include "sim/cuda/particle_view.cuh"
 
@@ -100,7 +101,7 @@ __global__ void keysKernel(std::uint32_t m, const std::uint32_t* __restrict__ co
   // The cell's cube: that of its first key's point, as cpu::rekeyCells.
   const KeyCoords inCell = decodeKey(curve, oldKeys[cellFirst[c]]);
   const KeyCoords q = quantize(xyz(p.posMass[i]), *frame);
-  newKeys[j] = encodeKey(curve, clampIntoCell(q, inCell, cellLevel[c]));
+  newKeys[j] = encodeKeyByTable(curve, clampIntoCell(q, inCell, cellLevel[c]), kDeviceHilbertTable);
   from[j] = j;
   copyParticle(p, i, gathered, j);
   if (carried != nullptr) carriedGathered[j] = carried[i];
