@@ -28,6 +28,7 @@
 // Until 2026-11-29 the build ran level by level (three launches a level, a binary search per
 // (cell, digit)); sim/cuda/NOTES.md has both.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -77,13 +78,9 @@ struct Chunk {
   std::uint32_t lo, hi;
 };
 
-__host__ __device__ inline std::uint32_t chunkSize(std::uint32_t n, std::uint32_t blocks) {
-  const std::uint32_t chunk = (n + blocks - 1) / blocks;
-  return (chunk + kTile - 1) / kTile * kTile;
-}
-
 __device__ Chunk blockChunk(std::uint32_t n) {
-  const std::uint64_t size = chunkSize(n, gridDim.x);
+  const std::uint32_t share = (n + gridDim.x - 1) / gridDim.x;
+  const std::uint64_t size = (share + kTile - 1) / kTile * kTile;
   const std::uint64_t lo = std::uint64_t(blockIdx.x) * size;
   return {static_cast<std::uint32_t>(min(lo, std::uint64_t(n))),
           static_cast<std::uint32_t>(min(lo + size, std::uint64_t(n)))};
@@ -387,10 +384,12 @@ CellArrays cellArrays(DeviceTree& tree) {
           static_cast<std::uint32_t>(std::min<std::size_t>(tree.capacity, 0xffffffffu))};
 }
 
+using LevelTable = std::array<std::uint32_t, kTableSize>;
+
 /// One attempt at the build, reading `levels` digits of the keys; returns the level table
 /// (levelBegin[0..kMaxLevel+1], the overflow and deeper flags).
-std::vector<std::uint32_t> buildCells(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels,
-                                      DeviceTree& tree, Stream stream) {
+LevelTable buildCells(BuildWorkspace& ws, std::size_t n, int nLeaf, int levels, DeviceTree& tree,
+                      Stream stream) {
   const auto n32 = static_cast<std::uint32_t>(n);
   const unsigned blocks =
       static_cast<unsigned>(std::clamp<std::size_t>((n + kTile - 1) / kTile, 1, kMaxTreeBlocks));
@@ -410,9 +409,9 @@ std::vector<std::uint32_t> buildCells(BuildWorkspace& ws, std::size_t n, int nLe
       std::clamp<unsigned>(blocksFor(std::min(n + 1, tree.capacity)), 1u, 4096u);
   finishCellsKernel<<<finishBlocks, kBlock, 0, stream>>>(keys, n32, spans, table, cells);
   BHVIZ_CUDA_CHECK_LAUNCH();
-  constexpr std::size_t kBytes = kTableSize * sizeof(std::uint32_t);
-  std::vector<std::uint32_t> h(kTableSize);
-  std::memcpy(h.data(), readBack(ws.levelTableHost, ws.levelTable.data(), kBytes, stream), kBytes);
+  LevelTable h;
+  std::memcpy(h.data(), readBack(ws.levelTableHost, ws.levelTable.data(), sizeof h, stream),
+              sizeof h);
   return h;
 }
 
@@ -433,7 +432,7 @@ void launchTree(BuildWorkspace& ws, std::size_t n, int nLeaf, DeviceTree& tree, 
                                    : std::max<std::size_t>(1024, 2 * n / std::max(1, nLeaf / 4)));
   for (;;) {
     const int levels = ws.sortedLevels;
-    const std::vector<std::uint32_t> table = buildCells(ws, n, nLeaf, levels, tree, stream);
+    const LevelTable table = buildCells(ws, n, nLeaf, levels, tree, stream);
     ws.treeLevels = levels;
     if (table[kTableDeeper] != 0) {
       // A cell of the last sorted level splits: its particles' lower digits are not in order.
