@@ -8,13 +8,16 @@ namespace {
 constexpr int kBloomDownscale = 4;
 constexpr GLuint kSceneUnit = 0;
 constexpr GLuint kBloomUnit = 1;
+constexpr GLuint kOutImageUnit = 0;
+constexpr GLuint kTile = 16;  // local_size of the post-processing compute shaders
+
+GLuint tilesFor(int pixels) { return (static_cast<GLuint>(pixels) + kTile - 1) / kTile; }
 }  // namespace
 
 PostProcess::PostProcess()
-    : m_extract(gl::linkProgram("fullscreen.vert.glsl", "bloom_extract.frag.glsl")),
-      m_blur(gl::linkProgram("fullscreen.vert.glsl", "blur.frag.glsl")),
-      m_tonemap(gl::linkProgram("fullscreen.vert.glsl", "tonemap.frag.glsl")),
-      m_emptyVao(gl::createVertexArray()) {}
+    : m_extract(gl::linkCompute("bloom_extract.comp.glsl")),
+      m_blur(gl::linkCompute("blur.comp.glsl")),
+      m_tonemap(gl::linkCompute("tonemap.comp.glsl")) {}
 
 void PostProcess::resize(int width, int height) {
   if (width == m_width && height == m_height) return;
@@ -28,8 +31,9 @@ void PostProcess::resize(int width, int height) {
   for (int i = 0; i < 2; ++i) {
     m_bloom[i] = gl::createTexture2D(GL_RGBA16F, m_bloomWidth, m_bloomHeight);
     glClearTexImage(m_bloom[i].get(), 0, GL_RGBA, GL_FLOAT, zero);
-    m_bloomFbo[i] = gl::createFramebufferFor(m_bloom[i].get(), "bloom (RGBA16F)");
   }
+  m_display.reset();  // made when a target without its own texture asks for it
+  m_displayFbo.reset();
   gl::check("allocating the scene buffers");
 }
 
@@ -42,12 +46,13 @@ void PostProcess::beginScene(int width, int height, bool clear) {
   glClearNamedFramebufferfv(m_sceneFbo.get(), GL_COLOR, 0, zero);
 }
 
-void PostProcess::fullscreen(GLuint program, GLuint framebuffer, int width, int height) {
-  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
-  glViewport(0, 0, width, height);
+void PostProcess::run(GLuint program, GLuint out, GLenum format, int width, int height) {
+  glProgramUniform2i(program, glGetUniformLocation(program, "uSize"), width, height);
+  glBindImageTexture(kOutImageUnit, out, 0, GL_FALSE, 0, GL_WRITE_ONLY, format);
   glUseProgram(program);
-  glBindVertexArray(m_emptyVao.get());
-  glDrawArrays(GL_TRIANGLES, 0, 3);
+  glDispatchCompute(tilesFor(width), tilesFor(height), 1);
+  // What one pass wrote, the next samples.
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
 }
 
 void PostProcess::bloom(const ToneMapping& tone) {
@@ -57,7 +62,7 @@ void PostProcess::bloom(const ToneMapping& tone) {
   glProgramUniform2f(e, glGetUniformLocation(e, "uTexel"), 1.0f / static_cast<float>(m_width),
                      1.0f / static_cast<float>(m_height));
   glBindTextureUnit(kSceneUnit, m_scene.get());
-  fullscreen(e, m_bloomFbo[0].get(), m_bloomWidth, m_bloomHeight);
+  run(e, m_bloom[0].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight);
 
   const GLuint b = m_blur.get();
   glProgramUniform1i(b, glGetUniformLocation(b, "uSource"), kSceneUnit);
@@ -66,15 +71,17 @@ void PostProcess::bloom(const ToneMapping& tone) {
   const float ty = 1.0f / static_cast<float>(m_bloomHeight);
   glProgramUniform2f(b, direction, tx, 0.0f);  // horizontal: 0 → 1
   glBindTextureUnit(kSceneUnit, m_bloom[0].get());
-  fullscreen(b, m_bloomFbo[1].get(), m_bloomWidth, m_bloomHeight);
+  run(b, m_bloom[1].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight);
   glProgramUniform2f(b, direction, 0.0f, ty);  // vertical: 1 → 0
   glBindTextureUnit(kSceneUnit, m_bloom[1].get());
-  fullscreen(b, m_bloomFbo[0].get(), m_bloomWidth, m_bloomHeight);
+  run(b, m_bloom[0].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight);
 }
 
 void PostProcess::finish(const ToneMapping& tone, const glm::vec3& background,
                          const RenderTarget& target) {
   const bool bloomOn = tone.bloomStrength > 0.0f;
+  // The scene was written as an image (the splat's resolve) or drawn into (the raster pass).
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
   if (bloomOn) bloom(tone);
   const GLuint t = m_tonemap.get();
   glProgramUniform1i(t, glGetUniformLocation(t, "uScene"), kSceneUnit);
@@ -87,8 +94,22 @@ void PostProcess::finish(const ToneMapping& tone, const glm::vec3& background,
                      background.z);
   glBindTextureUnit(kSceneUnit, m_scene.get());
   glBindTextureUnit(kBloomUnit, m_bloom[0].get());
-  fullscreen(t, target.framebuffer, target.width, target.height);
-  glBindVertexArray(0);
+  // The scene and the target are the same size (beginScene was given the target's).
+  const bool direct = target.colour != 0;
+  if (!direct && m_display.get() == 0) {
+    m_display = gl::createTexture2D(GL_RGBA8, m_width, m_height);
+    m_displayFbo = gl::createFramebufferFor(m_display.get(), "display (RGBA8)");
+  }
+  run(t, direct ? target.colour : m_display.get(), GL_RGBA8, m_width, m_height);
+  // Read next as the target's attachment: drawn over (overlay, panels), copied, read back.
+  glMemoryBarrier(GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT |
+                  GL_PIXEL_BUFFER_BARRIER_BIT);
+  if (!direct) {
+    glBlitNamedFramebuffer(m_displayFbo.get(), target.framebuffer, 0, 0, m_width, m_height, 0, 0,
+                           m_width, m_height, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
+  glViewport(0, 0, target.width, target.height);
   gl::check("post-processing");
 }
 

@@ -89,7 +89,7 @@ OffscreenTarget::OffscreenTarget(int width, int height) : m_impl(std::make_uniqu
 OffscreenTarget::~OffscreenTarget() = default;
 
 RenderTarget OffscreenTarget::target() const {
-  return {m_impl->fbo.get(), m_impl->width, m_impl->height};
+  return {m_impl->fbo.get(), m_impl->width, m_impl->height, m_impl->colour.get()};
 }
 
 Image OffscreenTarget::read() const { return readTarget(target()); }

@@ -99,6 +99,10 @@ struct RenderTarget {
   std::uint32_t framebuffer = 0;
   int width = 0;
   int height = 0;
+  /// The framebuffer's colour texture (RGBA8, width × height) when it has one, written by the
+  /// tone mapping directly; 0 (the window's framebuffer): the tone mapping writes its own
+  /// image, copied into the framebuffer.
+  std::uint32_t colour = 0;
 };
 
 class Renderer {
