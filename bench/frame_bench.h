@@ -74,6 +74,7 @@ struct Row {
   std::size_t drawn = 0;
   std::vector<FrameSample> samples;
   PictureCheck picture;
+  std::string vertexPath;  ///< VertexWriter::path of the frames
   RenderBreakdown render;
   double follow = 0;               ///< FrameBench::followMs
   std::array<double, 4> rewind{};  ///< FrameBench::rewindMs

@@ -34,11 +34,11 @@ void printTable(const std::vector<Row>& rows) {
     std::vector<double> render;
     for (const FrameSample& x : s) render.push_back(x.render);
     std::printf(
-        "%s: sim stage sum %.2f ms; interop host wall %.3f ms; frame host wall %.2f ms; "
+        "%s: sim stage sum %.2f ms; interop (%s) host wall %.3f ms; frame host wall %.2f ms; "
         "render min %.3f / max %.3f ms; interop picture vs upload: %zu pixels differ (max %d); "
         "lit %.1f %%\n",
         millions(r.n).c_str(), medianOf(s, [](auto& x) { return x.simStages; }),
-        medianOf(s, [](auto& x) { return x.interopHost; }),
+        r.vertexPath.c_str(), medianOf(s, [](auto& x) { return x.interopHost; }),
         medianOf(s, [](auto& x) { return x.wall; }),
         *std::min_element(render.begin(), render.end()),
         *std::max_element(render.begin(), render.end()), r.picture.differing,

@@ -1,5 +1,7 @@
 #include "render/gl_util.h"
 
+#include <unistd.h>
+
 #include <initializer_list>
 #include <sstream>
 
@@ -33,6 +35,7 @@ void deleteVertexArray(GLuint name) { glDeleteVertexArrays(1, &name); }
 void deleteTexture(GLuint name) { glDeleteTextures(1, &name); }
 void deleteFramebuffer(GLuint name) { glDeleteFramebuffers(1, &name); }
 void deleteProgram(GLuint name) { glDeleteProgram(name); }
+void deleteMemoryObject(GLuint name) { glDeleteMemoryObjectsEXT(1, &name); }
 
 Buffer createBuffer() {
   GLuint name = 0;
@@ -155,6 +158,10 @@ ElementBuffer::ElementBuffer(std::size_t elementBytes, const char* what)
 void ElementBuffer::reserve(std::size_t n) {
   if (n <= m_capacity && m_capacity > 0) return;
   const std::size_t capacity = n > 0 ? n : 1;
+  if (imported()) {  // storage of its own again: a new buffer (the imported one is immutable)
+    m_buffer = createBuffer();
+    m_memory.reset();
+  }
   glNamedBufferData(m_buffer.get(), static_cast<GLsizeiptr>(capacity * m_elementBytes), nullptr,
                     GL_DYNAMIC_DRAW);
   check(("allocating the " + std::string(m_what) + " buffer").c_str());
@@ -164,6 +171,10 @@ void ElementBuffer::reserve(std::size_t n) {
 }
 
 void ElementBuffer::upload(const void* elements, std::size_t n) {
+  if (imported()) {
+    m_capacity = 0;  // so that reserve makes storage of its own
+    m_count = 0;
+  }
   reserve(n);
   if (n > 0) {
     glNamedBufferSubData(m_buffer.get(), 0, static_cast<GLsizeiptr>(n * m_elementBytes), elements);
@@ -180,8 +191,51 @@ void ElementBuffer::setCount(std::size_t n) {
   m_count = n;
 }
 
+void ElementBuffer::importStorage(int fd, std::size_t bytes, std::size_t capacity) {
+  if (!GLAD_GL_EXT_memory_object || !GLAD_GL_EXT_memory_object_fd) {
+    close(fd);
+    throw GlError("the GL has no GL_EXT_memory_object_fd");
+  }
+  if (capacity == 0 || capacity * m_elementBytes > bytes) {
+    close(fd);
+    throw GlError("importing " + std::to_string(bytes) + " bytes as " + std::to_string(capacity) +
+                  " elements of the " + m_what + " buffer");
+  }
+  GLuint name = 0;
+  glCreateMemoryObjectsEXT(1, &name);
+  MemoryObject memory(name);
+  glImportMemoryFdEXT(name, static_cast<GLuint64>(bytes), GL_HANDLE_TYPE_OPAQUE_FD_EXT, fd);
+  if (glGetError() != GL_NO_ERROR) {
+    close(fd);  // a failed import leaves the descriptor with us
+    throw GlError("the GL refused the memory for the " + std::string(m_what) + " buffer");
+  }
+  Buffer buffer = createBuffer();
+  glNamedBufferStorageMemEXT(buffer.get(), static_cast<GLsizeiptr>(capacity * m_elementBytes), name,
+                             0);
+  check(("importing the " + std::string(m_what) + " buffer's storage").c_str());
+  m_buffer = std::move(buffer);  // the old buffer goes first, then its memory object
+  m_memory = std::move(memory);
+  m_capacity = capacity;
+  m_count = 0;
+  ++m_generation;
+}
+
 VertexBufferInfo ElementBuffer::info() const {
   return {m_buffer.get(), m_capacity * m_elementBytes, m_capacity, m_generation};
+}
+
+std::vector<std::array<std::uint8_t, 16>> deviceUuids() {
+  std::vector<std::array<std::uint8_t, 16>> uuids;
+  if (!GLAD_GL_EXT_memory_object) return uuids;
+  GLint devices = 0;
+  glGetIntegerv(GL_NUM_DEVICE_UUIDS_EXT, &devices);
+  for (GLint i = 0; i < devices; ++i) {
+    std::array<std::uint8_t, 16> uuid{};
+    glGetUnsignedBytei_vEXT(GL_DEVICE_UUID_EXT, static_cast<GLuint>(i), uuid.data());
+    uuids.push_back(uuid);
+  }
+  check("reading the GL's device UUIDs");
+  return uuids;
 }
 
 void check(const char* where) {

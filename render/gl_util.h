@@ -4,10 +4,12 @@
 
 #include <glad/gl.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "render/gl_loader.h"
 #include "render/vertex.h"
@@ -47,12 +49,14 @@ void deleteVertexArray(GLuint name);
 void deleteTexture(GLuint name);
 void deleteFramebuffer(GLuint name);
 void deleteProgram(GLuint name);
+void deleteMemoryObject(GLuint name);
 
 using Buffer = Handle<deleteBuffer>;
 using VertexArray = Handle<deleteVertexArray>;
 using Texture = Handle<deleteTexture>;
 using Framebuffer = Handle<deleteFramebuffer>;
 using Program = Handle<deleteProgram>;
+using MemoryObject = Handle<deleteMemoryObject>;  // GL_EXT_memory_object
 
 Buffer createBuffer();
 VertexArray createVertexArray();
@@ -73,14 +77,26 @@ Framebuffer createFramebufferFor(GLuint colour, const char* what);
 /// A GL buffer of same-sized elements (particle vertices, overlay boxes) of which the first
 /// count() are drawn. It grows, never shrinks; each growth is a new generation, so that a CUDA–GL
 /// bridge that registered it registers it again. Filled by upload(), or by a bridge writing into
-/// it directly (info()) and then setCount().
+/// it directly (info()) and then setCount(). Its storage may also be memory another API
+/// allocated and exported (importStorage): then name() changes, so users bind name() when they
+/// draw.
 class ElementBuffer {
  public:
   /// `what` names the buffer in errors ("particle vertex", "overlay box").
   ElementBuffer(std::size_t elementBytes, const char* what);
 
   void reserve(std::size_t n);
+  /// Copies n elements in (after reserve(n)). Storage imported from another API cannot be
+  /// written by the GL: the buffer first goes back to storage of its own (a new generation).
   void upload(const void* elements, std::size_t n);
+  /// Makes `bytes` of memory that another API exported as an opaque POSIX file descriptor
+  /// (GL_EXT_memory_object_fd; CUDA's cuMemExportToShareableHandle) the storage of a new buffer
+  /// of `capacity` elements (capacity × element size ≤ bytes), count 0, a new generation. The GL
+  /// owns `fd` from the call on (it is closed when the import fails). Throws GlError when the GL
+  /// lacks the extension or refuses the memory; the buffer is then as it was.
+  void importStorage(int fd, std::size_t bytes, std::size_t capacity);
+  /// Whether the storage is imported (importStorage, and no reserve or upload since).
+  bool imported() const { return m_memory.get() != 0; }
   /// Throws GlError when n exceeds the capacity.
   void setCount(std::size_t n);
   std::size_t count() const { return m_count; }
@@ -88,6 +104,7 @@ class ElementBuffer {
   VertexBufferInfo info() const;
 
  private:
+  MemoryObject m_memory;  // the imported storage (before m_buffer: outlives the buffer on it)
   Buffer m_buffer;
   std::size_t m_elementBytes;
   const char* m_what;
@@ -95,6 +112,10 @@ class ElementBuffer {
   std::size_t m_count = 0;
   std::uint64_t m_generation = 0;
 };
+
+/// The UUIDs of the devices the GL runs on (GL_EXT_memory_object: GL_DEVICE_UUID_EXT), to match
+/// against another API's before sharing memory with it; none without the extension.
+std::vector<std::array<std::uint8_t, 16>> deviceUuids();
 
 /// Throws GlError naming `where` when the GL has recorded an error.
 void check(const char* where);

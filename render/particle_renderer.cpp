@@ -70,7 +70,6 @@ ParticleRenderer::ParticleRenderer()
       m_vertices(sizeof(ParticleVertex), "particle vertex"),
       m_palette(gl::createTexture(GL_TEXTURE_1D)) {
   const GLuint vao = m_vao.get();
-  glVertexArrayVertexBuffer(vao, kBinding, m_vertices.name(), 0, sizeof(ParticleVertex));
   glEnableVertexArrayAttrib(vao, kPositionAttrib);
   glVertexArrayAttribFormat(vao, kPositionAttrib, 3, GL_FLOAT, GL_FALSE,
                             offsetof(ParticleVertex, x));
@@ -127,6 +126,9 @@ RenderProfile ParticleRenderer::profile() const {
 void ParticleRenderer::reserve(std::size_t n) { m_vertices.reserve(n); }
 void ParticleRenderer::upload(const ParticleVertex* vertices, std::size_t n) {
   m_vertices.upload(vertices, n);
+}
+void ParticleRenderer::importStorage(int fd, std::size_t bytes, std::size_t capacity) {
+  m_vertices.importStorage(fd, bytes, capacity);
 }
 void ParticleRenderer::setCount(std::size_t n) { m_vertices.setCount(n); }
 VertexBufferInfo ParticleRenderer::buffer() const { return m_vertices.info(); }
@@ -194,6 +196,8 @@ void ParticleRenderer::draw(const Camera& camera, const RenderParams& params, in
   setSpriteUniforms(p, camera, params, width, height);
   glBindTextureUnit(kPaletteUnit, m_palette.get());
   glUseProgram(p);
+  // The buffer's current storage: an import replaces the buffer.
+  glVertexArrayVertexBuffer(m_vao.get(), kBinding, m_vertices.name(), 0, sizeof(ParticleVertex));
   glBindVertexArray(m_vao.get());
   glEnable(GL_PROGRAM_POINT_SIZE);
   glEnable(GL_BLEND);

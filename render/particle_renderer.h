@@ -27,6 +27,9 @@ class ParticleRenderer {
 
   void reserve(std::size_t n);
   void upload(const ParticleVertex* vertices, std::size_t n);
+  /// The vertex buffer's storage from another API (gl::ElementBuffer::importStorage).
+  void importStorage(int fd, std::size_t bytes, std::size_t capacity);
+  bool imported() const { return m_vertices.imported(); }
   void setCount(std::size_t n);
   std::size_t count() const { return m_vertices.count(); }
   VertexBufferInfo buffer() const;

@@ -16,6 +16,13 @@ struct Renderer::Impl {
   OverlayRenderer overlay;
   OverlayLineRenderer lines;
   PostProcess post;
+  GLsync particleReads = nullptr;  // after the last render() that read imported vertex memory
+
+  void forgetReads() {
+    if (particleReads != nullptr) glDeleteSync(particleReads);
+    particleReads = nullptr;
+  }
+  ~Impl() { forgetReads(); }
 };
 
 Renderer::Renderer() : m_impl(std::make_unique<Impl>()) {}
@@ -25,6 +32,20 @@ void Renderer::setParticles(const ParticleVertex* vertices, std::size_t n) {
   m_impl->particles.upload(vertices, n);
 }
 void Renderer::reserveParticles(std::size_t n) { m_impl->particles.reserve(n); }
+void Renderer::importParticleMemory(int fd, std::size_t bytes, std::size_t capacity) {
+  m_impl->particles.importStorage(fd, bytes, capacity);
+}
+bool Renderer::particleMemoryImported() const { return m_impl->particles.imported(); }
+void Renderer::waitForParticleReads() {
+  if (m_impl->particleReads == nullptr) return;
+  constexpr GLuint64 kSecond = 1'000'000'000;
+  GLenum state = GL_TIMEOUT_EXPIRED;
+  while (state == GL_TIMEOUT_EXPIRED) {
+    state = glClientWaitSync(m_impl->particleReads, GL_SYNC_FLUSH_COMMANDS_BIT, kSecond);
+  }
+  m_impl->forgetReads();
+  if (state == GL_WAIT_FAILED) throw GlError("waiting for the GL's reads of the vertices failed");
+}
 void Renderer::setParticleCount(std::size_t n) { m_impl->particles.setCount(n); }
 std::size_t Renderer::particleCount() const { return m_impl->particles.count(); }
 VertexBufferInfo Renderer::particleBuffer() const { return m_impl->particles.buffer(); }
@@ -62,7 +83,13 @@ void Renderer::render(const Camera& camera, const RenderParams& params,
     m_impl->overlay.draw(camera, target.width, target.height);
     m_impl->lines.draw(camera, target.width, target.height);
   }
+  if (m_impl->particles.imported()) {  // the bridge waits for it before it writes them again
+    m_impl->forgetReads();
+    m_impl->particleReads = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  }
 }
+
+std::vector<std::array<std::uint8_t, 16>> glDeviceUuids() { return gl::deviceUuids(); }
 
 RenderProfile Renderer::lastProfile() const { return m_impl->particles.profile(); }
 

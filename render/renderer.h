@@ -4,10 +4,12 @@
 // overlay (boxes, then lines) on top. Needs a current OpenGL 4.5 core context with
 // render::loadGl done; destroy the renderer while that context is still current.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <glm/vec3.hpp>
 #include <memory>
+#include <vector>
 
 #include "render/camera.h"
 #include "render/gl_loader.h"
@@ -120,6 +122,17 @@ class Renderer {
   void setParticleCount(std::size_t n);
   std::size_t particleCount() const;
   VertexBufferInfo particleBuffer() const;
+  /// Memory that another API allocated and exported (an opaque POSIX file descriptor, which the
+  /// GL owns from the call on) as the vertex buffer's storage, room for `capacity` vertices: a
+  /// bridge then writes the vertices with no map or unmap, and orders itself with the GL on the
+  /// host: it waits for its writes before render(), and calls waitForParticleReads() before it
+  /// writes again. Until setParticles or a growth, which give the buffer storage of its own
+  /// again. Throws GlError (the GL lacks GL_EXT_memory_object_fd, or refuses the memory).
+  void importParticleMemory(int fd, std::size_t bytes, std::size_t capacity);
+  /// Whether the vertex buffer's storage is imported (importParticleMemory, nothing since).
+  bool particleMemoryImported() const;
+  /// Waits until the GL has finished every render() that read imported vertex memory.
+  void waitForParticleReads();
 
   /// The colour map that vertex values run along.
   void setPalette(const Palette& palette);
@@ -144,6 +157,10 @@ class Renderer {
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+/// The UUIDs of the devices the current GL context runs on (GL_EXT_memory_object), to match
+/// against another API's device before sharing memory with it; none without the extension.
+std::vector<std::array<std::uint8_t, 16>> glDeviceUuids();
 
 /// An offscreen RGBA8 framebuffer to render into and read back (screenshots, frames, tests).
 class OffscreenTarget {

@@ -1,6 +1,7 @@
 // CUDA–GL interop (label gpu): the CUDA backend's particles written into the renderer's vertex
-// buffer by the bridge's kernel must draw exactly the picture the host upload draws, and so
-// must the tree overlay made on the device. Runs on
+// buffer by the bridge's kernel, through the memory the GL shares or through a mapped buffer,
+// must draw exactly the picture the host upload draws, and so must the tree overlay made on the
+// device. Runs on
 // the GPU server through the headless EGL device context (no window, no display there); skips
 // without a CUDA device.
 #include <gtest/gtest.h>
@@ -91,19 +92,29 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
     scene.renderer->setParticles(host.data(), host.size());
     const render::Image uploaded = scene.draw();
 
-    app::VertexWriter writer;
-    // Twice, and again after the buffer was reallocated (a new generation to register).
-    for (int pass = 0; pass < 3; ++pass) {
-      if (pass == 2)
-        scene.renderer->reserveParticles(2 * scene.renderer->particleBuffer().capacity);
-      const std::string note = writer.write(sim, view, *scene.renderer);
-      ASSERT_TRUE(note.empty()) << note;
-      ASSERT_EQ(writer.path(), "CUDA-GL interop");
-      EXPECT_EQ(scene.renderer->particleCount(), initial.size());
-      const render::Image interop = scene.draw();
-      EXPECT_EQ(interop.rgba, uploaded.rgba)
-          << "colour " << app::toString(colour) << ", pass " << pass;
+    // The shared memory where this GL offers it, and the mapped buffer. Between the shared
+    // writer's frames the upload above and a growth take the renderer's buffer back: the writer
+    // must import its memory again.
+    const bool canShare = !render::glDeviceUuids().empty();
+    for (const bool shared : {true, false}) {
+      app::VertexWriter writer(shared);
+      const std::string path = shared && canShare ? "CUDA-GL shared memory" : "CUDA-GL interop";
+      // Twice, and again after the buffer was reallocated (a new generation to register).
+      for (int pass = 0; pass < 3; ++pass) {
+        if (pass == 2)
+          scene.renderer->reserveParticles(2 * scene.renderer->particleBuffer().capacity);
+        const std::string note = writer.write(sim, view, *scene.renderer);
+        ASSERT_TRUE(note.empty()) << note;
+        ASSERT_EQ(writer.path(), path);
+        EXPECT_EQ(scene.renderer->particleMemoryImported(), path == "CUDA-GL shared memory");
+        EXPECT_EQ(scene.renderer->particleCount(), initial.size());
+        const render::Image interop = scene.draw();
+        EXPECT_EQ(interop.rgba, uploaded.rgba)
+            << "colour " << app::toString(colour) << ", " << path << ", pass " << pass;
+      }
+      scene.renderer->setParticles(host.data(), host.size());  // the next writer starts afresh
     }
+    app::VertexWriter writer;
     if (colour == app::ColorBy::ForceError) {
       // New errors (the meter's next measurement) reach the device copy.
       auto next = std::make_shared<std::vector<float>>(*errors);
@@ -114,7 +125,7 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
       const render::Image uploadedNext = scene.draw();
       EXPECT_NE(uploadedNext.rgba, uploaded.rgba) << "the new errors must change the picture";
       ASSERT_TRUE(writer.write(sim, view, *scene.renderer).empty());
-      ASSERT_EQ(writer.path(), "CUDA-GL interop");
+      ASSERT_EQ(writer.path().rfind("CUDA-GL", 0), 0u) << writer.path();
       EXPECT_EQ(scene.draw().rgba, uploadedNext.rgba);
     }
   }
@@ -191,18 +202,21 @@ TEST(WindowInterop, WriteTimeAtOneMillionParticles) {
   sim::Simulation sim(sim::cuda::makeCudaBackend(initial.size()), initial, sim::SimParams{});
   app::ParticleView view(app::ViewSettings{});
   view.calibrate(initial);
-  app::VertexWriter writer;
-  ASSERT_TRUE(writer.write(sim, view, *scene.renderer).empty());  // registers
-  sim::cuda::synchronize(nullptr);
-  const int kWrites = 50;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kWrites; ++i) writer.write(sim, view, *scene.renderer);
-  sim::cuda::synchronize(nullptr);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("interop write of 1M vertices: %.3f ms (map + kernel + unmap, mean of %d)\n",
-              ms / kWrites, kWrites);
-  EXPECT_EQ(writer.path(), "CUDA-GL interop");
+  for (const bool shared : {true, false}) {
+    app::VertexWriter writer(shared);
+    ASSERT_TRUE(writer.write(sim, view, *scene.renderer).empty());  // imports or registers
+    sim::cuda::synchronize(nullptr);
+    const int kWrites = 50;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kWrites; ++i) writer.write(sim, view, *scene.renderer);
+    sim::cuda::synchronize(nullptr);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("interop write of 1M vertices, %s: %.3f ms (host wall, mean of %d)\n",
+                writer.path().c_str(), ms / kWrites, kWrites);
+    EXPECT_EQ(writer.path().rfind("CUDA-GL", 0), 0u) << writer.path();
+    scene.renderer->setParticles(nullptr, 0);
+  }
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-// The CUDA side of the CUDA–GL bridge: register, map, write, unmap. One thread per particle; the
-// per-particle rule is vertexValue (app/vertex_rule.h), the same function the CPU path calls.
+// The CUDA side of the CUDA–GL bridge: shared memory exported to the GL, or register, map,
+// write, unmap. One thread per particle; the per-particle rule is vertexValue
+// (app/vertex_rule.h), the same function the CPU path calls.
+#include <cuda.h>  // the driver API's types only: its calls come from cudaGetDriverEntryPoint...
 #include <cuda_gl_interop.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "app/bridge/cuda_gl_bridge.h"
@@ -33,6 +36,58 @@ __global__ void writeVerticesKernel(
 
 cudaGraphicsResource_t resourceOf(void* r) { return static_cast<cudaGraphicsResource_t>(r); }
 
+/// The driver API's virtual memory calls, looked up in the driver at run time: the binary links
+/// no libcuda, so that it starts on machines without the NVIDIA driver.
+struct Driver {
+  decltype(&::cuMemGetAllocationGranularity) granularity = nullptr;
+  decltype(&::cuMemCreate) create = nullptr;
+  decltype(&::cuMemExportToShareableHandle) exportHandle = nullptr;
+  decltype(&::cuMemAddressReserve) reserve = nullptr;
+  decltype(&::cuMemMap) map = nullptr;
+  decltype(&::cuMemSetAccess) setAccess = nullptr;
+  decltype(&::cuMemUnmap) unmap = nullptr;
+  decltype(&::cuMemAddressFree) addressFree = nullptr;
+  decltype(&::cuMemRelease) release = nullptr;
+  bool complete = false;
+};
+
+template <typename F>
+bool lookUp(F& f, const char* symbol) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  constexpr unsigned int kVersion = 12000;  // the calls as CUDA 12.0 defines them
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, kVersion, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  f = reinterpret_cast<F>(p);
+  return true;
+}
+
+const Driver& driver() {
+  static const Driver d = [] {
+    Driver r;
+    r.complete = lookUp(r.granularity, "cuMemGetAllocationGranularity") &&
+                 lookUp(r.create, "cuMemCreate") &&
+                 lookUp(r.exportHandle, "cuMemExportToShareableHandle") &&
+                 lookUp(r.reserve, "cuMemAddressReserve") && lookUp(r.map, "cuMemMap") &&
+                 lookUp(r.setAccess, "cuMemSetAccess") && lookUp(r.unmap, "cuMemUnmap") &&
+                 lookUp(r.addressFree, "cuMemAddressFree") && lookUp(r.release, "cuMemRelease");
+    return r;
+  }();
+  return d;
+}
+
+/// Throws InteropUnavailable naming `what` when a driver call failed.
+void expect(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) {
+    throw InteropUnavailable(std::string(what) + " failed (CUresult " + std::to_string(int(r)) +
+                             ")");
+  }
+}
+
 }  // namespace
 
 static_assert(sizeof(render::ParticleVertex) == sizeof(float4),
@@ -40,7 +95,104 @@ static_assert(sizeof(render::ParticleVertex) == sizeof(float4),
 
 CudaGlBridge::~CudaGlBridge() {
   unregister();
+  releaseShared();
+  if (m_written != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(m_written));
   if (m_values != nullptr) (void)cudaFree(m_values);
+}
+
+void CudaGlBridge::releaseShared() noexcept {
+  if (m_shared == nullptr) return;
+  const Driver& d = driver();
+  // A GL that imported the memory holds its own reference: the memory lives on until it lets go.
+  const auto address = reinterpret_cast<CUdeviceptr>(m_shared);
+  (void)d.unmap(address, m_sharedBytes);
+  (void)d.addressFree(address, m_sharedBytes);
+  (void)d.release(static_cast<CUmemGenericAllocationHandle>(m_sharedHandle));
+  m_shared = nullptr;
+  m_sharedHandle = 0;
+  m_sharedBytes = 0;
+}
+
+bool CudaGlBridge::isCurrentDevice(const std::uint8_t* uuid) {
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  static_assert(sizeof(prop.uuid.bytes) == 16, "a CUDA device UUID is 16 bytes");
+  return std::memcmp(prop.uuid.bytes, uuid, 16) == 0;
+}
+
+ExportedMemory CudaGlBridge::exportShared(std::size_t bytes) {
+  const Driver& d = driver();
+  if (!d.complete) throw InteropUnavailable("the driver has no virtual memory calls");
+  int device = 0;
+  BHVIZ_CUDA_CHECK(cudaGetDevice(&device));
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  if (m_shared == nullptr || m_sharedBytes < bytes) {
+    releaseShared();
+    std::size_t granule = 0;
+    expect(d.granularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+           "cuMemGetAllocationGranularity");
+    const std::size_t size = (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
+    CUmemGenericAllocationHandle handle = 0;
+    expect(d.create(&handle, size, &prop, 0), "cuMemCreate (exportable as a file descriptor)");
+    CUdeviceptr address = 0;
+    CUresult r = d.reserve(&address, size, 0, 0, 0);
+    if (r == CUDA_SUCCESS) {
+      r = d.map(address, size, 0, handle, 0);
+      if (r != CUDA_SUCCESS) (void)d.addressFree(address, size);
+    }
+    if (r != CUDA_SUCCESS) (void)d.release(handle);
+    expect(r, "reserving and mapping the shared vertex memory");
+    m_sharedHandle = handle;
+    m_shared = reinterpret_cast<void*>(address);
+    m_sharedBytes = size;
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    r = d.setAccess(address, size, &access, 1);
+    if (r != CUDA_SUCCESS) releaseShared();
+    expect(r, "cuMemSetAccess");
+  }
+  int fd = -1;
+  expect(d.exportHandle(&fd, static_cast<CUmemGenericAllocationHandle>(m_sharedHandle),
+                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+         "cuMemExportToShareableHandle");
+  return {fd, m_sharedBytes};
+}
+
+void CudaGlBridge::launchWrite(const sim::DeviceArrays& p, const VertexRule& rule, bool byValue,
+                               void* out) const {
+  const auto* valueById = static_cast<const float*>(byValue ? m_values : nullptr);
+  const std::size_t values = byValue ? m_valueCount : 0;
+  writeVerticesKernel<<<sim::cuda::blocksFor(p.n), sim::cuda::kBlock, 0,
+                        static_cast<cudaStream_t>(p.stream)>>>(
+      static_cast<std::uint32_t>(p.n), rule, p.posMass, p.vel, p.tag, p.bin, p.id, valueById,
+      static_cast<std::uint32_t>(values), static_cast<float4*>(out));
+}
+
+void CudaGlBridge::writeShared(const sim::DeviceArrays& p, const VertexRule& rule, bool byValue) {
+  if (p.n * sizeof(float4) > m_sharedBytes) {
+    throw std::logic_error("CudaGlBridge: the shared vertex memory is too small");
+  }
+  if (p.n == 0) return;
+  launchWrite(p, rule, byValue, m_shared);
+  BHVIZ_CUDA_CHECK(cudaGetLastError());
+  if (m_written == nullptr) {
+    cudaEvent_t e = nullptr;
+    BHVIZ_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    m_written = e;
+  }
+  const auto written = static_cast<cudaEvent_t>(m_written);
+  BHVIZ_CUDA_CHECK(cudaEventRecord(written, static_cast<cudaStream_t>(p.stream)));
+  BHVIZ_CUDA_CHECK(cudaEventSynchronize(written));  // the GL draws them next
 }
 
 void CudaGlBridge::setValues(const std::vector<float>& valueById) {
@@ -108,8 +260,6 @@ void CudaGlBridge::mapped(const render::VertexBufferInfo& buffer, void* streamHa
 
 void CudaGlBridge::write(const sim::DeviceArrays& p, const VertexRule& rule,
                          const render::VertexBufferInfo& buffer, bool byValue) {
-  const auto* valueById = static_cast<const float*>(byValue ? m_values : nullptr);
-  const std::size_t values = byValue ? m_valueCount : 0;
   if (p.n > buffer.capacity) throw std::logic_error("CudaGlBridge: the vertex buffer is too small");
   if (p.n == 0) {
     if (m_resource == nullptr || buffer.name != m_name || buffer.generation != m_generation) {
@@ -117,13 +267,8 @@ void CudaGlBridge::write(const sim::DeviceArrays& p, const VertexRule& rule,
     }
     return;
   }
-  mapped(buffer, p.stream, p.n * sizeof(float4), [&](void* out) {
-    const auto n = static_cast<std::uint32_t>(p.n);
-    writeVerticesKernel<<<sim::cuda::blocksFor(p.n), sim::cuda::kBlock, 0,
-                          static_cast<cudaStream_t>(p.stream)>>>(
-        n, rule, p.posMass, p.vel, p.tag, p.bin, p.id, valueById,
-        static_cast<std::uint32_t>(values), static_cast<float4*>(out));
-  });
+  mapped(buffer, p.stream, p.n * sizeof(float4),
+         [&](void* out) { launchWrite(p, rule, byValue, out); });
 }
 
 void CudaGlBridge::writeBoxes(const sim::DeviceAccess& device, const sim::BoxQuery& query,

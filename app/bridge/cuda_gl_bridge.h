@@ -5,8 +5,16 @@
 // CUDA and cuda_gl_interop.h. Built only with CUDA (BHVIZ_HAVE_CUDA); vertex_writer.cpp and
 // overlay_writer.cpp are the places that decide whether to use it.
 //
-// The buffer is registered once per generation of its storage (render::VertexBufferInfo), and
-// mapped, written and unmapped every frame: nothing stays mapped while GL draws.
+// Two ways to the vertex buffer:
+// - shared memory (the default where the GL has GL_EXT_memory_object_fd on CUDA's device): the
+//   bridge allocates exportable device memory (cuMemCreate), the GL imports it as the buffer's
+//   storage, and each frame the kernel writes it with no map or unmap. The two APIs are ordered
+//   on the host: writeShared waits for its kernel before returning (so before the GL draws), and
+//   the caller waits for the GL's last draw (render::Renderer::waitForParticleReads) before the
+//   next writeShared. On an H200 a map and unmap cost 0.37 ms a frame (docs/BENCHMARKS.md).
+// - mapped: the buffer is registered once per generation of its storage
+//   (render::VertexBufferInfo), and mapped, written and unmapped every frame: nothing stays
+//   mapped while GL draws. The overlay's boxes always go this way.
 
 #include <cstdint>
 #include <stdexcept>
@@ -24,6 +32,13 @@ struct InteropUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Device memory the GL can import: a file descriptor for it (the caller passes it on to the GL,
+/// which then owns it) and its size, a multiple of the allocation granularity.
+struct ExportedMemory {
+  int fd = -1;
+  std::size_t bytes = 0;
+};
+
 class CudaGlBridge {
  public:
   CudaGlBridge() = default;
@@ -38,6 +53,17 @@ class CudaGlBridge {
   /// Throws InteropUnavailable when registering fails, std::runtime_error on other CUDA errors.
   void write(const sim::DeviceArrays& particles, const VertexRule& rule,
              const render::VertexBufferInfo& buffer, bool byValue = false);
+  /// The shared vertex memory, at least `bytes` (reallocated when smaller: a renderer still
+  /// drawing from the old memory keeps it alive through its import), exported again as a new
+  /// descriptor for the GL to import. Throws InteropUnavailable where the driver cannot export
+  /// device memory as a POSIX file descriptor (then use write()).
+  ExportedMemory exportShared(std::size_t bytes);
+  /// Whether `uuid` (16 bytes, e.g. a GL device's) is the UUID of the current CUDA device.
+  static bool isCurrentDevice(const std::uint8_t* uuid);
+  /// As write(), into the shared memory (exportShared, large enough for particles.n) on the
+  /// particles' stream; returns when the kernel is done, so that the GL may draw the vertices.
+  void writeShared(const sim::DeviceArrays& particles, const VertexRule& rule,
+                   bool byValue = false);
   /// The per-id values of colouring by force error, copied to the device (blocking).
   void setValues(const std::vector<float>& valueById);
   /// Has the backend write the `n` boxes of `query` (its boxCount) into `buffer` (capacity ≥ n):
@@ -53,12 +79,21 @@ class CudaGlBridge {
               Launch&& launch);
   void reg(const render::VertexBufferInfo& buffer);
   void unregister() noexcept;
+  void releaseShared() noexcept;
+  /// The vertex kernel into `out` on the particles' stream.
+  void launchWrite(const sim::DeviceArrays& particles, const VertexRule& rule, bool byValue,
+                   void* out) const;
 
   void* m_values = nullptr;  // device: float per particle id
   std::size_t m_valueCount = 0, m_valueCapacity = 0;
   void* m_resource = nullptr;  // cudaGraphicsResource_t
   std::uint32_t m_name = 0;
   std::uint64_t m_generation = 0;
+  // The shared vertex memory: a physical allocation and its mapping into the address space.
+  unsigned long long m_sharedHandle = 0;  // CUmemGenericAllocationHandle
+  void* m_shared = nullptr;               // its device address
+  std::size_t m_sharedBytes = 0;
+  void* m_written = nullptr;  // cudaEvent_t: the last writeShared's kernel
 };
 
 }  // namespace bhviz::app

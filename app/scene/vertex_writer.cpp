@@ -1,5 +1,6 @@
 #include "app/scene/vertex_writer.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -15,11 +16,42 @@ struct VertexWriter::Interop {
   // Colour by force error: the palette values by id on the device, uploaded when the view's
   // errors change (the meter's every few frames), not the particles every frame.
   std::shared_ptr<const std::vector<float>> uploaded;  // held, so its address is not reused
+  // The shared vertex memory (cuda_gl_bridge.h): tried first; off for good once the GL or the
+  // driver refuses it (then map and unmap). The renderer's buffer it was imported as: another
+  // name or generation means the renderer has let go of it (an upload, a growth).
+  bool shared = true;
+  render::VertexBufferInfo imported;
 
   void uploadValues(const ParticleView& view) {
     if (view.errors() == uploaded) return;
     bridge.setValues(view.errorValuesById());
     uploaded = view.errors();
+  }
+
+  /// The renderer's vertex buffer on the shared memory, room for n; false (and shared off)
+  /// where it cannot be.
+  bool importFor(std::size_t n, render::Renderer& renderer) {
+    const render::VertexBufferInfo now = renderer.particleBuffer();
+    if (renderer.particleMemoryImported() && now.name == imported.name &&
+        now.generation == imported.generation && now.capacity >= n) {
+      return true;
+    }
+    bool sameDevice = false;
+    for (const auto& uuid : render::glDeviceUuids()) {
+      sameDevice = sameDevice || CudaGlBridge::isCurrentDevice(uuid.data());
+    }
+    if (!sameDevice) return shared = false;
+    const std::size_t capacity = std::max(n, now.capacity);  // never smaller than asked before
+    try {
+      const ExportedMemory m = bridge.exportShared(capacity * sizeof(render::ParticleVertex));
+      renderer.importParticleMemory(m.fd, m.bytes, capacity);
+    } catch (const InteropUnavailable&) {
+      return shared = false;
+    } catch (const render::GlError&) {
+      return shared = false;
+    }
+    imported = renderer.particleBuffer();
+    return true;
   }
 };
 #else
@@ -27,18 +59,25 @@ struct VertexWriter::Interop {};
 #endif
 
 std::string VertexWriter::path() const {
-  if (m_interopUsed) return "CUDA-GL interop";
+  if (m_interopUsed) return m_sharedUsed ? "CUDA-GL shared memory" : "CUDA-GL interop";
   if (m_stride <= 1) return "host upload";
   const std::string k = std::to_string(m_stride);
   return "host upload of 1 in " + k + " particles (ids divisible by " + k + ")";
 }
 
-VertexWriter::VertexWriter() : m_interop(std::make_unique<Interop>()) {}
+VertexWriter::VertexWriter(bool tryShared) : m_interop(std::make_unique<Interop>()) {
+#if BHVIZ_HAVE_CUDA
+  m_interop->shared = tryShared;
+#else
+  (void)tryShared;
+#endif
+}
 VertexWriter::~VertexWriter() = default;
 
 void VertexWriter::upload(const sim::Simulation& sim, const ParticleView& view,
                           render::Renderer& renderer) {
   m_interopUsed = false;
+  m_sharedUsed = false;
   m_stride = 1;
   if (const sim::Particles* host = sim.backend().hostParticles()) {
     view.fill(*host, m_vertices);  // no copy of the state
@@ -57,13 +96,19 @@ std::string VertexWriter::write(const sim::Simulation& sim, const ParticleView& 
   if (m_interop) {
     if (const sim::DeviceAccess* access = sim.backend().deviceAccess()) {
       const sim::DeviceArrays device = access->particles();
-      renderer.reserveParticles(device.n);
       try {
         const bool byError = view.settings().colorBy == ColorBy::ForceError;
         if (byError) m_interop->uploadValues(view);
-        m_interop->bridge.write(device, view.rule(), renderer.particleBuffer(), byError);
-        renderer.setParticleCount(device.n);
         m_interopUsed = true;
+        m_sharedUsed = m_interop->shared && m_interop->importFor(device.n, renderer);
+        if (m_sharedUsed) {
+          renderer.waitForParticleReads();  // the last frame's draw has read them
+          m_interop->bridge.writeShared(device, view.rule(), byError);
+        } else {
+          renderer.reserveParticles(device.n);
+          m_interop->bridge.write(device, view.rule(), renderer.particleBuffer(), byError);
+        }
+        renderer.setParticleCount(device.n);
         return {};
       } catch (const InteropUnavailable& e) {
         m_interop.reset();

@@ -25,7 +25,9 @@ inline std::uint32_t viewStride(std::size_t n) {
 
 class VertexWriter {
  public:
-  VertexWriter();
+  /// `tryShared`: write through memory the GL shares where it can (cuda_gl_bridge.h), else
+  /// through the mapped buffer; false: always the mapped buffer.
+  explicit VertexWriter(bool tryShared = true);
   ~VertexWriter();  ///< needs the GL context still current (it unregisters the buffer)
   VertexWriter(const VertexWriter&) = delete;
   VertexWriter& operator=(const VertexWriter&) = delete;
@@ -35,8 +37,10 @@ class VertexWriter {
   std::string write(const sim::Simulation& sim, const ParticleView& view,
                     render::Renderer& renderer);
 
-  /// How the last frame was written: "CUDA-GL interop", "host upload", or the host upload of a
-  /// sample ("host upload of 1 in K particles (ids divisible by K)").
+  /// How the last frame was written: "CUDA-GL shared memory" (the GL draws from device memory
+  /// the kernel writes: no map or unmap), "CUDA-GL interop" (the GL's buffer mapped, written and
+  /// unmapped), "host upload", or the host upload of a sample ("host upload of 1 in K particles
+  /// (ids divisible by K)").
   std::string path() const;
 
  private:
@@ -45,6 +49,7 @@ class VertexWriter {
   struct Interop;
   std::unique_ptr<Interop> m_interop;  // null without CUDA, or once interop was refused
   bool m_interopUsed = false;
+  bool m_sharedUsed = false;   ///< the interop went through the shared memory
   std::uint32_t m_stride = 1;  ///< the last host upload's sample: ids divisible by it
   std::vector<render::ParticleVertex> m_vertices;
 };
