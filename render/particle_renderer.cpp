@@ -19,6 +19,11 @@ constexpr GLuint kCoarseUnit = 2;        // texture units 2..4: the coarser leve
                                          // (1 is the dust's optical depth)
 constexpr GLuint kSplatGroupSize = 256;  // local_size_x of particles_splat.comp.glsl
 constexpr GLuint kResolveTile = 16;      // local_size of particles_resolve.comp.glsl
+// local_size of particles_resolve_sharp.comp.glsl: a warp reads 32 pixels of one row of each
+// plane (16 x 16 tiles read two half rows: its resolve took 0.14 ms at 1920 x 1080 on the H200,
+// rows of 64 take 0.10; docs/BENCHMARKS.md).
+constexpr GLuint kSharpTileX = 64;
+constexpr GLuint kSharpTileY = 4;
 constexpr GLuint kMaxGroups = 65535;     // the GL's guaranteed work-group count per dimension
 // 2^16 units per unit of linear light: a sum saturates at 65536, about the RGBA16F scene
 // buffer's own largest value, and the finest step (1.5e-5) is far below one display level.
@@ -278,8 +283,10 @@ void ParticleRenderer::splat(const Camera& camera, const RenderParams& params, i
   }
   glBindImageTexture(kSceneImageUnit, scene, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA16F);
   glUseProgram(r);
-  glDispatchCompute((static_cast<GLuint>(width) + kResolveTile - 1) / kResolveTile,
-                    (static_cast<GLuint>(height) + kResolveTile - 1) / kResolveTile, 1);
+  const GLuint tileX = used > 1 ? kResolveTile : kSharpTileX;
+  const GLuint tileY = used > 1 ? kResolveTile : kSharpTileY;
+  glDispatchCompute((static_cast<GLuint>(width) + tileX - 1) / tileX,
+                    (static_cast<GLuint>(height) + tileY - 1) / tileY, 1);
   // The scene is read next as a texture (bloom, tone mapping); the zeroed sums by the next splat.
   glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT |
                   GL_SHADER_STORAGE_BARRIER_BIT);

@@ -3,7 +3,7 @@
 // particles_splat.comp.glsl into the floating-point scene buffer, every pixel written, each sum
 // zeroed once read (so the next frame's splat starts from nothing without a clear pass). With
 // depth of field, particles_resolve.comp.glsl adds the coarser levels too.
-layout(local_size_x = 16, local_size_y = 16) in;
+layout(local_size_x = 64, local_size_y = 4) in;
 
 layout(std430, binding = 1) buffer Light { uint light[]; };  // 3 planes of pixels
 layout(rgba16f, binding = 0) writeonly uniform image2D uScene;
