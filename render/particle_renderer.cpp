@@ -24,7 +24,7 @@ constexpr GLuint kResolveTile = 16;      // local_size of particles_resolve.comp
 // rows of 64 take 0.10; docs/BENCHMARKS.md).
 constexpr GLuint kSharpTileX = 64;
 constexpr GLuint kSharpTileY = 4;
-constexpr GLuint kMaxGroups = 65535;     // the GL's guaranteed work-group count per dimension
+constexpr GLuint kMaxGroups = 65535;  // the GL's guaranteed work-group count per dimension
 // 2^16 units per unit of linear light: a sum saturates at 65536, about the RGBA16F scene
 // buffer's own largest value, and the finest step (1.5e-5) is far below one display level.
 constexpr float kFixedScale = 65536.0f;
