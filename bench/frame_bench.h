@@ -19,7 +19,7 @@ namespace bhviz::bench {
 struct FrameSample {
   double sim = 0;          ///< the substep, device span on the backend's stream
   double simStages = 0;    ///< the substep's StepProfile total (sum of its stage events)
-  double interop = 0;      ///< map → kernel → unmap, device span
+  double interop = 0;      ///< the vertex write (kernel, or map → kernel → unmap), device span
   double interopHost = 0;  ///< the same, host wall time of the call (and the event wait)
   double render = 0;       ///< GL device time of Renderer::render
   double wall = 0;         ///< host wall time of sim + interop + render

@@ -161,6 +161,8 @@ void ElementBuffer::reserve(std::size_t n) {
   if (imported()) {  // storage of its own again: a new buffer (the imported one is immutable)
     m_buffer = createBuffer();
     m_memory.reset();
+    m_capacity = 0;
+    m_count = 0;
   }
   glNamedBufferData(m_buffer.get(), static_cast<GLsizeiptr>(capacity * m_elementBytes), nullptr,
                     GL_DYNAMIC_DRAW);
@@ -200,6 +202,12 @@ void ElementBuffer::importStorage(int fd, std::size_t bytes, std::size_t capacit
     close(fd);
     throw GlError("importing " + std::to_string(bytes) + " bytes as " + std::to_string(capacity) +
                   " elements of the " + m_what + " buffer");
+  }
+  try {
+    check("importing memory: an earlier call");  // so that the import's error is its own
+  } catch (...) {
+    close(fd);
+    throw;
   }
   GLuint name = 0;
   glCreateMemoryObjectsEXT(1, &name);

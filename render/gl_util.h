@@ -75,11 +75,12 @@ Texture createTexture2D(GLenum format, int width, int height);
 Framebuffer createFramebufferFor(GLuint colour, const char* what);
 
 /// A GL buffer of same-sized elements (particle vertices, overlay boxes) of which the first
-/// count() are drawn. It grows, never shrinks; each growth is a new generation, so that a CUDA–GL
-/// bridge that registered it registers it again. Filled by upload(), or by a bridge writing into
-/// it directly (info()) and then setCount(). Its storage may also be memory another API
-/// allocated and exported (importStorage): then name() changes, so users bind name() when they
-/// draw.
+/// count() are drawn. It grows, never shrinks (but an upload after an import is its own size);
+/// each growth is a new generation, so that a CUDA–GL bridge that registered it registers it
+/// again. Filled by upload(), or by a bridge writing into it directly (info()) and then
+/// setCount(). Its storage may also be memory another API allocated and exported
+/// (importStorage): then name() changes, so a user that may see an import binds name() when it
+/// draws (the particles'; the overlay's buffers are never imported).
 class ElementBuffer {
  public:
   /// `what` names the buffer in errors ("particle vertex", "overlay box").

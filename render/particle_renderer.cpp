@@ -24,7 +24,11 @@ constexpr GLuint kResolveTile = 16;      // local_size of particles_resolve.comp
 // rows of 64 take 0.10; docs/BENCHMARKS.md).
 constexpr GLuint kSharpTileX = 64;
 constexpr GLuint kSharpTileY = 4;
-constexpr GLuint kMaxGroups = 65535;  // the GL's guaranteed work-group count per dimension
+constexpr GLuint kMaxGroups = 65535;
+// The largest sprite either pass draws [pixels], whatever the driver allows (NVIDIA: 2047): the
+// splat's running count of a chunk's pixels, 256 boxes of up to (2047 + 1)² pixels, stays below
+// 2³².
+constexpr float kLargestSpritePx = 2047.0f;  // the GL's guaranteed work-group count per dimension
 // 2^16 units per unit of linear light: a sum saturates at 65536, about the RGBA16F scene
 // buffer's own largest value, and the finest step (1.5e-5) is far below one display level.
 constexpr float kFixedScale = 65536.0f;
@@ -178,7 +182,7 @@ void ParticleRenderer::setSpriteUniforms(GLuint p, const Camera& camera, const R
   // The raster pass cannot draw points above the driver's limit; the splat keeps to it too,
   // so both draw the same picture.
   glProgramUniform1f(p, glGetUniformLocation(p, "uMaxSizePx"),
-                     std::min(style.maxSizePx, m_maxPointSize));
+                     std::min({style.maxSizePx, m_maxPointSize, kLargestSpritePx}));
   glProgramUniform1f(p, glGetUniformLocation(p, "uBrightness"), style.brightness);
   glProgramUniform1f(p, glGetUniformLocation(p, "uSharpness"), style.sharpness);
   glProgramUniform1f(p, glGetUniformLocation(p, "uPaletteSize"), static_cast<float>(m_paletteSize));
@@ -211,6 +215,8 @@ void ParticleRenderer::draw(const Camera& camera, const RenderParams& params, in
   glDrawArrays(GL_POINTS, 0, static_cast<GLsizei>(m_vertices.count()));
   glDisable(GL_BLEND);
   glBindVertexArray(0);
+  // Not kept bound: a buffer replaced by an import would live on (and its memory) through it.
+  glVertexArrayVertexBuffer(m_vao.get(), kBinding, 0, 0, sizeof(ParticleVertex));
   mark(params, kSprites);
   gl::check("drawing the particles");
 }

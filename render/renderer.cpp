@@ -78,14 +78,14 @@ void Renderer::render(const Camera& camera, const RenderParams& params,
   } else {
     m_impl->particles.draw(camera, params, target.width, target.height);
   }
+  if (m_impl->particles.imported()) {  // the bridge waits for it before it writes them again
+    m_impl->forgetReads();
+    m_impl->particleReads = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  }
   m_impl->post.finish(params.tone, params.background, target);
   if (params.overlay) {
     m_impl->overlay.draw(camera, target.width, target.height);
     m_impl->lines.draw(camera, target.width, target.height);
-  }
-  if (m_impl->particles.imported()) {  // the bridge waits for it before it writes them again
-    m_impl->forgetReads();
-    m_impl->particleReads = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   }
 }
 

@@ -38,8 +38,8 @@ uniform ivec2 uLevelSize[4];   // cells of each level
 uniform uint uLevelOffset[4];  // where each level's 3 planes start in light[]
 
 // The chunk's sprites, one slot per invocation: what drawing a covered cell needs.
-shared vec4 sShape[kChunk];    // centre (level cells), 1 / radius [1 / cells], unused
-shared vec4 sColour[kChunk];   // linear light at the centre, unused
+shared vec2 sCentre[kChunk];   // the sprite's centre [level cells]
+shared vec4 sColour[kChunk];   // linear light at the centre (rgb), 1 / radius [1 / cells]
 shared ivec4 sBox[kChunk];     // first covered cell (x, y), cells a row, level
 shared uint sEnd[kChunk];      // cells of the boxes up to and including this one
 
@@ -86,8 +86,8 @@ uint findSprite(uint i, uint slot) {
   ivec2 lo = max(ivec2(ceil(centre - radius - 0.5)), ivec2(0));
   ivec2 hi = min(ivec2(floor(centre + radius - 0.5)), size - 1);
   if (any(lessThan(hi, lo))) return 0u;
-  sShape[slot] = vec4(centre, 1.0 / radius, 0.0);
-  sColour[slot] = vec4(s.colour, 0.0);
+  sCentre[slot] = centre;
+  sColour[slot] = vec4(s.colour, 1.0 / radius);
   sBox[slot] = ivec4(lo, hi.x - lo.x + 1, level);
   return uint(hi.x - lo.x + 1) * uint(hi.y - lo.y + 1);
 }
@@ -104,11 +104,11 @@ void drawCell(uint first, uint k) {
   uint within = k - start;
   uint row = within / uint(box.z);
   ivec2 at = box.xy + ivec2(int(within - row * uint(box.z)), int(row));
-  vec4 shape = sShape[j];
-  vec2 d = (vec2(at) + 0.5 - shape.xy) * shape.z;
+  vec4 colour = sColour[j];
+  vec2 d = (vec2(at) + 0.5 - sCentre[j]) * colour.w;
   float r2 = dot(d, d);
   if (r2 >= 1.0) return;
-  vec3 c = sColour[j].rgb * spriteWeight(r2);
+  vec3 c = colour.rgb * spriteWeight(r2);
   ivec2 size = uLevelSize[box.w];
   uint plane = uint(size.x * size.y);
   uint pixel = uLevelOffset[box.w] + uint(at.y * size.x + at.x);

@@ -170,6 +170,26 @@ TEST_F(RenderTest, ComputeSplatDrawsWhatTheRasteriserDraws) {
   EXPECT_LE(p999, 3);
 }
 
+// Tone mapping writes an offscreen target's texture directly, and a framebuffer without one (the
+// window's) through an image copied into it: the same picture both ways, bloom and all.
+TEST_F(RenderTest, TargetWithoutItsTextureGetsTheSamePicture) {
+  SpriteStage stage(96, 0.3f, 2.0f);
+  const auto g = bhviz::sim::makePlummer(5000, 3);
+  std::vector<bhviz::render::ParticleVertex> v;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    v.push_back({g.posMass[i].x, g.posMass[i].y, g.posMass[i].z, float(i % 5) / 4.0f});
+  }
+  stage.params.tone.bloomStrength = 0.5f;
+  const Image direct = stage.draw(v);
+  bhviz::render::RenderTarget copied = stage.target.target();
+  ASSERT_NE(copied.colour, 0u);
+  copied.colour = 0;
+  stage.renderer.render(stage.camera, stage.params, copied);
+  const Image viaCopy = stage.target.read();
+  EXPECT_GT(imageStats(direct).litFraction, 0.01);
+  EXPECT_EQ(viaCopy.rgba, direct.rgba);
+}
+
 // A sprite whose centre is just off the picture still lights the pixels its disc covers.
 TEST_F(RenderTest, ComputeSplatDrawsSpritesReachingInFromOffThePicture) {
   SpriteStage stage(64, 0.6f, 2.0f);

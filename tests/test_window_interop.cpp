@@ -92,17 +92,24 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
     scene.renderer->setParticles(host.data(), host.size());
     const render::Image uploaded = scene.draw();
 
-    // The shared memory where this GL offers it, and the mapped buffer. Between the shared
-    // writer's frames the upload above and a growth take the renderer's buffer back: the writer
-    // must import its memory again.
-    const bool canShare = !render::glDeviceUuids().empty();
+    // The shared memory where this GL offers it on CUDA's device, and the mapped buffer. The
+    // upload above took the renderer's buffer back from the last writer, and the growth below
+    // takes it again: each time the shared writer must import its memory anew (after the growth,
+    // more than a 2 MiB allocation granule of it: new device memory).
+    bool canShare = false;
+    for (const auto& uuid : render::glDeviceUuids()) {
+      canShare = canShare || app::CudaGlBridge::isCurrentDevice(uuid.data());
+    }
+    if (!canShare) std::printf("this GL cannot import CUDA's memory: the mapped buffer only\n");
     for (const bool shared : {true, false}) {
       app::VertexWriter writer(shared);
       const std::string path = shared && canShare ? "CUDA-GL shared memory" : "CUDA-GL interop";
       // Twice, and again after the buffer was reallocated (a new generation to register).
       for (int pass = 0; pass < 3; ++pass) {
-        if (pass == 2)
-          scene.renderer->reserveParticles(2 * scene.renderer->particleBuffer().capacity);
+        if (pass == 2) {
+          scene.renderer->reserveParticles(
+              std::max<std::size_t>(2 * scene.renderer->particleBuffer().capacity, 200000));
+        }
         const std::string note = writer.write(sim, view, *scene.renderer);
         ASSERT_TRUE(note.empty()) << note;
         ASSERT_EQ(writer.path(), path);
@@ -112,7 +119,10 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
         EXPECT_EQ(interop.rgba, uploaded.rgba)
             << "colour " << app::toString(colour) << ", " << path << ", pass " << pass;
       }
-      scene.renderer->setParticles(host.data(), host.size());  // the next writer starts afresh
+      // The upload after the writer's frames: the buffer's own storage again, drawn as before.
+      scene.renderer->setParticles(host.data(), host.size());
+      EXPECT_FALSE(scene.renderer->particleMemoryImported());
+      EXPECT_EQ(scene.draw().rgba, uploaded.rgba) << "the upload after " << path;
     }
     app::VertexWriter writer;
     if (colour == app::ColorBy::ForceError) {
@@ -191,6 +201,51 @@ TEST(WindowInterop, DeviceOverlayIsTheCpuOverlay) {
   for (std::size_t i = 0; i < interop.rgba.size(); ++i)
     differing += interop.rgba[i] != uploaded.rgba[i];
   EXPECT_LE(differing, interop.rgba.size() / 1000) << "the interop overlay draws other boxes";
+}
+
+// Through the shared memory the GL draws from the memory the next frame's kernel writes: the
+// writer must wait until the GL's last draw has read it. A frame drawn and not yet read back,
+// then the next frame written (another colouring) and drawn: the first picture must still be the
+// first frame's.
+TEST(WindowInterop, NextWriteWaitsForTheLastDraw) {
+  if (sim::cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  Scene scene;
+  scene.context = app::HeadlessGlContext::create();
+  scene.renderer = std::make_unique<render::Renderer>();
+  scene.target = std::make_unique<render::OffscreenTarget>(640, 480);
+  render::OffscreenTarget second(640, 480);
+  bool canShare = false;
+  for (const auto& uuid : render::glDeviceUuids()) {
+    canShare = canShare || app::CudaGlBridge::isCurrentDevice(uuid.data());
+  }
+  if (!canShare) GTEST_SKIP() << "this GL cannot import CUDA's memory";
+  const sim::Particles initial = sim::makeScenario("merger", 400000, 7);
+  sim::Simulation sim(sim::cuda::makeCudaBackend(initial.size()), initial, sim::SimParams{});
+  app::ViewSettings bySpeed, byComponent;
+  bySpeed.colorBy = app::ColorBy::Speed;
+  byComponent.colorBy = app::ColorBy::Component;
+  app::ParticleView first(bySpeed), next(byComponent);
+  first.calibrate(initial);
+  next.calibrate(initial);
+  const app::Framing framing = app::frameVisible(initial, bySpeed);
+  app::aimCamera(scene.camera, framing, 640.0f / 480.0f);
+  scene.params.particles = app::particleStyleFor(framing.visible, framing.radius);
+  scene.renderer->setPalette(first.palette());
+  std::vector<render::ParticleVertex> host;
+  first.fill(sim.particles(), host);
+  scene.renderer->setParticles(host.data(), host.size());
+  const render::Image expected = scene.draw();
+
+  app::VertexWriter writer;
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(writer.write(sim, first, *scene.renderer).empty());
+    ASSERT_EQ(writer.path(), "CUDA-GL shared memory");
+    scene.renderer->render(scene.camera, scene.params, scene.target->target());  // not read yet
+    ASSERT_TRUE(writer.write(sim, next, *scene.renderer).empty());
+    scene.renderer->render(scene.camera, scene.params, second.target());
+    EXPECT_EQ(scene.target->read().rgba, expected.rgba) << "round " << round;
+    EXPECT_NE(second.read().rgba, expected.rgba) << "the second frame's colours differ";
+  }
 }
 
 TEST(WindowInterop, WriteTimeAtOneMillionParticles) {

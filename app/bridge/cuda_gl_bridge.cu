@@ -95,13 +95,14 @@ static_assert(sizeof(render::ParticleVertex) == sizeof(float4),
 
 CudaGlBridge::~CudaGlBridge() {
   unregister();
-  releaseShared();
+  releaseShared();  // before its event goes
   if (m_written != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(m_written));
   if (m_values != nullptr) (void)cudaFree(m_values);
 }
 
 void CudaGlBridge::releaseShared() noexcept {
   if (m_shared == nullptr) return;
+  if (m_written != nullptr) (void)cudaEventSynchronize(static_cast<cudaEvent_t>(m_written));
   const Driver& d = driver();
   // A GL that imported the memory holds its own reference: the memory lives on until it lets go.
   const auto address = reinterpret_cast<CUdeviceptr>(m_shared);

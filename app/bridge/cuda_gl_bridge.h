@@ -58,6 +58,9 @@ class CudaGlBridge {
   /// descriptor for the GL to import. Throws InteropUnavailable where the driver cannot export
   /// device memory as a POSIX file descriptor (then use write()).
   ExportedMemory exportShared(std::size_t bytes);
+  /// Lets go of the shared memory (a GL that imported it keeps it alive until it lets go too);
+  /// waits for the last writeShared first.
+  void releaseShared() noexcept;
   /// Whether `uuid` (16 bytes, e.g. a GL device's) is the UUID of the current CUDA device.
   static bool isCurrentDevice(const std::uint8_t* uuid);
   /// As write(), into the shared memory (exportShared, large enough for particles.n) on the
@@ -79,7 +82,6 @@ class CudaGlBridge {
               Launch&& launch);
   void reg(const render::VertexBufferInfo& buffer);
   void unregister() noexcept;
-  void releaseShared() noexcept;
   /// The vertex kernel into `out` on the particles' stream.
   void launchWrite(const sim::DeviceArrays& particles, const VertexRule& rule, bool byValue,
                    void* out) const;

@@ -69,7 +69,8 @@ class ScenePipeline {
   /// The boxes last made on the host (empty when the overlay was written on the device).
   const std::vector<render::OverlayBox>& hostBoxes() const { return m_hostBoxes; }
   std::size_t boxCount() const { return m_renderer.boxCount(); }
-  /// How the last vertices and boxes were written ("CUDA-GL interop", "host upload", …).
+  /// How the last vertices were written (VertexWriter::path: "CUDA-GL shared memory",
+  /// "CUDA-GL interop", "host upload", …) and the boxes (OverlayWriter::path).
   std::string vertexPath() const { return m_writer.path(); }
   const char* overlayPath() const { return m_overlay.path(); }
 

@@ -28,9 +28,9 @@ struct VertexWriter::Interop {
     uploaded = view.errors();
   }
 
-  /// The renderer's vertex buffer on the shared memory, room for n; false (and shared off)
-  /// where it cannot be.
-  bool importFor(std::size_t n, render::Renderer& renderer) {
+  /// The renderer's vertex buffer on the shared memory, room for n. Where it cannot be, the
+  /// shared memory goes off for good (its device memory released) and `why` says why.
+  bool importFor(std::size_t n, render::Renderer& renderer, std::string& why) {
     const render::VertexBufferInfo now = renderer.particleBuffer();
     if (renderer.particleMemoryImported() && now.name == imported.name &&
         now.generation == imported.generation && now.capacity >= n) {
@@ -40,15 +40,18 @@ struct VertexWriter::Interop {
     for (const auto& uuid : render::glDeviceUuids()) {
       sameDevice = sameDevice || CudaGlBridge::isCurrentDevice(uuid.data());
     }
-    if (!sameDevice) return shared = false;
-    const std::size_t capacity = std::max(n, now.capacity);  // never smaller than asked before
     try {
+      if (!sameDevice) throw InteropUnavailable("the GL names no device UUID that is CUDA's");
+      // Never smaller than asked for before, and never empty.
+      const std::size_t capacity = std::max({n, now.capacity, std::size_t{1}});
       const ExportedMemory m = bridge.exportShared(capacity * sizeof(render::ParticleVertex));
       renderer.importParticleMemory(m.fd, m.bytes, capacity);
-    } catch (const InteropUnavailable&) {
-      return shared = false;
-    } catch (const render::GlError&) {
-      return shared = false;
+    } catch (const std::runtime_error& e) {  // InteropUnavailable, render::GlError
+      shared = false;
+      bridge.releaseShared();
+      why = std::string("bhviz: the GL cannot draw from CUDA's memory (") + e.what() +
+            "); mapping its vertex buffer every frame instead";
+      return false;
     }
     imported = renderer.particleBuffer();
     return true;
@@ -100,16 +103,19 @@ std::string VertexWriter::write(const sim::Simulation& sim, const ParticleView& 
         const bool byError = view.settings().colorBy == ColorBy::ForceError;
         if (byError) m_interop->uploadValues(view);
         m_interopUsed = true;
-        m_sharedUsed = m_interop->shared && m_interop->importFor(device.n, renderer);
+        std::string note;
+        m_sharedUsed = m_interop->shared && m_interop->importFor(device.n, renderer, note);
         if (m_sharedUsed) {
           renderer.waitForParticleReads();  // the last frame's draw has read them
           m_interop->bridge.writeShared(device, view.rule(), byError);
         } else {
+          // Storage of the buffer's own: the GL's, which CUDA registers and maps.
+          if (renderer.particleMemoryImported()) renderer.setParticles(nullptr, 0);
           renderer.reserveParticles(device.n);
           m_interop->bridge.write(device, view.rule(), renderer.particleBuffer(), byError);
         }
         renderer.setParticleCount(device.n);
-        return {};
+        return note;
       } catch (const InteropUnavailable& e) {
         m_interop.reset();
         upload(sim, view, renderer);
