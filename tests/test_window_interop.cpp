@@ -42,19 +42,32 @@ struct Scene {
     target.reset();
     renderer.reset();
   }
+  /// A headless GL context, a renderer and an offscreen target of width × height.
+  void open(int width, int height) {
+    context = app::HeadlessGlContext::create();
+    renderer = std::make_unique<render::Renderer>();
+    target = std::make_unique<render::OffscreenTarget>(width, height);
+  }
   render::Image draw() {
     renderer->render(camera, params, target->target());
     return target->read();
   }
 };
 
+/// Whether the current GL runs on CUDA's device, so that the writer can draw from CUDA's memory.
+bool glSharesCudaMemory() {
+  bool same = false;
+  for (const auto& uuid : render::glDeviceUuids()) {
+    same = same || app::CudaGlBridge::isCurrentDevice(uuid.data());
+  }
+  return same;
+}
+
 TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
   if (sim::cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   Scene scene;
-  scene.context = app::HeadlessGlContext::create();
+  scene.open(320, 240);
   std::printf("GL: %s\n", scene.context->description().c_str());
-  scene.renderer = std::make_unique<render::Renderer>();
-  scene.target = std::make_unique<render::OffscreenTarget>(320, 240);
 
   const sim::Particles initial = sim::makeScenario("merger", 20000, 5);
   sim::SimParams params;
@@ -96,10 +109,7 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
     // upload above took the renderer's buffer back from the last writer, and the growth below
     // takes it again: each time the shared writer must import its memory anew (after the growth,
     // more than a 2 MiB allocation granule of it: new device memory).
-    bool canShare = false;
-    for (const auto& uuid : render::glDeviceUuids()) {
-      canShare = canShare || app::CudaGlBridge::isCurrentDevice(uuid.data());
-    }
+    const bool canShare = glSharesCudaMemory();
     if (!canShare) std::printf("this GL cannot import CUDA's memory: the mapped buffer only\n");
     for (const bool shared : {true, false}) {
       app::VertexWriter writer(shared);
@@ -146,9 +156,7 @@ TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
 TEST(WindowInterop, DeviceOverlayIsTheCpuOverlay) {
   if (sim::cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   Scene scene;
-  scene.context = app::HeadlessGlContext::create();
-  scene.renderer = std::make_unique<render::Renderer>();
-  scene.target = std::make_unique<render::OffscreenTarget>(320, 240);
+  scene.open(320, 240);
 
   const sim::Particles initial = sim::makeScenario("merger", 20000, 5);
   sim::SimParams params;  // the trees are built in the constructors' force evaluation
@@ -212,15 +220,9 @@ TEST(WindowInterop, DeviceOverlayIsTheCpuOverlay) {
 TEST(WindowInterop, NextWriteWaitsForTheLastDraw) {
   if (sim::cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   Scene scene;
-  scene.context = app::HeadlessGlContext::create();
-  scene.renderer = std::make_unique<render::Renderer>();
-  scene.target = std::make_unique<render::OffscreenTarget>(640, 480);
+  scene.open(640, 480);
   render::OffscreenTarget second(640, 480);
-  bool canShare = false;
-  for (const auto& uuid : render::glDeviceUuids()) {
-    canShare = canShare || app::CudaGlBridge::isCurrentDevice(uuid.data());
-  }
-  if (!canShare) GTEST_SKIP() << "this GL cannot import CUDA's memory";
+  if (!glSharesCudaMemory()) GTEST_SKIP() << "this GL cannot import CUDA's memory";
   const sim::Particles initial = sim::makeScenario("merger", 1000000, 7);
   sim::Simulation sim(sim::cuda::makeCudaBackend(initial.size()), initial, sim::SimParams{});
   app::ViewSettings bySpeed, byComponent;
@@ -254,8 +256,7 @@ TEST(WindowInterop, NextWriteWaitsForTheLastDraw) {
 TEST(WindowInterop, WriteTimeAtOneMillionParticles) {
   if (sim::cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   Scene scene;
-  scene.context = app::HeadlessGlContext::create();
-  scene.renderer = std::make_unique<render::Renderer>();
+  scene.open(64, 64);  // not drawn into
   const sim::Particles initial = sim::makeScenario("plummer", 1000000, 1);
   sim::Simulation sim(sim::cuda::makeCudaBackend(initial.size()), initial, sim::SimParams{});
   app::ParticleView view(app::ViewSettings{});
