@@ -204,7 +204,7 @@ void ElementBuffer::importStorage(int fd, std::size_t bytes, std::size_t capacit
                   " elements of the " + m_what + " buffer");
   }
   try {
-    check("importing memory: an earlier call");  // so that the import's error is its own
+    check("a call before importing memory");  // so that an error after the import is its own
   } catch (...) {
     close(fd);
     throw;

@@ -17,18 +17,18 @@ constexpr GLuint kLightSlot = 1;
 constexpr GLuint kSceneImageUnit = 0;
 constexpr GLuint kCoarseUnit = 2;        // texture units 2..4: the coarser levels in the resolve
                                          // (1 is the dust's optical depth)
-constexpr GLuint kSplatGroupSize = 256;  // local_size_x of particles_splat.comp.glsl
+constexpr GLuint kSplatGroupSize = 128;  // local_size_x of particles_splat.comp.glsl
 constexpr GLuint kResolveTile = 16;      // local_size of particles_resolve.comp.glsl
 // local_size of particles_resolve_sharp.comp.glsl: a warp reads 32 pixels of one row of each
 // plane (16 x 16 tiles read two half rows: its resolve took 0.14 ms at 1920 x 1080 on the H200,
 // rows of 64 take 0.10; docs/BENCHMARKS.md).
 constexpr GLuint kSharpTileX = 64;
 constexpr GLuint kSharpTileY = 4;
-constexpr GLuint kMaxGroups = 65535;
+constexpr GLuint kMaxGroups = 65535;  // the GL's guaranteed work-group count per dimension
 // The largest sprite either pass draws [pixels], whatever the driver allows (NVIDIA: 2047): the
-// splat's running count of a chunk's pixels, 256 boxes of up to (2047 + 1)² pixels, stays below
+// splat's running count of a chunk's pixels, 128 boxes of up to (2047 + 1)² pixels, stays below
 // 2³².
-constexpr float kLargestSpritePx = 2047.0f;  // the GL's guaranteed work-group count per dimension
+constexpr float kLargestSpritePx = 2047.0f;
 // 2^16 units per unit of linear light: a sum saturates at 65536, about the RGBA16F scene
 // buffer's own largest value, and the finest step (1.5e-5) is far below one display level.
 constexpr float kFixedScale = 65536.0f;
