@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "../scenes.h"
+#include "gpu_test_support.h"
 #include "sim/backend.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/domains.h"
@@ -24,7 +25,7 @@ using namespace bhviz::sim;
 
 namespace {
 
-bool haveGpu() { return cuda::deviceCount() > 0; }
+using bhviz::test::haveGpu;
 
 struct Fixture {
   Particles p;

@@ -14,6 +14,7 @@
 
 #include "../scenes.h"
 #include "../tree_compare.h"
+#include "gpu_test_support.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/cuda_stages.h"
 #include "sim/cuda/local_rebuild.h"
@@ -23,10 +24,7 @@ using namespace bhviz::sim;
 
 namespace {
 
-bool haveGpu() {
-  static const bool have = cuda::deviceCount() > 0;
-  return have;
-}
+using bhviz::test::haveGpu;
 
 std::uint64_t baseSeed() { return bhviz::test::testSeed("test_cuda_local_rebuild"); }
 

@@ -2,6 +2,7 @@
 // device has no room for it) replays the same bits.
 #include <gtest/gtest.h>
 
+#include "gpu_test_support.h"
 #include "replay.h"
 #include "sim/cuda/cuda_backend.h"
 
@@ -10,7 +11,7 @@ namespace {
 using namespace bhviz;
 using test::ReplayCase;
 
-bool haveGpu() { return sim::cuda::deviceCount() > 0; }
+using bhviz::test::haveGpu;
 
 class CudaReplay : public ::testing::TestWithParam<ReplayCase> {};
 

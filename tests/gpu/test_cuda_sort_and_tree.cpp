@@ -20,6 +20,7 @@
 
 #include "../scenes.h"
 #include "../tree_compare.h"
+#include "gpu_test_support.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/cuda_stages.h"
 #include "sim/ic/initial_conditions.h"
@@ -30,10 +31,7 @@ using namespace bhviz::sim;
 
 namespace {
 
-bool haveGpu() {
-  static const bool have = cuda::deviceCount() > 0;
-  return have;
-}
+using bhviz::test::haveGpu;
 
 std::uint64_t baseSeed() { return bhviz::test::testSeed("test_cuda_sort_and_tree"); }
 

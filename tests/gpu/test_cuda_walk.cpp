@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../scenes.h"
+#include "gpu_test_support.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/walk.h"
 #include "sim/direct_sum.h"
@@ -28,10 +29,7 @@ using namespace bhviz::sim;
 
 namespace {
 
-bool haveGpu() {
-  static const bool have = cuda::deviceCount() > 0;
-  return have;
-}
+using bhviz::test::haveGpu;
 
 std::uint64_t baseSeed() { return bhviz::test::testSeed("test_cuda_walk"); }
 

@@ -13,6 +13,7 @@
 
 #include "../force_difference.h"
 #include "../scenes.h"
+#include "gpu_test_support.h"
 #include "sim/cpu/cpu_stages.h"
 #include "sim/cuda/cuda_backend.h"
 #include "sim/cuda/walk_mutual.h"
@@ -24,7 +25,7 @@ using namespace bhviz::test::walk;
 
 namespace {
 
-bool haveGpu() { return cuda::deviceCount() > 0; }
+using bhviz::test::haveGpu;
 
 std::uint64_t testSeed() { return bhviz::test::testSeed("test_cuda_walk_mutual"); }
 

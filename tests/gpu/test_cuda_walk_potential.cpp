@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../scenes.h"
+#include "gpu_test_support.h"
 #include "walk_scene.h"
 
 using namespace bhviz::sim;
@@ -14,10 +15,7 @@ using namespace bhviz::test::walk;
 
 namespace {
 
-bool haveGpu() {
-  static const bool have = cuda::deviceCount() > 0;
-  return have;
-}
+using bhviz::test::haveGpu;
 
 std::uint64_t baseSeed() { return bhviz::test::testSeed("test_cuda_walk_potential"); }
 
