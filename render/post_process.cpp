@@ -46,13 +46,13 @@ void PostProcess::beginScene(int width, int height, bool clear) {
   glClearNamedFramebufferfv(m_sceneFbo.get(), GL_COLOR, 0, zero);
 }
 
-void PostProcess::run(GLuint program, GLuint out, GLenum format, int width, int height) {
+void PostProcess::run(GLuint program, GLuint out, GLenum format, int width, int height,
+                      GLbitfield readNext) {
   glProgramUniform2i(program, glGetUniformLocation(program, "uSize"), width, height);
   glBindImageTexture(kOutImageUnit, out, 0, GL_FALSE, 0, GL_WRITE_ONLY, format);
   glUseProgram(program);
   glDispatchCompute(tilesFor(width), tilesFor(height), 1);
-  // What one pass wrote, the next samples.
-  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
+  glMemoryBarrier(readNext);
 }
 
 void PostProcess::bloom(const ToneMapping& tone) {
@@ -62,7 +62,7 @@ void PostProcess::bloom(const ToneMapping& tone) {
   glProgramUniform2f(e, glGetUniformLocation(e, "uTexel"), 1.0f / static_cast<float>(m_width),
                      1.0f / static_cast<float>(m_height));
   glBindTextureUnit(kSceneUnit, m_scene.get());
-  run(e, m_bloom[0].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight);
+  run(e, m_bloom[0].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight, GL_TEXTURE_FETCH_BARRIER_BIT);
 
   const GLuint b = m_blur.get();
   glProgramUniform1i(b, glGetUniformLocation(b, "uSource"), kSceneUnit);
@@ -71,17 +71,17 @@ void PostProcess::bloom(const ToneMapping& tone) {
   const float ty = 1.0f / static_cast<float>(m_bloomHeight);
   glProgramUniform2f(b, direction, tx, 0.0f);  // horizontal: 0 → 1
   glBindTextureUnit(kSceneUnit, m_bloom[0].get());
-  run(b, m_bloom[1].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight);
+  run(b, m_bloom[1].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight, GL_TEXTURE_FETCH_BARRIER_BIT);
   glProgramUniform2f(b, direction, 0.0f, ty);  // vertical: 1 → 0
   glBindTextureUnit(kSceneUnit, m_bloom[1].get());
-  run(b, m_bloom[0].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight);
+  run(b, m_bloom[0].get(), GL_RGBA16F, m_bloomWidth, m_bloomHeight, GL_TEXTURE_FETCH_BARRIER_BIT);
 }
 
 void PostProcess::finish(const ToneMapping& tone, const glm::vec3& background,
                          const RenderTarget& target) {
+  // The scene is sampled next: the splat's resolve left the barrier for it, and what the raster
+  // pass drew into it is ordered before by the GL itself.
   const bool bloomOn = tone.bloomStrength > 0.0f;
-  // The scene was written as an image (the splat's resolve) or drawn into (the raster pass).
-  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
   if (bloomOn) bloom(tone);
   const GLuint t = m_tonemap.get();
   glProgramUniform1i(t, glGetUniformLocation(t, "uScene"), kSceneUnit);
@@ -100,10 +100,9 @@ void PostProcess::finish(const ToneMapping& tone, const glm::vec3& background,
     m_display = gl::createTexture2D(GL_RGBA8, m_width, m_height);
     m_displayFbo = gl::createFramebufferFor(m_display.get(), "display (RGBA8)");
   }
-  run(t, direct ? target.colour : m_display.get(), GL_RGBA8, m_width, m_height);
   // Read next as the target's attachment: drawn over (overlay, panels), copied, read back.
-  glMemoryBarrier(GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT |
-                  GL_PIXEL_BUFFER_BARRIER_BIT);
+  run(t, direct ? target.colour : m_display.get(), GL_RGBA8, m_width, m_height,
+      GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT | GL_PIXEL_BUFFER_BARRIER_BIT);
   if (!direct) {
     glBlitNamedFramebuffer(m_displayFbo.get(), target.framebuffer, 0, 0, m_width, m_height, 0, 0,
                            m_width, m_height, GL_COLOR_BUFFER_BIT, GL_NEAREST);

@@ -25,8 +25,9 @@ class PostProcess {
  private:
   void resize(int width, int height);
   void bloom(const ToneMapping& tone);
-  /// One compute pass of `program` over width × height pixels, writing image `out`.
-  void run(GLuint program, GLuint out, GLenum format, int width, int height);
+  /// One compute pass of `program` over width × height pixels, writing image `out`, then the
+  /// barrier (glMemoryBarrier's bits) for the way the next pass reads it.
+  void run(GLuint program, GLuint out, GLenum format, int width, int height, GLbitfield readNext);
 
   gl::Program m_extract;
   gl::Program m_blur;
