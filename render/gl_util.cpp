@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <sstream>
 
@@ -156,8 +157,8 @@ ElementBuffer::ElementBuffer(std::size_t elementBytes, const char* what)
     : m_buffer(createBuffer()), m_elementBytes(elementBytes), m_what(what) {}
 
 void ElementBuffer::reserve(std::size_t n) {
-  if (n <= m_capacity && m_capacity > 0) return;
-  const std::size_t capacity = n > 0 ? n : 1;
+  if (!imported() && n <= m_capacity && m_capacity > 0) return;
+  const std::size_t capacity = std::max({n, m_capacity, std::size_t{1}});
   if (imported()) {  // storage of its own again: a new buffer (the imported one is immutable)
     m_buffer = createBuffer();
     m_memory.reset();
@@ -173,10 +174,6 @@ void ElementBuffer::reserve(std::size_t n) {
 }
 
 void ElementBuffer::upload(const void* elements, std::size_t n) {
-  if (imported()) {
-    m_capacity = 0;  // so that reserve makes storage of its own
-    m_count = 0;
-  }
   reserve(n);
   if (n > 0) {
     glNamedBufferSubData(m_buffer.get(), 0, static_cast<GLsizeiptr>(n * m_elementBytes), elements);

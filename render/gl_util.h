@@ -75,20 +75,21 @@ Texture createTexture2D(GLenum format, int width, int height);
 Framebuffer createFramebufferFor(GLuint colour, const char* what);
 
 /// A GL buffer of same-sized elements (particle vertices, overlay boxes) of which the first
-/// count() are drawn. It grows, never shrinks (but an upload after an import is its own size);
-/// each growth is a new generation, so that a CUDA–GL bridge that registered it registers it
-/// again. Filled by upload(), or by a bridge writing into it directly (info()) and then
-/// setCount(). Its storage may also be memory another API allocated and exported
-/// (importStorage): then name() changes, so a user that may see an import binds name() when it
-/// draws (the particles'; the overlay's buffers are never imported).
+/// count() are drawn. It grows, never shrinks; each growth is a new generation, so that a CUDA–GL
+/// bridge that registered it registers it again. Filled by upload(), or by a bridge writing into it
+/// directly (info()) and then setCount(). Its storage may also be memory another API allocated and
+/// exported (importStorage): then name() changes, so a user that may see an import binds name()
+/// when it draws (the particles'; the overlay's buffers are never imported).
 class ElementBuffer {
  public:
   /// `what` names the buffer in errors ("particle vertex", "overlay box").
   ElementBuffer(std::size_t elementBytes, const char* what);
 
+  /// Storage of its own for at least n elements: grows it when needed, and gives up imported
+  /// storage (which the GL cannot write) for a buffer of its own of the same capacity or more;
+  /// either is a new generation.
   void reserve(std::size_t n);
-  /// Copies n elements in (after reserve(n)). Storage imported from another API cannot be
-  /// written by the GL: the buffer first goes back to storage of its own (a new generation).
+  /// Copies n elements in (after reserve(n)).
   void upload(const void* elements, std::size_t n);
   /// Makes `bytes` of memory that another API exported as an opaque POSIX file descriptor
   /// (GL_EXT_memory_object_fd; CUDA's cuMemExportToShareableHandle) the storage of a new buffer

@@ -116,7 +116,8 @@ class Renderer {
 
   /// Copies n vertices into the vertex buffer (growing it when needed) and draws n from now on.
   void setParticles(const ParticleVertex* vertices, std::size_t n);
-  /// Makes the vertex buffer hold at least n vertices (for a bridge writing into it directly).
+  /// Makes the vertex buffer hold at least n vertices in storage of its own (for a bridge
+  /// writing into it directly; imported memory is given up).
   void reserveParticles(std::size_t n);
   /// Draws the first n vertices of the buffer (n ≤ capacity), e.g. after a bridge wrote them.
   void setParticleCount(std::size_t n);
@@ -126,8 +127,8 @@ class Renderer {
   /// GL owns from the call on) as the vertex buffer's storage, room for `capacity` vertices: a
   /// bridge then writes the vertices with no map or unmap, and orders itself with the GL on the
   /// host: it waits for its writes before render(), and calls waitForParticleReads() before it
-  /// writes again. Until setParticles or a growth, which give the buffer storage of its own
-  /// again. Throws GlError (the GL lacks GL_EXT_memory_object_fd, or refuses the memory).
+  /// writes again. Until setParticles or reserveParticles, which give the buffer storage of its
+  /// own again. Throws GlError (the GL lacks GL_EXT_memory_object_fd, or refuses the memory).
   void importParticleMemory(int fd, std::size_t bytes, std::size_t capacity);
   /// Whether the vertex buffer's storage is imported (importParticleMemory, nothing since).
   bool particleMemoryImported() const;

@@ -109,9 +109,7 @@ std::string VertexWriter::write(const sim::Simulation& sim, const ParticleView& 
           renderer.waitForParticleReads();  // the last frame's draw has read them
           m_interop->bridge.writeShared(device, view.rule(), byError);
         } else {
-          // Storage of the buffer's own: the GL's, which CUDA registers and maps.
-          if (renderer.particleMemoryImported()) renderer.setParticles(nullptr, 0);
-          renderer.reserveParticles(device.n);
+          renderer.reserveParticles(device.n);  // storage of its own, which CUDA maps
           m_interop->bridge.write(device, view.rule(), renderer.particleBuffer(), byError);
         }
         renderer.setParticleCount(device.n);
