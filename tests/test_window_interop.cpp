@@ -55,13 +55,7 @@ struct Scene {
 };
 
 /// Whether the current GL runs on CUDA's device, so that the writer can draw from CUDA's memory.
-bool glSharesCudaMemory() {
-  bool same = false;
-  for (const auto& uuid : render::glDeviceUuids()) {
-    same = same || app::CudaGlBridge::isCurrentDevice(uuid.data());
-  }
-  return same;
-}
+bool glSharesCudaMemory() { return app::CudaGlBridge::hasCurrentDevice(render::glDeviceUuids()); }
 
 TEST(WindowInterop, KernelWritesWhatTheUploadWrites) {
   if (sim::cuda::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";

@@ -114,7 +114,7 @@ void CudaGlBridge::releaseShared() noexcept {
   m_sharedBytes = 0;
 }
 
-bool CudaGlBridge::isCurrentDevice(const std::uint8_t* uuid) {
+bool CudaGlBridge::hasCurrentDevice(const std::vector<std::array<std::uint8_t, 16>>& uuids) {
   int device = 0;
   cudaDeviceProp prop{};
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -123,7 +123,9 @@ bool CudaGlBridge::isCurrentDevice(const std::uint8_t* uuid) {
     return false;
   }
   static_assert(sizeof(prop.uuid.bytes) == 16, "a CUDA device UUID is 16 bytes");
-  return std::memcmp(prop.uuid.bytes, uuid, 16) == 0;
+  return std::any_of(uuids.begin(), uuids.end(), [&](const std::array<std::uint8_t, 16>& u) {
+    return std::memcmp(prop.uuid.bytes, u.data(), u.size()) == 0;
+  });
 }
 
 ExportedMemory CudaGlBridge::exportShared(std::size_t bytes) {

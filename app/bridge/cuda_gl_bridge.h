@@ -16,6 +16,7 @@
 //   (render::VertexBufferInfo), and mapped, written and unmapped every frame: nothing stays
 //   mapped while GL draws. The overlay's boxes always go this way.
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -61,8 +62,9 @@ class CudaGlBridge {
   /// Lets go of the shared memory (a GL that imported it keeps it alive until it lets go too);
   /// waits for the last writeShared first.
   void releaseShared() noexcept;
-  /// Whether `uuid` (16 bytes, e.g. a GL device's) is the UUID of the current CUDA device.
-  static bool isCurrentDevice(const std::uint8_t* uuid);
+  /// Whether one of `uuids` (e.g. render::glDeviceUuids(): the GL's devices) is the current
+  /// CUDA device's: the GL can then draw from memory exportShared exports.
+  static bool hasCurrentDevice(const std::vector<std::array<std::uint8_t, 16>>& uuids);
   /// As write(), into the shared memory (exportShared, large enough for particles.n) on the
   /// particles' stream; returns when the kernel is done, so that the GL may draw the vertices.
   void writeShared(const sim::DeviceArrays& particles, const VertexRule& rule,

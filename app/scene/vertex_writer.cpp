@@ -36,12 +36,9 @@ struct VertexWriter::Interop {
         now.generation == imported.generation && now.capacity >= n) {
       return true;
     }
-    bool sameDevice = false;
-    for (const auto& uuid : render::glDeviceUuids()) {
-      sameDevice = sameDevice || CudaGlBridge::isCurrentDevice(uuid.data());
-    }
     try {
-      if (!sameDevice) throw InteropUnavailable("the GL names no device UUID that is CUDA's");
+      if (!CudaGlBridge::hasCurrentDevice(render::glDeviceUuids()))
+        throw InteropUnavailable("the GL names no device UUID that is CUDA's");
       // Never smaller than asked for before, and never empty.
       const std::size_t capacity = std::max({n, now.capacity, std::size_t{1}});
       const ExportedMemory m = bridge.exportShared(capacity * sizeof(render::ParticleVertex));
