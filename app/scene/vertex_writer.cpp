@@ -18,7 +18,7 @@ struct VertexWriter::Interop {
   std::shared_ptr<const std::vector<float>> uploaded;  // held, so its address is not reused
   // The shared vertex memory (cuda_gl_bridge.h): tried first; off for good once the GL or the
   // driver refuses it (then map and unmap). The renderer's buffer it was imported as: another
-  // name or generation means the renderer has let go of it (an upload, a growth).
+  // name or generation means the renderer has let go of it (an upload, a reserve).
   bool shared = true;
   render::VertexBufferInfo imported;
 
