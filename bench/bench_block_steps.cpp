@@ -150,6 +150,58 @@ std::vector<double> shellMedians(const Particles& run, const Particles& ref, con
   return medians;
 }
 
+/// printf into a string.
+template <typename... Args>
+void appendf(std::string& out, const char* format, Args... args) {
+  char line[512];
+  std::snprintf(line, sizeof line, format, args...);
+  out += line;
+}
+
+/// Where a run's position error sits among its final time bins: per bin the particles, their
+/// median and 99th-percentile Δx, and how many of the run's worst 1 % (Δx at or above its p99)
+/// it holds; then the worst 1 %'s share of each shell (`shells`, if any). Which particles set the
+/// p99 is what a step criterion has to serve.
+std::string errorsByBin(const std::string& label, const Particles& run, const Particles& ref,
+                        const Shells& shells, double scale, double dtMax) {
+  const std::vector<double> dx = positionErrors(run, ref, scale);
+  const double p99 = summarizeErrors(dx).p99;
+  int deepest = 0;
+  for (std::uint8_t b : run.bin) deepest = std::max(deepest, int(b));
+  std::vector<std::vector<double>> byBin(static_cast<std::size_t>(deepest) + 1);
+  std::vector<std::size_t> worstByBin(byBin.size(), 0);
+  std::vector<std::size_t> worstByShell(shells.outer.size(), 0);
+  std::size_t worst = 0;
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    byBin[run.bin[i]].push_back(dx[i]);
+    if (dx[i] < p99) continue;
+    ++worst;
+    ++worstByBin[run.bin[i]];
+    if (!shells.outer.empty()) ++worstByShell[static_cast<std::size_t>(shells.ofId[run.id[i]])];
+  }
+  const double share = 100.0 / double(std::max<std::size_t>(worst, 1));
+  std::string out;
+  appendf(out,
+          "\n%s: by final bin (step dtMax / 2^bin), Δx / r_h; the worst 1 %% = %zu particles\n\n",
+          label.c_str(), worst);
+  out +=
+      "| bin | step | particles | median Δx | p99 Δx | of the worst 1 % "
+      "|\n|---|---|---|---|---|---|\n";
+  for (std::size_t b = 0; b < byBin.size(); ++b) {
+    if (byBin[b].empty()) continue;
+    const std::size_t count = byBin[b].size();
+    const ErrorSummary e = summarizeErrors(std::move(byBin[b]));
+    appendf(out, "| %zu | %.4g | %zu | %.2e | %.2e | %.1f %% |\n", b,
+            dtMax / std::ldexp(1.0, int(b)), count, e.median, e.p99, share * double(worstByBin[b]));
+  }
+  if (shells.outer.empty()) return out;
+  out += "\nthe worst 1 % by shell of initial radius (outer radius / r_h):";
+  for (std::size_t k = 0; k < shells.outer.size(); ++k)
+    appendf(out, " ≤ %.3g: %.1f %%;", shells.outer[k] / scale, share * double(worstByShell[k]));
+  out += "\n";
+  return out;
+}
+
 struct Result {
   double wallSeconds = 0.0;  ///< sim.advance() only
   double energyError = 0.0;  ///< |ΔE/E| at the end [1]
@@ -304,7 +356,8 @@ struct Options {
   std::string mac;
   std::optional<float> macParam, theta, expansionRatio, expansionBudget;
   std::optional<int> nGroup;  ///< N_group in every run (default: SimParams')
-  int shells = 0;  ///< also the median Δx in this many shells of initial radius (0: none)
+  int shells = 0;      ///< also the median Δx in this many shells of initial radius (0: none)
+  bool byBin = false;  ///< also each run's position errors by the particles' final time bin
 };
 
 /// A configuration to run. Its SimParams and its step against the end time are checked before
@@ -430,8 +483,10 @@ void runAll(const Options& o, const std::string& commandLine) {
   Row ref{"reference", refParams.eta, "every", run(o.backend, ic, refParams, o.endTime), {}};
   report(ref);
   std::uint64_t finest = 0;  // the most force evaluations of any run
-  const Shells shells = shellsByRadius(ic, o.shells);
+  // --by-bin alone still splits the worst 1 % by radius, in eight shells.
+  const Shells shells = shellsByRadius(ic, o.shells > 0 ? o.shells : (o.byBin ? 8 : 0));
   std::vector<std::pair<std::string, std::vector<double>>> byShell;  // --shells: run, medians
+  std::string byBin;  // --by-bin: every run's tables, printed after the main one
   for (const Config& c : configs) {
     const std::string rebuild = rebuildIntervalName(c.params.rebuildInterval);
     std::ostringstream label;
@@ -445,6 +500,10 @@ void runAll(const Options& o, const std::string& commandLine) {
     if (o.shells > 0) {
       byShell.emplace_back(label.str(),
                            shellMedians(row.result.finalById, ref.result.finalById, shells, scale));
+    }
+    if (o.byBin) {
+      byBin += errorsByBin(label.str(), row.result.finalById, ref.result.finalById, shells, scale,
+                           c.params.dtMax);
     }
     row.result.finalById = Particles{};  // N particles per row add up over a long sweep
     report(row);
@@ -465,6 +524,7 @@ void runAll(const Options& o, const std::string& commandLine) {
       std::printf("\n");
     }
   }
+  std::fputs(byBin.c_str(), stdout);
   // A reference no finer than a run it judges measures its own error as much as the run's.
   if (finest > ref.result.targets) {
     std::printf(
@@ -522,6 +582,9 @@ int main(int argc, char** argv) {
   app.add_option("--shells", o.shells,
                  "also print each run's median position error in this many shells of equal count "
                  "by initial radius");
+  app.add_flag("--by-bin", o.byBin,
+               "also print each run's position errors by final time bin, and where its worst 1 % "
+               "are");
   app.add_option("--csv", o.csvPath, "also write the rows as CSV");
   app.add_option(
       "--trace", o.tracePath,
