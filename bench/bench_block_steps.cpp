@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench/bench_cli.h"
+#include "bench/block_steps_errors.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
@@ -34,6 +35,7 @@
 #endif
 
 using namespace bhviz::sim;
+using namespace bhviz::bench;
 
 namespace {
 
@@ -72,134 +74,6 @@ int wholeSteps(double endTime, double dt) {
     throw InvalidParameter(s.str());
   }
   return static_cast<int>(std::lround(steps));
-}
-
-/// Each particle's distance from the mass-weighted centre of all [length], in the order of p.
-std::vector<double> radiiAboutCentre(const Particles& p) {
-  double m = 0.0, cx = 0.0, cy = 0.0, cz = 0.0;
-  for (const Vec4& q : p.posMass) {
-    m += q.w;
-    cx += double(q.w) * q.x;
-    cy += double(q.w) * q.y;
-    cz += double(q.w) * q.z;
-  }
-  cx /= m, cy /= m, cz /= m;
-  std::vector<double> r(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const Vec4& q = p.posMass[i];
-    r[i] = std::hypot(q.x - cx, q.y - cy, q.z - cz);
-  }
-  return r;
-}
-
-/// Radius about the mass-weighted centre that encloses half the mass [length].
-double halfMassRadius(const Particles& p) {
-  const std::vector<double> r = radiiAboutCentre(p);
-  std::vector<std::pair<double, double>> radiusMass(p.size());  // [length], [mass]
-  double m = 0.0;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    radiusMass[i] = {r[i], p.posMass[i].w};
-    m += p.posMass[i].w;
-  }
-  std::sort(radiusMass.begin(), radiusMass.end());
-  double enclosed = 0.0;
-  for (const auto& [radius, mass] : radiusMass) {
-    enclosed += mass;
-    if (enclosed >= 0.5 * m) return radius;
-  }
-  return radiusMass.empty() ? 0.0 : radiusMass.back().first;
-}
-
-/// Which of `shells` shells of equal count, by initial radius about the mass-weighted centre
-/// (0: the innermost), each particle id is in; and each shell's outer radius [length].
-struct Shells {
-  std::vector<int> ofId;
-  std::vector<double> outer;
-};
-
-Shells shellsByRadius(const Particles& p, int shells) {
-  Shells out;
-  if (shells <= 0 || p.size() == 0) return out;
-  const std::vector<double> r = radiiAboutCentre(p);
-  std::vector<std::uint32_t> byRadius(p.size());  // indices, innermost first
-  std::iota(byRadius.begin(), byRadius.end(), 0u);
-  std::sort(byRadius.begin(), byRadius.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return r[a] < r[b]; });
-  out.ofId.assign(p.size(), 0);
-  out.outer.assign(static_cast<std::size_t>(shells), 0.0);
-  for (std::size_t k = 0; k < byRadius.size(); ++k) {
-    const auto shell =
-        static_cast<std::size_t>(k * static_cast<std::size_t>(shells) / byRadius.size());
-    out.ofId[p.id[byRadius[k]]] = static_cast<int>(shell);
-    out.outer[shell] = r[byRadius[k]];
-  }
-  return out;
-}
-
-/// The median position error per shell (`run` and `ref` sorted by id, ids 0..N-1), in units of
-/// `scale`.
-std::vector<double> shellMedians(const Particles& run, const Particles& ref, const Shells& shells,
-                                 double scale) {
-  const std::vector<double> dx = positionErrors(run, ref, scale);
-  std::vector<std::vector<double>> byShell(shells.outer.size());
-  for (std::size_t i = 0; i < run.size(); ++i) {
-    byShell[static_cast<std::size_t>(shells.ofId[run.id[i]])].push_back(dx[i]);
-  }
-  std::vector<double> medians;
-  for (std::vector<double>& d : byShell) medians.push_back(summarizeErrors(std::move(d)).median);
-  return medians;
-}
-
-/// printf into a string.
-template <typename... Args>
-void appendf(std::string& out, const char* format, Args... args) {
-  char line[512];
-  std::snprintf(line, sizeof line, format, args...);
-  out += line;
-}
-
-/// Where a run's position error sits among its final time bins: per bin the particles, their
-/// median and 99th-percentile Δx, and how many of the run's worst 1 % (Δx at or above its p99)
-/// it holds; then the worst 1 %'s share of each shell (`shells`, if any). Which particles set the
-/// p99 is what a step criterion has to serve.
-std::string errorsByBin(const std::string& label, const Particles& run, const Particles& ref,
-                        const Shells& shells, double scale, double dtMax) {
-  const std::vector<double> dx = positionErrors(run, ref, scale);
-  const double p99 = summarizeErrors(dx).p99;
-  int deepest = 0;
-  for (std::uint8_t b : run.bin) deepest = std::max(deepest, int(b));
-  std::vector<std::vector<double>> byBin(static_cast<std::size_t>(deepest) + 1);
-  std::vector<std::size_t> worstByBin(byBin.size(), 0);
-  std::vector<std::size_t> worstByShell(shells.outer.size(), 0);
-  std::size_t worst = 0;
-  for (std::size_t i = 0; i < run.size(); ++i) {
-    byBin[run.bin[i]].push_back(dx[i]);
-    if (dx[i] < p99) continue;
-    ++worst;
-    ++worstByBin[run.bin[i]];
-    if (!shells.outer.empty()) ++worstByShell[static_cast<std::size_t>(shells.ofId[run.id[i]])];
-  }
-  const double share = 100.0 / double(std::max<std::size_t>(worst, 1));
-  std::string out;
-  appendf(out,
-          "\n%s: by final bin (step dtMax / 2^bin), Δx / r_h; the worst 1 %% = %zu particles\n\n",
-          label.c_str(), worst);
-  out +=
-      "| bin | step | particles | median Δx | p99 Δx | of the worst 1 % "
-      "|\n|---|---|---|---|---|---|\n";
-  for (std::size_t b = 0; b < byBin.size(); ++b) {
-    if (byBin[b].empty()) continue;
-    const std::size_t count = byBin[b].size();
-    const ErrorSummary e = summarizeErrors(std::move(byBin[b]));
-    appendf(out, "| %zu | %.4g | %zu | %.2e | %.2e | %.1f %% |\n", b,
-            dtMax / std::ldexp(1.0, int(b)), count, e.median, e.p99, share * double(worstByBin[b]));
-  }
-  if (shells.outer.empty()) return out;
-  out += "\nthe worst 1 % by shell of initial radius (outer radius / r_h):";
-  for (std::size_t k = 0; k < shells.outer.size(); ++k)
-    appendf(out, " ≤ %.3g: %.1f %%;", shells.outer[k] / scale, share * double(worstByShell[k]));
-  out += "\n";
-  return out;
 }
 
 struct Result {
@@ -509,21 +383,8 @@ void runAll(const Options& o, const std::string& commandLine) {
     report(row);
     finest = std::max(finest, row.result.targets);
   }
-  if (!byShell.empty()) {
-    // Where the median's error comes from: each shell of equal count by initial radius.
-    std::printf(
-        "\nmedian Δx / r_h by shell of initial radius (equal counts; outer radius / r_h):\n\n| run "
-        "|");
-    for (double r : shells.outer) std::printf(" ≤ %.3g |", r / scale);
-    std::printf("\n|---|");
-    for (std::size_t k = 0; k < shells.outer.size(); ++k) std::printf("---|");
-    std::printf("\n");
-    for (const auto& [label, medians] : byShell) {
-      std::printf("| %s |", label.c_str());
-      for (double m : medians) std::printf(" %.2e |", m);
-      std::printf("\n");
-    }
-  }
+  // Where the median's error comes from: each shell of equal count by initial radius.
+  if (!byShell.empty()) std::fputs(shellMediansTable(shells, scale, byShell).c_str(), stdout);
   std::fputs(byBin.c_str(), stdout);
   // A reference no finer than a run it judges measures its own error as much as the run's.
   if (finest > ref.result.targets) {

@@ -1,8 +1,11 @@
 #!/usr/bin/env sh
-# The test of bench_block_steps --by-bin (bench/CMakeLists.txt): on a small CPU run, every run's
-# table by final bin holds each particle once (its counts sum to N), its worst 1 % shares sum to
-# 100 %, and so do the worst 1 %'s shares by shell; and the deepest bin of a block run is deeper
-# than a shared run's only one.
+# The test of bench_block_steps --by-bin (bench/CMakeLists.txt). On a small CPU run:
+#   - every run's table by final bin holds each particle once (its counts sum to N);
+#   - its worst 1 % is the ceil(N/100) particles, shared out in full over the bins (100 %) and
+#     over the shells of initial radius (100 %);
+#   - a shared run's one bin has the median and p99 of the main table's row for that run (the
+#     bins' errors are the run's);
+#   - a block run uses more than one bin.
 #   scripts/check-by-bin.sh BENCH_BLOCK_STEPS
 set -eu
 bin=${1:?usage: check-by-bin.sh BENCH_BLOCK_STEPS}
@@ -10,20 +13,44 @@ n=4096
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 "$bin" --backend cpu --scenario m31 --n "$n" --time 0.5 --block-dt-max 0.5 --max-bin-depth 6 \
-  --shared-dt 0.03125 --eta 0.4 --reference-eta 0.1 --rebuild auto --by-bin --shells 4 >"$out"
+  --shared-dt 0.03125 --eta 0.4 --reference-eta 0.1 --rebuild auto --by-bin --shells 4 \
+  >"$out" || {
+  rc=$?
+  cat "$out"
+  exit "$rc"
+}
 awk -v n="$n" '
+  function trim(s) { gsub(/^ +| +$/, "", s); return s }
   function close_table() {
     if (label == "") return
     if (count != n) { printf "%s: the bins hold %d particles, not %d\n", label, count, n; bad = 1 }
     if (share < 99.5 || share > 100.5) { printf "%s: the worst 1 %% shares sum to %g\n", label, share; bad = 1 }
     if (label ~ /^block/ && rows < 2) { printf "%s: one bin only\n", label; bad = 1 }
-    if (label ~ /^shared/ && rows != 1) { printf "%s: %d bins\n", label, rows; bad = 1 }
+    if (label ~ /^shared/) {
+      if (rows != 1) { printf "%s: %d bins\n", label, rows; bad = 1 }
+      if (lastMedian != median[label] || lastP99 != p99[label]) {
+        printf "%s: its bin has median %s and p99 %s, the run %s and %s\n", label, lastMedian,
+          lastP99, median[label], p99[label]
+        bad = 1
+      }
+    }
     tables++
     label = ""
   }
-  / by final bin / { close_table(); label = $0; sub(/:.*/, "", label); count = 0; share = 0; rows = 0; next }
+  # The main table: | mode | dt or eta | rebuild | ... | median | p99 |, keyed as the labels are.
+  /^\| (shared|block) \|/ {
+    split($0, f, "|"); key = trim(f[2]) " " trim(f[3]) " " trim(f[4])
+    median[key] = trim(f[14]); p99[key] = trim(f[15]); next
+  }
+  / by final bin / {
+    close_table(); label = $0; sub(/:.*/, "", label); count = 0; share = 0; rows = 0
+    w = $0; sub(/.*the worst 1 % = /, "", w); sub(/ .*/, "", w)
+    if (w != int((n + 99) / 100)) { printf "%s: the worst 1 %% are %s particles\n", label, w; bad = 1 }
+    next
+  }
   label != "" && /^\| [0-9]+ \|/ {
-    split($0, f, "|"); count += f[4]; s = f[7]; sub(/%.*/, "", s); share += s; rows++; next
+    split($0, f, "|"); count += f[4]; s = f[7]; sub(/%.*/, "", s); share += s; rows++
+    lastMedian = trim(f[5]); lastP99 = trim(f[6]); next
   }
   /^the worst 1 % by shell/ {
     close_table()
@@ -36,5 +63,8 @@ awk -v n="$n" '
     close_table()
     if (tables != 2 || shells != 2) { printf "expected 2 tables and 2 shell lines, got %d and %d\n", tables, shells; bad = 1 }
     exit bad
-  }' "$out" || { cat "$out"; exit 1; }
+  }' "$out" || {
+  cat "$out"
+  exit 1
+}
 echo "check-by-bin: 2 runs, every table adds up"
