@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
+#include <utility>
 
 #include "sim/direct_sum.h"
 
