@@ -95,14 +95,12 @@ static_assert(sizeof(render::ParticleVertex) == sizeof(float4),
 
 CudaGlBridge::~CudaGlBridge() {
   unregister();
-  releaseShared();  // before its event goes
-  if (m_written != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(m_written));
+  releaseShared();
   if (m_values != nullptr) (void)cudaFree(m_values);
 }
 
 void CudaGlBridge::releaseShared() noexcept {
-  if (m_shared == nullptr) return;
-  if (m_written != nullptr) (void)cudaEventSynchronize(static_cast<cudaEvent_t>(m_written));
+  if (m_shared == nullptr) return;  // (every writeShared has finished: it returns only then)
   const Driver& d = driver();
   // A GL that imported the memory holds its own reference: the memory lives on until it lets go.
   const auto address = reinterpret_cast<CUdeviceptr>(m_shared);
@@ -188,14 +186,7 @@ void CudaGlBridge::writeShared(const sim::DeviceArrays& p, const VertexRule& rul
   if (p.n == 0) return;
   launchWrite(p, rule, byValue, m_shared);
   BHVIZ_CUDA_CHECK(cudaGetLastError());
-  if (m_written == nullptr) {
-    cudaEvent_t e = nullptr;
-    BHVIZ_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    m_written = e;
-  }
-  const auto written = static_cast<cudaEvent_t>(m_written);
-  BHVIZ_CUDA_CHECK(cudaEventRecord(written, static_cast<cudaStream_t>(p.stream)));
-  BHVIZ_CUDA_CHECK(cudaEventSynchronize(written));  // the GL draws them next
+  BHVIZ_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(p.stream)));  // GL draws next
 }
 
 void CudaGlBridge::setValues(const std::vector<float>& valueById) {

@@ -59,8 +59,7 @@ class CudaGlBridge {
   /// descriptor for the GL to import. Throws InteropUnavailable where the driver cannot export
   /// device memory as a POSIX file descriptor (then use write()).
   ExportedMemory exportShared(std::size_t bytes);
-  /// Lets go of the shared memory (a GL that imported it keeps it alive until it lets go too);
-  /// waits for the last writeShared first.
+  /// Lets go of the shared memory (a GL that imported it keeps it alive until it lets go too).
   void releaseShared() noexcept;
   /// Whether one of `uuids` (e.g. render::glDeviceUuids(): the GL's devices) is the current
   /// CUDA device's: the GL can then draw from memory exportShared exports.
@@ -97,7 +96,6 @@ class CudaGlBridge {
   unsigned long long m_sharedHandle = 0;  // CUmemGenericAllocationHandle
   void* m_shared = nullptr;               // its device address
   std::size_t m_sharedBytes = 0;
-  void* m_written = nullptr;  // cudaEvent_t: the last writeShared's kernel
 };
 
 }  // namespace bhviz::app
