@@ -369,14 +369,15 @@ void runAll(const Options& o, const std::string& commandLine) {
             rebuild,
             run(o.backend, ic, c.params, o.endTime, traceOut, label.str()),
             {}};
-    row.error = positionError(row.result.finalById, ref.result.finalById, scale);
+    // Each particle's error once, for the summary, the shells and the bins.
+    const std::vector<double> dx =
+        positionErrors(row.result.finalById, ref.result.finalById, scale);
+    row.error = summarizeErrors(dx);
     if (o.shells > 0) {
-      byShell.emplace_back(label.str(),
-                           shellMedians(row.result.finalById, ref.result.finalById, shells, scale));
+      byShell.emplace_back(label.str(), shellMedians(row.result.finalById, dx, shells));
     }
     if (o.byBin) {
-      byBin += errorsByBin(label.str(), row.result.finalById, ref.result.finalById, shells, scale,
-                           c.params.dtMax);
+      byBin += errorsByBin(label.str(), row.result.finalById, dx, shells, scale, c.params.dtMax);
     }
     row.result.finalById = Particles{};  // N particles per row add up over a long sweep
     report(row);

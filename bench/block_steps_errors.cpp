@@ -88,9 +88,8 @@ Shells shellsByRadius(const Particles& p, int shells) {
   return out;
 }
 
-std::vector<double> shellMedians(const Particles& run, const Particles& ref, const Shells& shells,
-                                 double scale) {
-  const std::vector<double> dx = positionErrors(run, ref, scale);
+std::vector<double> shellMedians(const Particles& run, const std::vector<double>& dx,
+                                 const Shells& shells) {
   std::vector<std::vector<double>> byShell(shells.outer.size());
   for (std::size_t i = 0; i < run.size(); ++i) {
     byShell[static_cast<std::size_t>(shells.ofId[run.id[i]])].push_back(dx[i]);
@@ -117,9 +116,9 @@ std::string shellMediansTable(
   return out;
 }
 
-std::string errorsByBin(const std::string& label, const Particles& run, const Particles& ref,
-                        const Shells& shells, double scale, double dtMax) {
-  const std::vector<double> dx = positionErrors(run, ref, scale);
+std::string errorsByBin(const std::string& label, const Particles& run,
+                        const std::vector<double>& dx, const Shells& shells, double scale,
+                        double dtMax) {
   // The worst 1 %: the ⌈N/100⌉ largest errors, ties by id (run is sorted by id), so that a p99
   // on a run of equal values (0, where a run meets the reference) cannot take in most of N.
   std::vector<std::uint32_t> order(run.size());

@@ -23,23 +23,24 @@ struct Shells {
 /// The shells of `p` (ids 0..N-1); none for shells <= 0.
 Shells shellsByRadius(const sim::Particles& p, int shells);
 
-/// The median position error per shell (`run` and `ref` sorted by id, ids 0..N-1), in units of
-/// `scale`.
-std::vector<double> shellMedians(const sim::Particles& run, const sim::Particles& ref,
-                                 const Shells& shells, double scale);
+/// The median position error per shell: `dx` is sim::positionErrors of `run` (sorted by id, ids
+/// 0..N-1) against its reference.
+std::vector<double> shellMedians(const sim::Particles& run, const std::vector<double>& dx,
+                                 const Shells& shells);
 
 /// Markdown: each run's (label, shellMedians) as a row under the shells' outer radii / `scale`.
 std::string shellMediansTable(
     const Shells& shells, double scale,
     const std::vector<std::pair<std::string, std::vector<double>>>& medians);
 
-/// Markdown for one run (`run` and `ref` sorted by id, ids 0..N-1; Δx in units of `scale`): per
+/// Markdown for one run (`run` sorted by id, ids 0..N-1; `dx` its sim::positionErrors against
+/// the reference, in units of `scale`, which the shells' radii are printed in too): per
 /// final time bin (step dtMax / 2^bin) its particles, their median and 99th-percentile Δx, and
 /// its share of the run's worst 1 % (the ⌈N/100⌉ largest Δx, ties by id); then the worst 1 %'s
 /// share of each shell, if `shells` has any. The final bin is where a particle ended: it may
 /// have spent the run in others.
 std::string errorsByBin(const std::string& label, const sim::Particles& run,
-                        const sim::Particles& ref, const Shells& shells, double scale,
+                        const std::vector<double>& dx, const Shells& shells, double scale,
                         double dtMax);
 
 }  // namespace bhviz::bench
