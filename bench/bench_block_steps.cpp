@@ -26,6 +26,7 @@
 
 #include "bench/bench_cli.h"
 #include "bench/block_steps_errors.h"
+#include "bench/block_steps_ratio.h"
 #include "sim/direct_sum.h"
 #include "sim/ic/initial_conditions.h"
 #include "sim/simulation.h"
@@ -360,6 +361,7 @@ void runAll(const Options& o, const std::string& commandLine) {
   const Shells shells = shellsByRadius(ic, o.shells > 0 ? o.shells : (o.byBin ? 8 : 0));
   std::vector<std::pair<std::string, std::vector<double>>> byShell;  // --shells: run, medians
   std::string byBin;  // --by-bin: every run's tables, printed after the main one
+  std::vector<RunCost> sharedCosts, blockCosts;  // for the comparison at equal p99
   for (const Config& c : configs) {
     const std::string rebuild = rebuildIntervalName(c.params.rebuildInterval);
     std::ostringstream label;
@@ -381,11 +383,16 @@ void runAll(const Options& o, const std::string& commandLine) {
     }
     row.result.finalById = Particles{};  // N particles per row add up over a long sweep
     report(row);
+    const RunCost cost{label.str(), double(row.result.targets) / double(o.n),
+                       row.result.wallSeconds, row.error.p99};
+    if (c.mode == "shared") sharedCosts.push_back(cost);
+    if (c.mode == "block") blockCosts.push_back(cost);
     finest = std::max(finest, row.result.targets);
   }
   // Where the median's error comes from: each shell of equal count by initial radius.
   if (!byShell.empty()) std::fputs(shellMediansTable(shells, scale, byShell).c_str(), stdout);
   std::fputs(byBin.c_str(), stdout);
+  std::fputs(equalP99Table(atEqualP99(sharedCosts, blockCosts)).c_str(), stdout);
   // A reference no finer than a run it judges measures its own error as much as the run's.
   if (finest > ref.result.targets) {
     std::printf(

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <numeric>
 #include <utility>
 
+#include "bench/appendf.h"
 #include "sim/direct_sum.h"
 
 namespace bhviz::bench {
@@ -33,21 +33,6 @@ std::vector<double> radiiAboutCentre(const Particles& p) {
     r[i] = std::hypot(q.x - cx, q.y - cy, q.z - cz);
   }
   return r;
-}
-
-/// printf into a string, as long as it takes.
-[[gnu::format(printf, 2, 3)]] void appendf(std::string& out, const char* format, ...) {
-  std::va_list args, again;
-  va_start(args, format);
-  va_copy(again, args);
-  const int length = std::vsnprintf(nullptr, 0, format, args);
-  va_end(args);
-  if (length > 0) {
-    std::vector<char> text(static_cast<std::size_t>(length) + 1);
-    std::vsnprintf(text.data(), text.size(), format, again);
-    out.append(text.data(), static_cast<std::size_t>(length));
-  }
-  va_end(again);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #     over the shells of initial radius (100 %);
 #   - a shared run's one bin has the median and p99 of the main table's row for that run (the
 #     bins' errors are the run's);
-#   - a block run uses more than one bin.
+#   - a block run uses more than one bin;
+#   - the table of block against shared steps at equal p99 has the block run, with its p99,
+#     evaluations and wall time as the main table has them.
 #   scripts/check-by-bin.sh BENCH_BLOCK_STEPS
 set -eu
 bin=${1:?usage: check-by-bin.sh BENCH_BLOCK_STEPS}
@@ -13,7 +15,7 @@ n=4096
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 "$bin" --backend cpu --scenario m31 --n "$n" --time 0.5 --block-dt-max 0.5 --max-bin-depth 6 \
-  --shared-dt 0.03125 --eta 0.4 --reference-eta 0.1 --rebuild auto --by-bin --shells 4 \
+  --shared-dt 0.0625 0.03125 --eta 0.4 --reference-eta 0.1 --rebuild auto --by-bin --shells 4 \
   >"$out" || {
   rc=$?
   cat "$out"
@@ -40,7 +42,19 @@ awk -v n="$n" '
   # The main table: | mode | dt or eta | rebuild | ... | median | p99 |, keyed as the labels are.
   /^\| (shared|block) \|/ {
     split($0, f, "|"); key = trim(f[2]) " " trim(f[3]) " " trim(f[4])
-    median[key] = trim(f[14]); p99[key] = trim(f[15]); next
+    median[key] = trim(f[14]); p99[key] = trim(f[15])
+    evals[key] = trim(f[6]); wall[key] = trim(f[8]); next
+  }
+  # The table at equal p99, last: | block 0.4 auto | p99[*] | evaluations | wall s | ...
+  /^Block against shared steps at equal p99/ { atEqualP99 = 1; next }
+  atEqualP99 && /^\| block [0-9]/ {
+    split($0, f, "|"); key = trim(f[2]); p = trim(f[3]); sub(/\*$/, "", p); ratios++
+    if (p != p99[key] || trim(f[4]) != evals[key] || trim(f[5]) != wall[key]) {
+      printf "%s at equal p99: %s, %s, %s; the main table %s, %s, %s\n", key, p, trim(f[4]),
+        trim(f[5]), p99[key], evals[key], wall[key]
+      bad = 1
+    }
+    next
   }
   / by final bin / {
     close_table(); label = $0; sub(/:.*/, "", label); count = 0; share = 0; rows = 0
@@ -61,10 +75,11 @@ awk -v n="$n" '
   }
   END {
     close_table()
-    if (tables != 2 || shells != 2) { printf "expected 2 tables and 2 shell lines, got %d and %d\n", tables, shells; bad = 1 }
+    if (tables != 3 || shells != 3) { printf "expected 3 tables and 3 shell lines, got %d and %d\n", tables, shells; bad = 1 }
+    if (ratios != 1) { printf "expected the block run at equal p99, got %d rows\n", ratios; bad = 1 }
     exit bad
   }' "$out" || {
   cat "$out"
   exit 1
 }
-echo "check-by-bin: 2 runs, every table adds up"
+echo "check-by-bin: 3 runs, every table adds up"

@@ -1,0 +1,38 @@
+#pragma once
+// bench_block_steps' comparison of block and shared steps at equal accuracy: each block run
+// against the shared runs taken to its 99th-percentile position error.
+
+#include <string>
+#include <vector>
+
+namespace bhviz::bench {
+
+/// One run as the comparison sees it.
+struct RunCost {
+  std::string label;
+  double evaluations = 0.0;  ///< force evaluations per particle
+  double seconds = 0.0;      ///< wall time [s]
+  double p99 = 0.0;          ///< 99th-percentile position error (one unit for every run)
+};
+
+/// A block run and what the shared runs would cost at its p99.
+struct EqualP99 {
+  RunCost block;
+  double sharedEvaluations = 0.0;
+  double sharedSeconds = 0.0;
+  bool extrapolated = false;  ///< the block run's p99 lies outside the shared runs' range
+};
+
+/// For each block run, the shared runs' evaluations and wall time at its p99, each taken as a
+/// power of the p99 between the two shared runs whose p99s bracket it (linear in log–log), or,
+/// outside their range, between the two nearest (extrapolated). Needs two shared runs of
+/// distinct positive p99s, times and evaluations (else none); of shared runs with the same p99
+/// the first counts; block runs without a positive p99 are left out.
+std::vector<EqualP99> atEqualP99(const std::vector<RunCost>& shared,
+                                 const std::vector<RunCost>& block);
+
+/// Markdown: each comparison with its work ratio (shared evaluations over the block run's) and
+/// time ratio (shared seconds over the block run's); extrapolated ones marked *. Empty for none.
+std::string equalP99Table(const std::vector<EqualP99>& rows);
+
+}  // namespace bhviz::bench
