@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -361,7 +362,8 @@ void runAll(const Options& o, const std::string& commandLine) {
   const Shells shells = shellsByRadius(ic, o.shells > 0 ? o.shells : (o.byBin ? 8 : 0));
   std::vector<std::pair<std::string, std::vector<double>>> byShell;  // --shells: run, medians
   std::string byBin;  // --by-bin: every run's tables, printed after the main one
-  std::vector<RunCost> sharedCosts, blockCosts;  // for the comparison at equal p99
+  // For the comparison at equal p99, by rebuild mode: its shared runs, its block runs.
+  std::map<std::string, std::pair<std::vector<RunCost>, std::vector<RunCost>>> costs;
   for (const Config& c : configs) {
     const std::string rebuild = rebuildIntervalName(c.params.rebuildInterval);
     std::ostringstream label;
@@ -385,14 +387,18 @@ void runAll(const Options& o, const std::string& commandLine) {
     report(row);
     const RunCost cost{label.str(), double(row.result.targets) / double(o.n),
                        row.result.wallSeconds, row.error.p99};
-    if (c.mode == "shared") sharedCosts.push_back(cost);
-    if (c.mode == "block") blockCosts.push_back(cost);
+    auto& [shared, block] = costs[rebuild];
+    (c.mode == "shared" ? shared : block).push_back(cost);
     finest = std::max(finest, row.result.targets);
   }
   // Where the median's error comes from: each shell of equal count by initial radius.
   if (!byShell.empty()) std::fputs(shellMediansTable(shells, scale, byShell).c_str(), stdout);
   std::fputs(byBin.c_str(), stdout);
-  std::fputs(equalP99Table(atEqualP99(sharedCosts, blockCosts)).c_str(), stdout);
+  std::vector<EqualP99> equal;  // each block run against the shared runs of its rebuild mode
+  for (const auto& [mode, runs] : costs) {
+    for (const EqualP99& e : atEqualP99(runs.first, runs.second)) equal.push_back(e);
+  }
+  std::fputs(equalP99Table(equal).c_str(), stdout);
   // A reference no finer than a run it judges measures its own error as much as the run's.
   if (finest > ref.result.targets) {
     std::printf(

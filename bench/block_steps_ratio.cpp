@@ -40,9 +40,9 @@ std::vector<EqualP99> atEqualP99(const std::vector<RunCost>& shared,
 std::string equalP99Table(const std::vector<EqualP99>& rows) {
   if (rows.empty()) return {};
   std::string out =
-      "\nBlock against shared steps at equal p99 (the shared runs' evaluations and wall time "
-      "taken as powers of the p99 between the two that bracket it; * outside their range, "
-      "extrapolated):\n\n"
+      "\nBlock against shared steps at equal p99 (the evaluations and wall time of the shared "
+      "runs of the same rebuild mode, taken as powers of the p99 between the two that bracket "
+      "it; * outside their range, extrapolated):\n\n"
       "| block run | Δx p99 / r_h | force evaluations / N | wall s | shared at that p99: "
       "evaluations / N | wall s | work ratio | time ratio |\n"
       "|---|---|---|---|---|---|---|---|\n";
