@@ -11,7 +11,9 @@
 //   bench_block_steps --backend cuda --scenario m31 --n 1000000 --time 0.5 --rebuild auto every 4
 //
 // Prints a header (device, N, scenario, end time, the command line, the length scale) and a
-// Markdown table, the reference's row first; --csv also writes the rows as CSV.
+// Markdown table, the reference's row first; --csv also writes the rows as CSV. Then, with
+// --shells or --by-bin, where each run's errors sit; and each block run against the shared runs
+// at its p99 (block_steps_ratio.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -19,7 +21,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -361,9 +362,8 @@ void runAll(const Options& o, const std::string& commandLine) {
   // --by-bin alone still splits the worst 1 % by radius, in eight shells.
   const Shells shells = shellsByRadius(ic, o.shells > 0 ? o.shells : (o.byBin ? 8 : 0));
   std::vector<std::pair<std::string, std::vector<double>>> byShell;  // --shells: run, medians
-  std::string byBin;  // --by-bin: every run's tables, printed after the main one
-  // For the comparison at equal p99, by rebuild mode: its shared runs, its block runs.
-  std::map<std::string, std::pair<std::vector<RunCost>, std::vector<RunCost>>> costs;
+  std::string byBin;        // --by-bin: every run's tables, printed after the main one
+  EqualP99ByMode equalP99;  // each block run against the shared runs of its rebuild mode
   for (const Config& c : configs) {
     const std::string rebuild = rebuildIntervalName(c.params.rebuildInterval);
     std::ostringstream label;
@@ -385,20 +385,15 @@ void runAll(const Options& o, const std::string& commandLine) {
     }
     row.result.finalById = Particles{};  // N particles per row add up over a long sweep
     report(row);
-    const RunCost cost{label.str(), double(row.result.targets) / double(o.n),
-                       row.result.wallSeconds, row.error.p99};
-    auto& [shared, block] = costs[rebuild];
-    (c.mode == "shared" ? shared : block).push_back(cost);
+    equalP99.add(rebuild, c.mode == "shared",
+                 {label.str(), double(row.result.targets) / double(o.n), row.result.wallSeconds,
+                  row.error.p99});
     finest = std::max(finest, row.result.targets);
   }
   // Where the median's error comes from: each shell of equal count by initial radius.
   if (!byShell.empty()) std::fputs(shellMediansTable(shells, scale, byShell).c_str(), stdout);
   std::fputs(byBin.c_str(), stdout);
-  std::vector<EqualP99> equal;  // each block run against the shared runs of its rebuild mode
-  for (const auto& [mode, runs] : costs) {
-    for (const EqualP99& e : atEqualP99(runs.first, runs.second)) equal.push_back(e);
-  }
-  std::fputs(equalP99Table(equal).c_str(), stdout);
+  std::fputs(equalP99Table(equalP99.rows()).c_str(), stdout);
   // A reference no finer than a run it judges measures its own error as much as the run's.
   if (finest > ref.result.targets) {
     std::printf(

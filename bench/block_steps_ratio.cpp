@@ -8,11 +8,21 @@
 
 namespace bhviz::bench {
 
+namespace {
+
+bool usable(double x) { return std::isfinite(x) && x > 0.0; }
+
+bool usable(const RunCost& r) {
+  return usable(r.p99) && usable(r.seconds) && usable(r.evaluations);
+}
+
+}  // namespace
+
 std::vector<EqualP99> atEqualP99(const std::vector<RunCost>& shared,
                                  const std::vector<RunCost>& block) {
   std::vector<RunCost> s;
   for (const RunCost& r : shared) {
-    if (r.p99 > 0.0 && r.seconds > 0.0 && r.evaluations > 0.0) s.push_back(r);
+    if (usable(r)) s.push_back(r);
   }
   // Coarsest first; stable, so that of equal p99s the first given stays.
   std::stable_sort(s.begin(), s.end(),
@@ -23,8 +33,8 @@ std::vector<EqualP99> atEqualP99(const std::vector<RunCost>& shared,
   std::vector<EqualP99> out;
   if (s.size() < 2) return out;
   for (const RunCost& b : block) {
-    if (!(b.p99 > 0.0)) continue;
-    // The pair (i, i + 1) with p99s s[i] > b.p99 >= s[i + 1], or the nearest at either end.
+    if (!usable(b)) continue;
+    // The pair (i, i + 1) with p99s s[i] >= b.p99 >= s[i + 1], or the nearest at either end.
     std::size_t i = 0;
     while (i + 2 < s.size() && b.p99 < s[i + 1].p99) ++i;
     const RunCost& coarse = s[i];
@@ -37,17 +47,32 @@ std::vector<EqualP99> atEqualP99(const std::vector<RunCost>& shared,
   return out;
 }
 
+void EqualP99ByMode::add(const std::string& mode, bool shared, const RunCost& run) {
+  auto it =
+      std::find_if(m_modes.begin(), m_modes.end(), [&](const Mode& m) { return m.name == mode; });
+  if (it == m_modes.end()) it = m_modes.insert(m_modes.end(), Mode{mode, {}, {}});
+  (shared ? it->shared : it->block).push_back(run);
+}
+
+std::vector<EqualP99> EqualP99ByMode::rows() const {
+  std::vector<EqualP99> out;
+  for (const Mode& m : m_modes) {
+    for (const EqualP99& e : atEqualP99(m.shared, m.block)) out.push_back(e);
+  }
+  return out;
+}
+
 std::string equalP99Table(const std::vector<EqualP99>& rows) {
   if (rows.empty()) return {};
   std::string out =
       "\nBlock against shared steps at equal p99 (the evaluations and wall time of the shared "
-      "runs of the same rebuild mode, taken as powers of the p99 between the two that bracket "
-      "it; * outside their range, extrapolated):\n\n"
+      "runs of the same rebuild mode, taken as powers of the p99 between the two runs whose "
+      "p99s bracket the block run's; * outside their range, extrapolated):\n\n"
       "| block run | Δx p99 / r_h | force evaluations / N | wall s | shared at that p99: "
       "evaluations / N | wall s | work ratio | time ratio |\n"
       "|---|---|---|---|---|---|---|---|\n";
   for (const EqualP99& r : rows) {
-    appendf(out, "| %s | %.2e%s | %.1f | %.3f | %.1f | %.3f | %.2f | %.2f× |\n",
+    appendf(out, "| %s | %.2e%s | %.1f | %.3f | %.1f | %.3f | %.2f× | %.2f× |\n",
             r.block.label.c_str(), r.block.p99, r.extrapolated ? "*" : "", r.block.evaluations,
             r.block.seconds, r.sharedEvaluations, r.sharedSeconds,
             r.sharedEvaluations / r.block.evaluations, r.sharedSeconds / r.block.seconds);

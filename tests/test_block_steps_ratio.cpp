@@ -11,6 +11,7 @@
 namespace {
 
 using bhviz::bench::atEqualP99;
+using bhviz::bench::EqualP99ByMode;
 using bhviz::bench::equalP99Table;
 using bhviz::bench::RunCost;
 
@@ -23,7 +24,7 @@ RunCost sharedRun(double dt) {
 double stepAt(double p99) { return std::sqrt(p99 / 3.0); }
 
 TEST(BlockStepsRatio, RecoversTheSharedLawsBetweenAndBeyondTheRuns) {
-  // Unsorted, one step twice (its second copy must not count).
+  // Unsorted, and a second run of 1/16's p99 (it must not count).
   const std::vector<RunCost> shared = {sharedRun(1.0 / 32),
                                        sharedRun(1.0 / 8),
                                        sharedRun(1.0 / 64),
@@ -49,19 +50,69 @@ TEST(BlockStepsRatio, RecoversTheSharedLawsBetweenAndBeyondTheRuns) {
 }
 
 TEST(BlockStepsRatio, TheBracketingPairDecidesNotTheNearestLaw) {
-  // Runs off one law: a block p99 between two runs takes those two alone, so each answer is
-  // the geometric mean of its pair's (a and b; then b and c).
+  // Runs off one law, so each answer shows the pair it came from: between two runs their
+  // geometric mean; on a run that run; beyond the ends the nearest pair, extended.
   const std::vector<RunCost> shared = {
       {"a", 8.0, 1.0, 1e-2}, {"b", 16.0, 2.0, 1e-3}, {"c", 32.0, 100.0, 1e-4}};
-  const auto rows = atEqualP99(shared, {{"block", 1.0, 0.5, std::sqrt(1e-2 * 1e-3)},
-                                        {"block", 1.0, 0.5, std::sqrt(1e-3 * 1e-4)}});
+  struct Case {
+    double p99, evaluations, seconds;
+    bool extrapolated;
+  };
+  const std::vector<Case> cases = {
+      {std::sqrt(1e-2 * 1e-3), std::sqrt(8.0 * 16.0), std::sqrt(1.0 * 2.0), false},
+      {std::sqrt(1e-3 * 1e-4), std::sqrt(16.0 * 32.0), std::sqrt(2.0 * 100.0), false},
+      {1e-2, 8.0, 1.0, false},      // the coarsest run itself
+      {1e-4, 32.0, 100.0, false},   // the finest run itself
+      {1e-1, 4.0, 0.5, true},       // a and b, one decade out: f = −1
+      {1e-5, 64.0, 5000.0, true}};  // b and c, one decade out: f = 2
+  std::vector<RunCost> block;
+  for (const Case& c : cases) block.push_back({"block", 1.0, 0.5, c.p99});
+  const auto rows = atEqualP99(shared, block);
+  ASSERT_EQ(rows.size(), cases.size());
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    EXPECT_NEAR(rows[k].sharedEvaluations, cases[k].evaluations, 1e-9 * cases[k].evaluations)
+        << "p99 " << cases[k].p99;
+    EXPECT_NEAR(rows[k].sharedSeconds, cases[k].seconds, 1e-9 * cases[k].seconds)
+        << "p99 " << cases[k].p99;
+    EXPECT_EQ(rows[k].extrapolated, cases[k].extrapolated) << "p99 " << cases[k].p99;
+  }
+}
+
+TEST(BlockStepsRatio, RunsWithoutFiniteCostsAreLeftOut) {
+  const std::vector<RunCost> good = {{"a", 8.0, 1.0, 1e-2}, {"b", 16.0, 2.0, 1e-3}};
+  std::vector<RunCost> shared = good;
+  shared.push_back({"blew up", 64.0, 1.0, INFINITY});
+  shared.push_back({"no p99", 64.0, 1.0, NAN});
+  shared.push_back({"no time", 64.0, 0.0, 1e-4});
+  const std::vector<RunCost> block = {
+      {"kept", 1.0, 0.5, 3e-3},           {"no p99", 1.0, 0.5, NAN},
+      {"zero p99", 1.0, 0.5, 0.0},        {"no time", 1.0, 0.0, 3e-3},
+      {"no evaluations", 0.0, 0.5, 3e-3}, {"infinite time", 1.0, INFINITY, 3e-3}};
+  const auto rows = atEqualP99(shared, block);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].block.label, "kept");
+  const auto alone = atEqualP99(good, {block[0]});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(rows[0].sharedSeconds, alone[0].sharedSeconds) << "the unusable runs changed it";
+  EXPECT_EQ(rows[0].sharedEvaluations, alone[0].sharedEvaluations);
+}
+
+TEST(BlockStepsRatio, EachRebuildModeAgainstItsOwnSharedRunsInTheOrderGiven) {
+  EqualP99ByMode byMode;
+  // Mode "every": shared 2× the cost of mode "auto" at every p99.
+  byMode.add("every", true, {"shared 1 every", 8.0, 2.0, 1e-2});
+  byMode.add("auto", true, {"shared 1 auto", 8.0, 1.0, 1e-2});
+  byMode.add("auto", true, {"shared 2 auto", 16.0, 2.0, 1e-3});
+  byMode.add("auto", false, {"block auto", 1.0, 0.5, 1e-3});
+  byMode.add("every", true, {"shared 2 every", 16.0, 4.0, 1e-3});
+  byMode.add("every", false, {"block every", 1.0, 0.5, 1e-3});
+  byMode.add("4", false, {"block 4, no shared run", 1.0, 0.5, 1e-3});
+  const auto rows = byMode.rows();
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_NEAR(rows[0].sharedSeconds, std::sqrt(1.0 * 2.0), 1e-12);
-  EXPECT_NEAR(rows[0].sharedEvaluations, std::sqrt(8.0 * 16.0), 1e-12);
-  EXPECT_NEAR(rows[1].sharedSeconds, std::sqrt(2.0 * 100.0), 1e-12);
-  EXPECT_NEAR(rows[1].sharedEvaluations, std::sqrt(16.0 * 32.0), 1e-12);
-  EXPECT_FALSE(rows[0].extrapolated);
-  EXPECT_FALSE(rows[1].extrapolated);
+  EXPECT_EQ(rows[0].block.label, "block every") << "the modes in the order they first came";
+  EXPECT_NEAR(rows[0].sharedSeconds, 4.0, 1e-12);
+  EXPECT_EQ(rows[1].block.label, "block auto");
+  EXPECT_NEAR(rows[1].sharedSeconds, 2.0, 1e-12);
 }
 
 TEST(BlockStepsRatio, NeedsTwoSharedRunsOfDistinctP99) {
@@ -79,8 +130,9 @@ TEST(BlockStepsRatio, TheTableShowsBothRatiosAndMarksExtrapolation) {
   const double p = 3.0 / (24.0 * 24.0);
   const std::string table = equalP99Table(
       atEqualP99(shared, {{"block 0.4 auto", 6.0, 0.016, p}, {"block 1.6 auto", 2.0, 0.008, 0.5}}));
-  EXPECT_NE(table.find("| block 0.4 auto | 5.21e-03 | 6.0 | 0.016 | 24.0 | 0.048 | 4.00 | 3.00× |"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("| block 0.4 auto | 5.21e-03 | 6.0 | 0.016 | 24.0 | 0.048 | 4.00× | 3.00× |"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("| block 1.6 auto | 5.00e-01* |"), std::string::npos) << table;
 }
