@@ -42,7 +42,8 @@ std::vector<EqualP99> atEqualP99(const std::vector<RunCost>& shared,
     const double f = std::log(b.p99 / coarse.p99) / std::log(fine.p99 / coarse.p99);
     const auto at = [f](double x0, double x1) { return x0 * std::pow(x1 / x0, f); };
     out.push_back({b, at(coarse.evaluations, fine.evaluations), at(coarse.seconds, fine.seconds),
-                   b.p99 > s.front().p99 || b.p99 < s.back().p99});
+                   b.p99 > s.front().p99 || b.p99 < s.back().p99,
+                   f < -1.0 - 1e-9 || f > 2.0 + 1e-9});  // one width out, give or take rounding
   }
   return out;
 }
@@ -67,14 +68,19 @@ std::string equalP99Table(const std::vector<EqualP99>& rows) {
   std::string out =
       "\nBlock against shared steps at equal p99 (the evaluations and wall time of the shared "
       "runs of the same rebuild mode, taken as powers of the p99 between the two runs whose "
-      "p99s bracket the block run's; * outside their range, extrapolated):\n\n"
+      "p99s bracket the block run's; * outside their range, extrapolated; — more than that "
+      "pair's width out):\n\n"
       "| block run | Δx p99 / r_h | force evaluations / N | wall s | shared at that p99: "
       "evaluations / N | wall s | work ratio | time ratio |\n"
       "|---|---|---|---|---|---|---|---|\n";
   for (const EqualP99& r : rows) {
-    appendf(out, "| %s | %.2e%s | %.1f | %.3f | %.1f | %.3f | %.2f× | %.2f× |\n",
-            r.block.label.c_str(), r.block.p99, r.extrapolated ? "*" : "", r.block.evaluations,
-            r.block.seconds, r.sharedEvaluations, r.sharedSeconds,
+    appendf(out, "| %s | %.2e%s | %.1f | %.3f |", r.block.label.c_str(), r.block.p99,
+            r.extrapolated ? "*" : "", r.block.evaluations, r.block.seconds);
+    if (r.tooFar) {
+      out += " — | — | — | — |\n";
+      continue;
+    }
+    appendf(out, " %.1f | %.3f | %.2f× | %.2f× |\n", r.sharedEvaluations, r.sharedSeconds,
             r.sharedEvaluations / r.block.evaluations, r.sharedSeconds / r.block.seconds);
   }
   return out;

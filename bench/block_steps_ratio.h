@@ -21,6 +21,8 @@ struct EqualP99 {
   double sharedEvaluations = 0.0;  ///< force evaluations per particle [1]
   double sharedSeconds = 0.0;      ///< wall time [s]
   bool extrapolated = false;       ///< the block run's p99 lies outside the shared runs' range
+  /// Extrapolated further than the width of the pair it extends (in log p99): not worth printing.
+  bool tooFar = false;
 };
 
 /// For each block run, the shared runs' evaluations and wall time at its p99, each taken as a
@@ -49,7 +51,8 @@ class EqualP99ByMode {
 };
 
 /// Markdown: each comparison with its work ratio (shared evaluations over the block run's) and
-/// time ratio (shared seconds over the block run's); extrapolated ones marked *. Empty for none.
+/// time ratio (shared seconds over the block run's); extrapolated ones marked *, those too far out
+/// without shared costs or ratios (—). Empty for none.
 std::string equalP99Table(const std::vector<EqualP99>& rows);
 
 }  // namespace bhviz::bench

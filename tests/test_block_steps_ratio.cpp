@@ -56,15 +56,16 @@ TEST(BlockStepsRatio, TheBracketingPairDecidesNotTheNearestLaw) {
       {"a", 8.0, 1.0, 1e-2}, {"b", 16.0, 2.0, 1e-3}, {"c", 32.0, 100.0, 1e-4}};
   struct Case {
     double p99, evaluations, seconds;
-    bool extrapolated;
+    bool extrapolated, tooFar;
   };
   const std::vector<Case> cases = {
-      {std::sqrt(1e-2 * 1e-3), std::sqrt(8.0 * 16.0), std::sqrt(1.0 * 2.0), false},
-      {std::sqrt(1e-3 * 1e-4), std::sqrt(16.0 * 32.0), std::sqrt(2.0 * 100.0), false},
-      {1e-2, 8.0, 1.0, false},      // the coarsest run itself
-      {1e-4, 32.0, 100.0, false},   // the finest run itself
-      {1e-1, 4.0, 0.5, true},       // a and b, one decade out: f = −1
-      {1e-5, 64.0, 5000.0, true}};  // b and c, one decade out: f = 2
+      {std::sqrt(1e-2 * 1e-3), std::sqrt(8.0 * 16.0), std::sqrt(1.0 * 2.0), false, false},
+      {std::sqrt(1e-3 * 1e-4), std::sqrt(16.0 * 32.0), std::sqrt(2.0 * 100.0), false, false},
+      {1e-2, 8.0, 1.0, false, false},        // the coarsest run itself
+      {1e-4, 32.0, 100.0, false, false},     // the finest run itself
+      {1e-1, 4.0, 0.5, true, false},         // a and b, one pair's width out: f = −1
+      {1e-5, 64.0, 5000.0, true, false},     // b and c, one pair's width out: f = 2
+      {1e-6, 128.0, 250000.0, true, true}};  // b and c, two widths out: f = 3, too far
   std::vector<RunCost> block;
   for (const Case& c : cases) block.push_back({"block", 1.0, 0.5, c.p99});
   const auto rows = atEqualP99(shared, block);
@@ -75,6 +76,7 @@ TEST(BlockStepsRatio, TheBracketingPairDecidesNotTheNearestLaw) {
     EXPECT_NEAR(rows[k].sharedSeconds, cases[k].seconds, 1e-9 * cases[k].seconds)
         << "p99 " << cases[k].p99;
     EXPECT_EQ(rows[k].extrapolated, cases[k].extrapolated) << "p99 " << cases[k].p99;
+    EXPECT_EQ(rows[k].tooFar, cases[k].tooFar) << "p99 " << cases[k].p99;
   }
 }
 
@@ -128,13 +130,23 @@ TEST(BlockStepsRatio, TheTableShowsBothRatiosAndMarksExtrapolation) {
   const std::vector<RunCost> shared = {sharedRun(1.0 / 16), sharedRun(1.0 / 32)};
   // Between them at dt* = 1/24: shared 24 evaluations in 0.048 s; the block run 6 in 0.016 s.
   const double p = 3.0 / (24.0 * 24.0);
-  const std::string table = equalP99Table(
-      atEqualP99(shared, {{"block 0.4 auto", 6.0, 0.016, p}, {"block 1.6 auto", 2.0, 0.008, 0.5}}));
+  // Beyond 1/16 (p99 3/256): 0.02 lies 0.39 of the pair's width out (dt* = √(0.02 / 3): 12.2
+  // evaluations in 0.024 s), 0.5 lies 2.7 widths out.
+  const std::string table =
+      equalP99Table(atEqualP99(shared, {{"block 0.4 auto", 6.0, 0.016, p},
+                                        {"block 1.6 auto", 2.0, 0.008, 0.02},
+                                        {"block 3.2 auto", 2.0, 0.008, 0.5}}));
   EXPECT_NE(
       table.find("| block 0.4 auto | 5.21e-03 | 6.0 | 0.016 | 24.0 | 0.048 | 4.00× | 3.00× |"),
       std::string::npos)
       << table;
-  EXPECT_NE(table.find("| block 1.6 auto | 5.00e-01* |"), std::string::npos) << table;
+  EXPECT_NE(
+      table.find("| block 1.6 auto | 2.00e-02* | 2.0 | 0.008 | 12.2 | 0.024 | 6.12× | 3.06× |"),
+      std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| block 3.2 auto | 5.00e-01* | 2.0 | 0.008 | — | — | — | — |"),
+            std::string::npos)
+      << table;
 }
 
 }  // namespace
