@@ -109,6 +109,8 @@ void DustPass::splat(const Camera& camera, const ParticleStyle& style, const Ext
     const std::size_t groups = (count + kGroupSize - 1) / kGroupSize;
     glDispatchCompute(static_cast<GLuint>(std::min<std::size_t>(groups, kMaxGroups)), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    // Not kept bound: a vertex buffer replaced by an import would live on (and its memory).
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kVerticesSlot, 0);
   }
   gl::check("adding up the dust");
 }

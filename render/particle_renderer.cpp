@@ -268,7 +268,7 @@ void ParticleRenderer::splat(const Camera& camera, const RenderParams& params, i
     const std::size_t groups = (m_vertices.count() + kSplatGroupSize - 1) / kSplatGroupSize;
     glDispatchCompute(static_cast<GLuint>(std::min<std::size_t>(groups, kMaxGroups)), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    // Not kept bound (the dust's binding is the same slot), as in draw().
+    // Not kept bound, as in draw() and the dust pass.
     glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kVerticesSlot, 0);
     mark(params, kSprites);
   }

@@ -404,6 +404,35 @@ TEST_F(RenderTest, VertexBufferIsExposedForInterop) {
   EXPECT_THROW(r.setParticleCount(2001), bhviz::render::GlError);
 }
 
+// Neither sprite pass, nor the dust pass before it, leaves the vertex buffer bound (to the
+// splat's and the dust's storage slot, or through the bound vertex array): a buffer an import
+// replaces would otherwise live on, and with it the memory it imported, until the next frame.
+TEST_F(RenderTest, PassesLetGoOfTheVertexBuffer) {
+  constexpr unsigned kShaderStorageBinding = 0x90D3;  // GL_SHADER_STORAGE_BUFFER_BINDING
+  constexpr unsigned kVertexArrayBinding = 0x85B5;    // GL_VERTEX_ARRAY_BINDING
+  const auto getIntegeri =
+      reinterpret_cast<void (*)(unsigned, unsigned, int*)>(eglGetProcAddress("glGetIntegeri_v"));
+  const auto getInteger =
+      reinterpret_cast<void (*)(unsigned, int*)>(eglGetProcAddress("glGetIntegerv"));
+  ASSERT_NE(getIntegeri, nullptr);
+  ASSERT_NE(getInteger, nullptr);
+  const auto p = bhviz::sim::makeGalaxy(5000, 7);
+  SceneRenderer& s = scene(view());
+  s.frame(p);
+  s.params().extinction.enabled = true;
+  for (const auto pass : {bhviz::render::SpritePass::Raster, bhviz::render::SpritePass::Compute}) {
+    s.params().spritePass = pass;
+    const Image img = s.render(p);
+    EXPECT_GT(imageStats(img).litFraction, 0.05);
+    int storage = -1, vertexArray = -1;
+    getIntegeri(kShaderStorageBinding, 0, &storage);
+    getInteger(kVertexArrayBinding, &vertexArray);
+    const char* name = pass == bhviz::render::SpritePass::Raster ? "raster" : "compute";
+    EXPECT_EQ(storage, 0) << name << ": a buffer left on storage slot 0";
+    EXPECT_EQ(vertexArray, 0) << name << ": a vertex array left bound";
+  }
+}
+
 // The window's GPU render time: a ring of timer queries read frames later. After some frames
 // it reports a positive device time close to what a waiting query measures for the same draw.
 TEST_F(RenderTest, TimerRingReportsTheRenderTimeWithoutWaiting) {
