@@ -54,8 +54,16 @@ struct Groups {
   std::vector<std::uint32_t> count;  ///< particles in the run (active or not)
   std::vector<Box> box;              ///< box of the group's active particles
   std::vector<float> accMin;  ///< smallest |a_old| of its active particles (acceleration MAC)
+  /// Per group, the targets whose number decides its far-cell expansion (expansionCentre): for
+  /// a run of a group cut into runs (sim/common/group_runs.h), the whole group's; empty: every
+  /// group's own active particles.
+  std::vector<std::uint32_t> expandAs;
 
   std::size_t size() const { return first.size(); }
+  /// The number expansionCentre reads for group g of `own` active particles.
+  unsigned expansionTargets(std::size_t g, unsigned own) const {
+    return expandAs.empty() ? own : expandAs[g];
+  }
 };
 
 }  // namespace bhviz::sim

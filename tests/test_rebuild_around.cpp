@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/common/group_runs.h"
 #include "sim/ic/scenario_file.h"
 #include "sim/simulation.h"
 #include "test_support.h"
@@ -107,6 +108,42 @@ TEST(RebuildAround, TheTargetsWalkATreeAsFreshAsARebuiltOne) {
   // Another N_leaf: no tree of it to rebuild around, so a whole rebuild.
   p.nLeaf = 8;
   EXPECT_FALSE(around.rebuildAroundTargets(centre, p, ForceTargets::Active, true));
+}
+
+// A cusp's few targets, evaluated with every MAC: under the acceleration MAC their groups are cut
+// into runs (sim/common/group_runs.h), fewer interactions a target at forces within α; under the
+// Bonsai MAC they stay whole. (The runs themselves: tests/test_tree.cpp.)
+TEST(RebuildAround, UnderTheAccelerationMacTheCuspsFewGroupsAreWalkedInRuns) {
+  const Particles start = cuspBins();
+  const Clock all{0.0, 0, 4, 1.0f / 16.0f}, centre{0.0, 1, 4, 1.0f / 16.0f};
+  struct Evaluated {
+    std::size_t groups;
+    double perTarget;
+    ForceError error;
+  };
+  const auto evaluate = [&](MacKind mac) {
+    SimParams p;
+    p.softening = 0.01f;
+    p.mac = mac;
+    CpuBackend b;
+    b.upload(start);
+    b.computeForces(all, p, ForceTargets::All, false);
+    b.computeForces(all, p, ForceTargets::All, true);  // |a_old| of this MAC's forces
+    b.resetProfile();
+    b.computeForces(centre, p, ForceTargets::Active, true);
+    return Evaluated{b.treeCensus().groups, perTarget(b.profile().interactions),
+                     targetsError(sortedById(b.particles()), centre)};
+  };
+  // The same tree and targets: the groups differ only by the cut.
+  const Evaluated acc = evaluate(MacKind::Acceleration), bonsai = evaluate(MacKind::Bonsai);
+  std::printf("groups: acceleration MAC %zu (%.0f interactions a target, p99 %.2g), bonsai %zu\n",
+              acc.groups, acc.perTarget, acc.error.p99, bonsai.groups);
+  ASSERT_GT(bonsai.groups, 0u);
+  ASSERT_LT(bonsai.groups, kRunsBelow);
+  EXPECT_GT(acc.groups, 2 * bonsai.groups) << "the cusp's groups of ~64 targets cut";
+  EXPECT_LE(acc.groups, kMaxRuns * bonsai.groups);
+  EXPECT_LT(acc.error.p99, 2.0 * double(effectiveMacParam(SimParams{})))
+      << "forces within the acceleration MAC's α";
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/common/group_runs.h"
 #include "sim/common/local_expansion.h"
 #include "sim/common/timestep.h"
 #include "sim/stage_timer.h"
@@ -132,6 +133,10 @@ void CpuBackend::buildGroups(const Clock& clock, const SimParams& p, ForceTarget
   StageTimer timer(m_profile, Stage::Groups);
   markTargets(clock, targets);
   m_groups = cpu::buildGroups(m_tree, s.posMass, s.accPot, m_active, p.nGroup);
+  // A block substep's few groups are walked in runs (as the CUDA backend's: group_runs.h).
+  if (cutsGroupsIntoRuns(m_mac.code, targets == ForceTargets::All || clock.synchronized())) {
+    cpu::cutIntoRuns(m_groups, s.posMass, m_active);
+  }
 }
 
 TargetRegion CpuBackend::targetRegion() const {
@@ -289,8 +294,9 @@ CpuBackend::GroupInteractions CpuBackend::interactionsOfGroup(std::size_t group)
   g.counts = {g.list.cells.size() * targets, leafParticles * targets, targets};
   // Which of the cells the walk expanded about the group (TargetBlock's rule).
   if (targets > 0) {
-    const ExpansionCentre e = expansionCentre(m_groups.box[group], static_cast<unsigned>(targets),
-                                              m_walk.expansion, m_groups.accMin[group]);
+    const ExpansionCentre e = expansionCentre(
+        m_groups.box[group], m_groups.expansionTargets(group, static_cast<unsigned>(targets)),
+        m_walk.expansion, m_groups.accMin[group]);
     g.counts.expanded = cpu::countExpanded(m_tree, g.list.cells, e) * targets;
   }
   return g;

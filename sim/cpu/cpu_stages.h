@@ -137,6 +137,15 @@ Groups buildGroups(const Tree& tree, const std::vector<Vec4>& posMass,
                    const std::vector<Vec4>& accPot, const std::vector<std::uint8_t>& active,
                    int nGroup);
 
+/// Where fewer than kRunsBelow groups were made (sim/common/group_runs.h), cuts each group's active
+/// particles into runs of consecutive ones (runsPerGroup, runsOf, runBegin), each a group with
+/// the box of its own active particles and the whole group's accMin and expansion targets
+/// (Groups::expandAs); the inactive particles between two runs go with the later one. Else leaves
+/// `groups` as they are. The backends cut the groups of block substeps only (not every particle
+/// active), the CUDA groups stage alike.
+void cutIntoRuns(Groups& groups, const std::vector<Vec4>& posMass,
+                 const std::vector<std::uint8_t>& active);
+
 /// The index into `groups` of the group holding particle `index` (key order), or -1.
 std::int64_t groupContaining(const Groups& groups, std::uint32_t index);
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/common/group_runs.h"
 #include "sim/cpu/cpu_stages.h"
 
 namespace bhviz::sim::cpu {
@@ -91,6 +92,38 @@ Groups buildGroups(const Tree& t, const std::vector<Vec4>& posMass, const std::v
     groupsUnder(t, 0, limit, posMass, accPot, active, g);
   }
   return g;
+}
+
+void cutIntoRuns(Groups& g, const std::vector<Vec4>& posMass,
+                 const std::vector<std::uint8_t>& active) {
+  const std::uint32_t perGroup = runsPerGroup(static_cast<std::uint32_t>(g.size()));
+  if (perGroup <= 1) return;
+  Groups runs;
+  std::vector<std::uint32_t> targets;  // one group's active particles, in key order
+  for (std::size_t k = 0; k < g.size(); ++k) {
+    const std::uint32_t first = g.first[k], end = first + g.count[k];
+    targets.clear();
+    for (std::uint32_t i = first; i < end; ++i) {
+      if (active[i]) targets.push_back(i);
+    }
+    const auto m = static_cast<std::uint32_t>(targets.size());
+    const std::uint32_t q = runsOf(m, perGroup);
+    for (std::uint32_t r = 0; r < q; ++r) {
+      const std::uint32_t lo = runBegin(r, m, q), hi = runBegin(r + 1, m, q);
+      // The inactive particles between two runs go with the later run; the first and last runs
+      // reach the group's ends, so the runs still partition the group.
+      const std::uint32_t runFirst = r == 0 ? first : targets[lo];
+      const std::uint32_t runEnd = r + 1 == q ? end : targets[hi];
+      Box box;
+      for (std::uint32_t t = lo; t < hi; ++t) grow(box, xyz(posMass[targets[t]]));
+      runs.first.push_back(runFirst);
+      runs.count.push_back(runEnd - runFirst);
+      runs.box.push_back(box);
+      runs.accMin.push_back(g.accMin[k]);
+      runs.expandAs.push_back(g.expansionTargets(k, m));
+    }
+  }
+  g = std::move(runs);
 }
 
 std::int64_t groupContaining(const Groups& groups, std::uint32_t index) {

@@ -36,7 +36,8 @@ class TargetBlock {
       const Vec4 p = posMass[m_index[k]];
       m_x[k] = p.x, m_y[k] = p.y, m_z[k] = p.z;
     }
-    m_centre = expansionCentre(g.box[group], static_cast<unsigned>(n), expansion, g.accMin[group]);
+    m_centre = expansionCentre(g.box[group], g.expansionTargets(group, static_cast<unsigned>(n)),
+                               expansion, g.accMin[group]);
   }
 
   template <bool kQuadrupole>

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "sim/common/conserved.h"
+#include "sim/common/group_runs.h"
 #include "sim/common/local_expansion.h"
 #include "sim/common/timestep.h"
 #include "sim/cuda/cuda_backend_class.cuh"
@@ -288,7 +289,8 @@ void CudaBackend::momentsAndGroups(const SimParams& p) {
         [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s, m_domains); });
   timed(m_events, Stage::Groups, s, [&] {
     launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s,
-                 m_lastWorkValid ? m_lastWork.data() : nullptr);
+                 m_lastWorkValid ? m_lastWork.data() : nullptr,
+                 cutsGroupsIntoRuns(m_mac.code, m_rule.all) ? GroupRuns::Cut : GroupRuns::Whole);
   });
   // Every walk counts each target's work (one add per target): the tree statistics show it,
   // a rank's next decomposition weighs by it, and the next walk's schedule expects it.

@@ -20,16 +20,24 @@
 //      smallest |a_old| over the active particles: min/max are exact, so the boxes are
 //      bit-identical to the CPU's whatever the order. It also sums the work the walk may expect
 //      of the group (its targets' last measured work), which orders the walk (walk_schedule.cu).
+//   5. Where the caller asks (GroupRuns::Cut), only some particles are active and fewer than
+//      kRunsBelow groups were made, each is cut into runs of its targets
+//      (sim/common/group_runs.h, as cpu::cutIntoRuns): one block copies the groups aside and
+//      scans their runs' counts (planRunsKernel), then a warp a group writes its runs in place
+//      (writeRunsKernel). The number of groups stays on the device; both kernels return at once
+//      where nothing is cut.
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <stdexcept>
 #include <string>
 
+#include "sim/common/group_runs.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/groups.h"
 
@@ -121,11 +129,12 @@ __device__ inline float warpMax(float v) {
 }
 
 struct GroupArrays {
-  const std::uint32_t* first;
+  std::uint32_t* first;
   std::uint32_t* count;
   Box* box;
   float* accMin;
-  const std::uint32_t* size;
+  std::uint32_t* expandAs;
+  std::uint32_t* size;
   std::uint32_t* targetFirst;
   std::uint32_t* targetCount;
   const std::uint32_t* activeBefore;  ///< null: every particle is a target
@@ -170,7 +179,118 @@ __global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ 
       const bool compact = g.activeBefore != nullptr;
       g.targetFirst[w] = compact ? g.activeBefore[first] : first;
       g.targetCount[w] = compact ? g.activeBefore[first + len] - g.activeBefore[first] : len;
+      g.expandAs[w] = g.targetCount[w];
     }
+  }
+}
+
+/// The groups before the cut (DeviceGroups::Uncut).
+struct UncutArrays {
+  std::uint32_t *first, *count, *targetFirst, *targetCount, *runStart;
+  float* accMin;
+};
+
+constexpr int kPlanThreads = 1024;
+constexpr int kPlanItems = int(kRunsBelow) / kPlanThreads;
+static_assert(kPlanItems * kPlanThreads == int(kRunsBelow), "one block plans every cut");
+
+/// One block: where `cut` and fewer than kRunsBelow groups were made, copies them aside, writes
+/// where each one's runs start (an exclusive scan of their counts) and the number of runs as the
+/// groups' size; runStart[kRunsBelow] is the number of groups cut, 0 where none is (which the
+/// walk reads: launched for every compacted set of groups, cut or not).
+__global__ void __launch_bounds__(kPlanThreads)
+    planRunsKernel(GroupArrays g, UncutArrays u, bool cut) {
+  using Scan = cub::BlockScan<std::uint32_t, kPlanThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  const std::uint32_t groups = *g.size;
+  const std::uint32_t perGroup = cut ? runsPerGroup(groups) : 1;
+  if (perGroup <= 1) {  // the same in every thread
+    if (threadIdx.x == 0) u.runStart[kRunsBelow] = 0;
+    return;
+  }
+  std::uint32_t runs[kPlanItems];
+  for (int j = 0; j < kPlanItems; ++j) {  // a thread's items are consecutive (BlockScan's order)
+    const std::uint32_t w = threadIdx.x * kPlanItems + j;
+    runs[j] = 0;
+    if (w >= groups) continue;
+    u.first[w] = g.first[w];
+    u.count[w] = g.count[w];
+    u.targetFirst[w] = g.targetFirst[w];
+    u.targetCount[w] = g.targetCount[w];
+    u.accMin[w] = g.accMin[w];
+    runs[j] = runsOf(g.targetCount[w], perGroup);
+  }
+  std::uint32_t total = 0;
+  Scan(temp).ExclusiveSum(runs, runs, total);  // its barrier: every thread has read *g.size
+  for (int j = 0; j < kPlanItems; ++j) {
+    const std::uint32_t w = threadIdx.x * kPlanItems + j;
+    if (w < groups) u.runStart[w] = runs[j];
+  }
+  if (threadIdx.x == 0) {
+    u.runStart[kRunsBelow] = groups;
+    *g.size = total;
+  }
+}
+
+/// writeRunsKernel's work for group w (a warp). Its runs at once: run r takes `width` lanes (a
+/// power of two, q · width ≤ 32), which stride over its targets and reduce among themselves
+/// (shuffles within aligned segments of `width` lanes never mix two runs).
+__device__ void writeRuns(const GroupArrays& g, const UncutArrays& u,
+                          const std::uint32_t* __restrict__ targets,
+                          const Vec4* __restrict__ posMass, std::uint32_t w, std::uint32_t perGroup,
+                          unsigned lane) {
+  static_assert(kMaxRuns <= 32, "a lane or more a run");
+  const std::uint32_t m = u.targetCount[w], tf = u.targetFirst[w];
+  const std::uint32_t q = runsOf(m, perGroup);
+  unsigned width = 32;
+  while (width * q > 32) width >>= 1;
+  const std::uint32_t r = lane / width, j = lane % width;
+  const bool mine = r < q;
+  const std::uint32_t lo = mine ? runBegin(r, m, q) : 0, hi = mine ? runBegin(r + 1, m, q) : 0;
+  Box b;
+  unsigned long long work = 0;
+  for (std::uint32_t t = lo + j; t < hi; t += width) {
+    const std::uint32_t i = targets[tf + t];
+    grow(b, xyz(posMass[i]));
+    work += g.lastWork != nullptr ? max(g.lastWork[i], 1u) : 1u;
+  }
+  for (unsigned o = width / 2; o > 0; o >>= 1) {
+    b.lo.x = fminf(b.lo.x, __shfl_xor_sync(0xffffffffu, b.lo.x, o));
+    b.lo.y = fminf(b.lo.y, __shfl_xor_sync(0xffffffffu, b.lo.y, o));
+    b.lo.z = fminf(b.lo.z, __shfl_xor_sync(0xffffffffu, b.lo.z, o));
+    b.hi.x = fmaxf(b.hi.x, __shfl_xor_sync(0xffffffffu, b.hi.x, o));
+    b.hi.y = fmaxf(b.hi.y, __shfl_xor_sync(0xffffffffu, b.hi.y, o));
+    b.hi.z = fmaxf(b.hi.z, __shfl_xor_sync(0xffffffffu, b.hi.z, o));
+    work += __shfl_xor_sync(0xffffffffu, work, o);
+  }
+  if (!mine || j != 0) return;
+  const std::uint32_t first = u.first[w], at = u.runStart[w] + r;
+  const std::uint32_t runFirst = r == 0 ? first : targets[tf + lo];
+  const std::uint32_t runEnd = r + 1 == q ? first + u.count[w] : targets[tf + hi];
+  g.first[at] = runFirst;
+  g.count[at] = runEnd - runFirst;
+  g.box[at] = b;
+  g.accMin[at] = u.accMin[w];
+  g.expected[at] = static_cast<std::uint32_t>(min(work, 0xffffffffull));
+  g.targetFirst[at] = tf + lo;
+  g.targetCount[at] = hi - lo;
+  g.expandAs[at] = m;  // the whole group's targets decide its runs' expansion
+}
+
+/// A warp per group cut (planRunsKernel's): writes its runs over the groups' arrays, run k of q
+/// holding its targets [runBegin(k), runBegin(k + 1)) (compact: `targets` names them), with their
+/// own box and expected work and the group's accMin and expansion targets; the particles of the run
+/// reach from its first target (the group's first particle for run 0) to the next run's first
+/// target (the group's end for the last), as cpu::cutIntoRuns.
+__global__ void writeRunsKernel(GroupArrays g, UncutArrays u,
+                                const std::uint32_t* __restrict__ targets,
+                                const Vec4* __restrict__ posMass) {
+  const std::uint32_t groups = u.runStart[kRunsBelow];
+  const unsigned lane = threadIdx.x % 32;
+  const std::uint32_t warps = gridDim.x * blockDim.x / 32;
+  const std::uint32_t perGroup = runsPerGroup(groups);
+  for (std::uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32; w < groups; w += warps) {
+    writeRuns(g, u, targets, posMass, w, perGroup, lane);
   }
 }
 
@@ -192,11 +312,19 @@ void DeviceGroups::reserve(std::size_t n) {
   activeBefore.reserve(m + 1);
   box.reserve(m);
   accMin.reserve(m);
+  expandAs.reserve(m);
   expected.reserve(m);
   size.reserve(1);
   runLength.reserve(m);
+  for (DeviceBuffer<std::uint32_t>* b :
+       {&uncut.first, &uncut.count, &uncut.targetFirst, &uncut.targetCount}) {
+    b->reserve(kRunsBelow);
+  }
+  uncut.accMin.reserve(kRunsBelow);
+  uncut.runStart.reserve(kRunsBelow + 1);
   capacity = std::min({first.capacity(), count.capacity(), box.capacity(), accMin.capacity(),
-                       targetFirst.capacity(), targetCount.capacity(), expected.capacity()});
+                       expandAs.capacity(), targetFirst.capacity(), targetCount.capacity(),
+                       expected.capacity()});
 }
 
 void DeviceGroups::poison() {
@@ -208,14 +336,21 @@ void DeviceGroups::poison() {
   activeBefore.poison();
   box.poison();
   accMin.poison();
+  expandAs.poison();
   expected.poison();
   size.poison();
   runLength.poison();
+  uncut.first.poison();
+  uncut.count.poison();
+  uncut.targetFirst.poison();
+  uncut.targetCount.poison();
+  uncut.runStart.poison();
+  uncut.accMin.poison();
 }
 
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace&,
                   ActiveRule rule, int nGroup, DeviceGroups& g, const DeviceProperties& device,
-                  Stream stream, const std::uint32_t* lastWork) {
+                  Stream stream, const std::uint32_t* lastWork, GroupRuns runs) {
   if (device.ordinal < 0) {
     throw std::invalid_argument(
         "launchGroups: device properties not queried (queryDeviceProperties)");
@@ -227,8 +362,11 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   const std::size_t n = p.n;
   g.reserve(n);
   g.nGroup = nGroup;
-  // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf).
+  // Groups ≤ cells + n / nGroup (each group is one or more cells, or a chunk of a leaf); cut
+  // into runs, fewer than kRunsBelow × kMaxRuns, each with a target.
   g.bound = std::min(n, tree.cells + n / std::size_t(nGroup));
+  const bool cut = runs == GroupRuns::Cut && !rule.all;
+  if (cut) g.bound = std::max(g.bound, std::min<std::size_t>(n, kRunsBelow * kMaxRuns));
   if (n == 0 || tree.cells == 0) {
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(g.size.data(), 0, sizeof(std::uint32_t), stream));
     return;
@@ -275,6 +413,7 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
                            g.count.data(),
                            g.box.data(),
                            g.accMin.data(),
+                           g.expandAs.data(),
                            g.size.data(),
                            g.targetFirst.data(),
                            g.targetCount.data(),
@@ -283,6 +422,16 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
                            g.expected.data()};
   groupBoxKernel<<<residentBlocks(g.bound * 32, kBlock, device), kBlock, 0, stream>>>(
       arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  if (!g.compact) return;
+  const UncutArrays uncut{g.uncut.first.data(),       g.uncut.count.data(),
+                          g.uncut.targetFirst.data(), g.uncut.targetCount.data(),
+                          g.uncut.runStart.data(),    g.uncut.accMin.data()};
+  planRunsKernel<<<1, kPlanThreads, 0, stream>>>(arrays, uncut, cut);
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  if (!cut) return;
+  writeRunsKernel<<<residentBlocks(std::size_t(kRunsBelow) * 32, kBlock, device), kBlock, 0,
+                    stream>>>(arrays, uncut, g.targets.data(), p.posMass.data());
   BHVIZ_CUDA_CHECK_LAUNCH();
 }
 
@@ -336,10 +485,12 @@ Groups downloadGroups(const DeviceGroups& d) {
   h.count.resize(size);
   h.box.resize(size);
   h.accMin.resize(size);
+  h.expandAs.resize(size);
   copyToHost(h.first.data(), d.first.data(), size * sizeof(std::uint32_t));
   copyToHost(h.count.data(), d.count.data(), size * sizeof(std::uint32_t));
   copyToHost(h.box.data(), d.box.data(), size * sizeof(Box));
   copyToHost(h.accMin.data(), d.accMin.data(), size * sizeof(float));
+  copyToHost(h.expandAs.data(), d.expandAs.data(), size * sizeof(std::uint32_t));
   return h;
 }
 

@@ -62,11 +62,12 @@ struct GroupRegion {
 
 /// The groups on the device, in the layout of sim::Groups, plus their scratch.
 struct DeviceGroups {
-  DeviceBuffer<std::uint32_t> first;  ///< first particle of each group (key order)
-  DeviceBuffer<std::uint32_t> count;  ///< particles in the run (active or not)
-  DeviceBuffer<Box> box;              ///< box of the group's active particles
-  DeviceBuffer<float> accMin;         ///< smallest |a_old| of its active particles
-  DeviceBuffer<std::uint32_t> size;   ///< 1 element: the number of groups
+  DeviceBuffer<std::uint32_t> first;     ///< first particle of each group (key order)
+  DeviceBuffer<std::uint32_t> count;     ///< particles in the run (active or not)
+  DeviceBuffer<Box> box;                 ///< box of the group's active particles
+  DeviceBuffer<float> accMin;            ///< smallest |a_old| of its active particles
+  DeviceBuffer<std::uint32_t> expandAs;  ///< Groups::expandAs (its targets where not a run)
+  DeviceBuffer<std::uint32_t> size;      ///< 1 element: the number of groups
   // The targets the walk gives forces: a group's are targets[targetFirst, + targetCount), which
   // are its active particles (compact) or all of its particles (every particle a target).
   DeviceBuffer<std::uint32_t> targetFirst;  ///< first entry of each group's targets
@@ -91,6 +92,13 @@ struct DeviceGroups {
   mutable DeviceBuffer<std::uint32_t> walkStack;  ///< the walk's per-warp cell stacks
   mutable WalkSchedule schedule;                  ///< the walk's order of the groups
   mutable DeviceBuffer<GroupRegion> region;       ///< groupRegion's result
+  /// The groups before they were cut into runs (group_runs.h), kRunsBelow entries each, and
+  /// one more in `runStart` (its last: how many groups there were, 0 where none was cut; the
+  /// walk reads it where `compact`, and does not split runs again).
+  struct Uncut {
+    DeviceBuffer<std::uint32_t> first, count, targetFirst, targetCount, runStart;
+    DeviceBuffer<float> accMin;
+  } uncut;
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
   void poison();
@@ -118,17 +126,24 @@ void carryWork(const std::uint32_t* order, std::size_t n, DeviceBuffer<std::uint
 /// The largest N_group launchGroups and launchWalk support (a lane holds up to 4 targets).
 inline constexpr int kMaxWalkGroup = 128;
 
+/// Whether launchGroups cuts few groups into runs (sim/common/group_runs.h; the backend's choice,
+/// cutsGroupsIntoRuns).
+enum class GroupRuns : std::uint8_t { Whole, Cut };
+
 /// Groups exactly as cpu::buildGroups makes them, with no host round trip: runs of particles in
 /// key order; below each cell holding more than nGroup, its children holding ≤ nGroup merged
 /// greedily while the run stays ≤ nGroup and its box overlaps no larger sibling (a larger leaf
 /// cut into runs of nGroup), only those with an active particle; box and accMin over the active
 /// particles, and the work expected of each from `lastWork` (per particle, in the current order;
-/// null: none measured). Reads the tree's tight boxes, p.accPot (old accelerations) and p.bin.
+/// null: none measured). With `runs` Cut, where not every particle is a target (`!rule.all`),
+/// fewer than kRunsBelow groups are then cut into runs as cpu::cutIntoRuns cuts them
+/// (group_runs.h). Reads the tree's tight boxes, p.accPot (old accelerations) and p.bin.
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace& ws,
                   ActiveRule rule, int nGroup, DeviceGroups& groups, const DeviceProperties& device,
-                  Stream stream, const std::uint32_t* lastWork = nullptr);
+                  Stream stream, const std::uint32_t* lastWork = nullptr,
+                  GroupRuns runs = GroupRuns::Whole);
 
-// Host copies (blocking), for tests and diagnostics.
+// Host copies (blocking), for tests and diagnostics (expandAs always filled).
 Groups downloadGroups(const DeviceGroups& d);
 
 }  // namespace bhviz::sim::cuda

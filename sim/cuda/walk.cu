@@ -52,7 +52,10 @@
 // nearest left ~2,850 groups (131 k particles) or the 5,160 of M31 2²³'s centre unsplit, one
 // full wave and a part of another; two waves of parts took the full step's walk at 131 k from
 // 1.59 to 1.10 ms (Plummer; merger 1.40 to 0.89) and the M31 block runs 2-8 % lower, at a cost
-// of 4-11 % on Plummer 65 k (sim/cuda/NOTES.md has the four rules tried).
+// of 4-11 % on Plummer 65 k (sim/cuda/NOTES.md has the four rules tried). Under the acceleration
+// MAC a block substep's few groups arrive cut into runs (sim/common/group_runs.h: each its own
+// box, the same on the CPU), which are not split again: a part walks its group's whole list, so
+// splitting a run of ~5 targets would walk that list twice for little evaluation saved.
 //
 // The rings, the target slots and the flush are in walk_flush.cuh; the traversal, the kernel and
 // its launch here; the counters' way to the host in walk_counters.cu.
@@ -61,6 +64,7 @@
 #include <string>
 
 #include "sim/common/gravity.h"
+#include "sim/common/group_runs.h"
 #include "sim/cuda/cuda_check.cuh"
 #include "sim/cuda/walk.h"
 #include "sim/cuda/walk_flush.cuh"
@@ -79,7 +83,9 @@ struct WalkArgs {
   const std::uint32_t* __restrict__ targets;      // particle indices; null: target k is particle k
   const Box* __restrict__ groupBox;
   const float* __restrict__ groupAccMin;
+  const std::uint32_t* __restrict__ expandAs;  // the targets deciding a group's expansion
   const std::uint32_t* __restrict__ groups;
+  const std::uint32_t* __restrict__ cut;    // nonzero: groups cut into runs; null: none can be
   const std::uint32_t* __restrict__ order;  // walk order of the group indices
   // particles
   const Vec4* __restrict__ posMass;  // the targets
@@ -345,7 +351,10 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
   const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   std::uint32_t* stack = a.stack + std::size_t(warp) * kStackCapacity;
   const std::uint32_t groups = *a.groups;
-  const std::uint32_t parts = partsPerGroup(groups, gridDim.x * (blockDim.x / 32), a.maxParts);
+  // Runs (group_runs.h) are not split again: each part would walk the run's list once more.
+  const bool cut = a.cut != nullptr && *a.cut != 0;
+  const std::uint32_t parts =
+      cut ? 1u : partsPerGroup(groups, gridDim.x * (blockDim.x / 32), a.maxParts);
   __shared__ WarpTotals warpTotals[kWalkWarps];
   WarpTotals& total = warpTotals[threadIdx.x / 32];
   if (lane == 0) total = {0, 0, 0, 0, 0, globalTimer(), 0, 0};
@@ -365,8 +374,8 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
     loadTargets(a.posMass, a.targets, first, n, lane, t);
     Rings r;
     const Box gbox = a.groupBox[g];
-    // The whole group's targets decide, as on the CPU (not this part's).
-    const ExpansionCentre e = expansionCentre(gbox, all, a.expansion, a.groupAccMin[g]);
+    // The whole group's targets decide, as on the CPU (not this part's; a run's group's).
+    const ExpansionCentre e = expansionCentre(gbox, a.expandAs[g], a.expansion, a.groupAccMin[g]);
     float term = 0.0f;  // lane k: term k of the group's expansion
     const std::uint64_t groupKey = std::uint64_t(g) << a.near.leafBits;
     if (!walkTree<kTargets, kQuad, kPot, kRecord>(a, gbox, a.groupAccMin[g], e, groupKey, sh, stack,
@@ -533,7 +542,9 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    g.compact ? g.targets.data() : nullptr,
                    g.box.data(),
                    g.accMin.data(),
+                   g.expandAs.data(),
                    g.size.data(),
+                   g.compact ? g.uncut.runStart.data() + kRunsBelow : nullptr,
                    scheduleGroups(g, stream),
                    p.posMass.data(),
                    tree.posMass,

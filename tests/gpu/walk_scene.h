@@ -50,16 +50,17 @@ struct Scene {
     setBins(h, sparse, seed);
     build(h, 16, mac);
   }
-  InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s) {
-    cuda::launchGroups(tree, d, ws, rule, nGroup, groups, device, nullptr);
+  InteractionCounts forces(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s,
+                           cuda::GroupRuns runs = cuda::GroupRuns::Whole) {
+    cuda::launchGroups(tree, d, ws, rule, nGroup, groups, device, nullptr, nullptr, runs);
     cuda::launchWalk(tree, groups, d, s, counters.data(), device, nullptr);
     return cuda::downloadCounters(counters.data());
   }
   /// forces() on poisoned accelerations: the walk's raw counters, and the particles in `out`.
   cuda::WalkCounters forcesRaw(cuda::ActiveRule rule, int nGroup, const cuda::WalkSettings& s,
-                               Particles& out) {
+                               Particles& out, cuda::GroupRuns runs = cuda::GroupRuns::Whole) {
     d.accPot.poison();
-    forces(rule, nGroup, s);
+    forces(rule, nGroup, s, runs);
     cuda::WalkCounters raw{};
     cuda::copyToHost(&raw, counters.data(), sizeof raw);
     cuda::downloadParticles(d, out);
