@@ -110,9 +110,9 @@ TEST(RebuildAround, TheTargetsWalkATreeAsFreshAsARebuiltOne) {
   EXPECT_FALSE(around.rebuildAroundTargets(centre, p, ForceTargets::Active, true));
 }
 
-// A cusp's few targets, evaluated with every MAC: under the acceleration MAC their groups are cut
-// into runs (sim/common/group_runs.h), fewer interactions a target at forces within α; under the
-// Bonsai MAC they stay whole. (The runs themselves: tests/test_tree.cpp.)
+// A cusp's few targets, evaluated under two MACs: under the acceleration MAC their groups are cut
+// into runs (sim/common/group_runs.h), at forces within α; under the Bonsai MAC they stay whole.
+// (The runs themselves, and their interactions: tests/test_tree.cpp.)
 TEST(RebuildAround, UnderTheAccelerationMacTheCuspsFewGroupsAreWalkedInRuns) {
   const Particles start = cuspBins();
   const Clock all{0.0, 0, 4, 1.0f / 16.0f}, centre{0.0, 1, 4, 1.0f / 16.0f};

@@ -356,7 +356,7 @@ TEST_P(TreeTest, RunsOpenNoMoreCellsThanTheirGroupsWithinTheMacsBound) {
   const std::vector<double> ew = errors(whole), ec = errors(cut);
   const std::size_t p99 = ew.size() * 99 / 100;
   // Fewer cells opened take some of the surplus accuracy a group's larger box gave its targets
-  // (here ~27 % less work for a p99 ~20 % higher); the bound each target gets stays α|a_old|.
+  // (here 27–29 % less work for a p99 ~20 % higher); the bound each target gets stays α|a_old|.
   EXPECT_GT(ew[p99], 0.0);
   EXPECT_LE(ec[p99], 1.5 * ew[p99]) << "whole groups' p99 " << ew[p99];
   EXPECT_LE(ec.back(), 1.5 * ew.back()) << "whole groups' worst " << ew.back();

@@ -140,9 +140,9 @@ Groups buildGroups(const Tree& tree, const std::vector<Vec4>& posMass,
 /// Where fewer than kRunsBelow groups were made (sim/common/group_runs.h), cuts each group's active
 /// particles into runs of consecutive ones (runsPerGroup, runsOf, runBegin), each a group with
 /// the box of its own active particles and the whole group's accMin and expansion targets
-/// (Groups::expandAs); the inactive particles between two runs go with the later one. Else leaves
-/// `groups` as they are. The backends cut the groups of block substeps only (not every particle
-/// active), the CUDA groups stage alike.
+/// (Groups::expandAs); the inactive particles between two runs go with the earlier one. Else leaves
+/// `groups` as they are. The backends cut where cutsGroupsIntoRuns says (a block substep under the
+/// acceleration MAC), the CUDA groups stage alike.
 void cutIntoRuns(Groups& groups, const std::vector<Vec4>& posMass,
                  const std::vector<std::uint8_t>& active);
 

@@ -110,7 +110,7 @@ void cutIntoRuns(Groups& g, const std::vector<Vec4>& posMass,
     const std::uint32_t q = runsOf(m, perGroup);
     for (std::uint32_t r = 0; r < q; ++r) {
       const std::uint32_t lo = runBegin(r, m, q), hi = runBegin(r + 1, m, q);
-      // The inactive particles between two runs go with the later run; the first and last runs
+      // The inactive particles between two runs go with the earlier run; the first and last runs
       // reach the group's ends, so the runs still partition the group.
       const std::uint32_t runFirst = r == 0 ? first : targets[lo];
       const std::uint32_t runEnd = r + 1 == q ? end : targets[hi];

@@ -29,8 +29,9 @@ struct CudaUnavailable : std::runtime_error {
 /// cell's parent and arrival count for the moments' climb (8 B a cell, 4 B a particle); the tree
 /// build's cell spans (2 B a particle; until 2026-11-29 its kept searches, ~4 B, which this sum
 /// was rounded up with); a rebuild around the targets' scratch, reserved for all particles at its
-/// first use (40 B: cuda/local_rebuild.h).
-inline constexpr double kDeviceBytesPerParticle = 380.0;
+/// first use (40 B: cuda/local_rebuild.h); the count that decides each group's expansion (4 B,
+/// 2026-11-29: Groups::expandAs).
+inline constexpr double kDeviceBytesPerParticle = 384.0;
 /// The same for a rank of a distributed run, whose share also holds the LET cut's scratch
 /// (sized by the tree: ~110 B a cell, and 16 B a particle), the exchange's domain and selection
 /// arrays, the ORB's domain names and the LETs' bytes and walk records: measured 474 and

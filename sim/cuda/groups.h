@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sim/common/group_runs.h"
 #include "sim/common/hd.h"
 #include "sim/common/timestep.h"
 #include "sim/common/vec.h"
@@ -99,6 +100,10 @@ struct DeviceGroups {
     DeviceBuffer<std::uint32_t> first, count, targetFirst, targetCount, runStart;
     DeviceBuffer<float> accMin;
   } uncut;
+
+  /// The walk's flag (device memory): nonzero where the last launchGroups cut groups into runs;
+  /// written by every launchGroups that compacts its targets (`compact`).
+  const std::uint32_t* cutFlag() const { return uncut.runStart.data() + kRunsBelow; }
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles
   void poison();

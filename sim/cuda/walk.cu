@@ -544,7 +544,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    g.accMin.data(),
                    g.expandAs.data(),
                    g.size.data(),
-                   g.compact ? g.uncut.runStart.data() + kRunsBelow : nullptr,
+                   g.compact ? g.cutFlag() : nullptr,
                    scheduleGroups(g, stream),
                    p.posMass.data(),
                    tree.posMass,

@@ -229,6 +229,9 @@ TEST_P(CudaWalkTest, GroupsAndForcesMatchTheCpuTwins) {
   if (cuttable) {
     EXPECT_GT(cpuGroups.size(), uncut) << "few groups, none cut";
   }
+  if (cut && tc.ratio > 0.0f) {  // the cases added for the runs: they must have been cut
+    EXPECT_TRUE(cuttable) << uncut << " groups";
+  }
   scene.groups.reserve(tc.n);
   scene.groups.poison();
   cuda::launchGroups(scene.tree, scene.d, scene.ws, rule, tc.nGroup, scene.groups, scene.device,
@@ -506,33 +509,40 @@ TEST(CudaWalk, StackSpillToGlobalMemoryChangesNothing) {
 TEST(CudaWalk, GroupsSplitOverIdleWarpsMeetTheSameCells) {
   if (!haveGpu()) GTEST_SKIP() << "no CUDA device";
   const MacSetup mac{MacCode::Bonsai, 0.5f, 0.0f};
-  // Few groups, every particle a target (split); a block substep's few groups, cut into runs
-  // by launchGroups (group_runs.h; asked here under the Bonsai MAC), which the walk does not split
-  // again; many groups (no split).
+  // Few groups, every particle a target (split); a block substep's few groups whole (split, as
+  // under the geometric MACs), and cut into runs by launchGroups (group_runs.h; asked here under
+  // the Bonsai MAC), which the walk does not split again; many groups (no split).
   struct Case {
     bool sparse;
     std::size_t n;
+    cuda::GroupRuns runs;
   };
-  for (const Case c : {Case{false, 20000}, Case{true, 20000}, Case{false, 400000}}) {
-    const bool sparse = c.sparse, few = c.n == 20000;
+  constexpr auto kWhole = cuda::GroupRuns::Whole, kCut = cuda::GroupRuns::Cut;
+  for (const Case c : {Case{false, 20000, kWhole}, Case{true, 20000, kWhole},
+                       Case{true, 20000, kCut}, Case{false, 400000, kWhole}}) {
+    const bool sparse = c.sparse, few = c.n == 20000, cut = c.runs == kCut;
     const std::size_t n = c.n;  // ~1/8 active where sparse
     const cuda::ActiveRule rule = sparse ? kSparse : kAll;
     Scene scene;
     scene.buildPlummer(n, baseSeed() + (sparse ? 41 : few ? 42 : 43), sparse, mac);
+    if (cut) {  // the cut made more groups than the whole ones of the case before
+      Particles none;
+      cuda::WalkSettings plain{mac, true, 0.05f};
+      const std::uint32_t whole = scene.forcesRaw(rule, 64, plain, none, kWhole).groups;
+      ASSERT_GT(scene.forcesRaw(rule, 64, plain, none, kCut).groups, whole) << "no group cut";
+    }
     cuda::WalkSettings s{mac, true, 0.05f};
     s.expansion = expansionRuleOf(0.1f);
     std::vector<Particles> out(2);
     std::vector<cuda::WalkCounters> raw(2);
     for (int k = 0; k < 2; ++k) {
       s.maxParts = k == 0 ? 1 : 0;  // one warp per group, then the split
-      // The sparse case's groups cut into runs (as a backend under the acceleration MAC would).
-      raw[k] = scene.forcesRaw(rule, 64, s, out[k],
-                               sparse ? cuda::GroupRuns::Cut : cuda::GroupRuns::Whole);
+      raw[k] = scene.forcesRaw(rule, 64, s, out[k], c.runs);
     }
-    const std::string what =
-        std::string(sparse ? "sparse, " : "all active, ") + (few ? "20 k" : "400 k");
+    const std::string what = std::string(sparse ? "sparse, " : "all active, ") +
+                             (few ? "20 k" : "400 k") + (cut ? ", cut into runs" : "");
     EXPECT_EQ(raw[0].parts, 1u) << what << ": maxParts 1";
-    if (sparse) {
+    if (cut) {
       EXPECT_EQ(raw[1].parts, 1u) << what << ": runs split again";
     } else if (few != (raw[1].parts > 1)) {
       // How many parts the grid allows depends on the GPU (its resident walk warps).
