@@ -184,9 +184,11 @@ Simulation::Evaluation Simulation::chooseEvaluation(std::uint64_t period) const 
   Evaluation e;
   // The acceleration MAC tests each cell against the group's smallest |a_old|: a smaller group
   // walks faster and less accurately, so its size is not the tuner's to choose (α sets the
-  // accuracy). The geometric MACs only gain accuracy from a smaller group. (The block substeps'
-  // few groups cut into runs, sim/common/group_runs.h, are another matter: a fixed rule that
-  // keeps each group's |a_old| minimum, whatever the timings.)
+  // accuracy). Under the geometric MACs the tuner chooses it by time. (Measured since: there too a
+  // smaller box accepts cells sooner, trading accuracy as a larger θ would, in
+  // bench/results/cpu-2core-2026-11-29-group-runs-trade.txt; the policy is left as it was. The
+  // block substeps' few groups cut into runs, sim/common/group_runs.h, are another matter: a
+  // fixed rule that keeps each group's |a_old| minimum, whatever the timings.)
   e.groups = m_params.mac == MacKind::Acceleration
                  ? std::uint8_t{0}
                  : static_cast<std::uint8_t>(m_groupTuner.choose(kind, m_params.nGroup));
