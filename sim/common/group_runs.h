@@ -52,4 +52,18 @@ BHVIZ_HD inline std::uint32_t runBegin(std::uint32_t k, std::uint32_t targets, s
   return static_cast<std::uint32_t>(std::uint64_t{k} * targets / runs);
 }
 
+/// The particles of run r of a group's q runs, [first, end): from its first target (run 0: the
+/// group's first particle) to the next run's first target (the last run: the group's end), so the
+/// runs partition the group and the inactive particles between two runs go with the earlier one.
+/// `groupTargets`: the particle indices of the group's `targets` targets, in key order.
+struct RunParticles {
+  std::uint32_t first, end;
+};
+BHVIZ_HD inline RunParticles runParticles(std::uint32_t r, std::uint32_t q, std::uint32_t targets,
+                                          std::uint32_t groupFirst, std::uint32_t groupEnd,
+                                          const std::uint32_t* groupTargets) {
+  return {r == 0 ? groupFirst : groupTargets[runBegin(r, targets, q)],
+          r + 1 == q ? groupEnd : groupTargets[runBegin(r + 1, targets, q)]};
+}
+
 }  // namespace bhviz::sim

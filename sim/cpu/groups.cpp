@@ -110,14 +110,11 @@ void cutIntoRuns(Groups& g, const std::vector<Vec4>& posMass,
     const std::uint32_t q = runsOf(m, perGroup);
     for (std::uint32_t r = 0; r < q; ++r) {
       const std::uint32_t lo = runBegin(r, m, q), hi = runBegin(r + 1, m, q);
-      // The inactive particles between two runs go with the earlier run; the first and last runs
-      // reach the group's ends, so the runs still partition the group.
-      const std::uint32_t runFirst = r == 0 ? first : targets[lo];
-      const std::uint32_t runEnd = r + 1 == q ? end : targets[hi];
+      const RunParticles span = runParticles(r, q, m, first, end, targets.data());
       Box box;
       for (std::uint32_t t = lo; t < hi; ++t) grow(box, xyz(posMass[targets[t]]));
-      runs.first.push_back(runFirst);
-      runs.count.push_back(runEnd - runFirst);
+      runs.first.push_back(span.first);
+      runs.count.push_back(span.end - span.first);
       runs.box.push_back(box);
       runs.accMin.push_back(g.accMin[k]);
       runs.expandAs.push_back(g.expansionTargets(k, m));

@@ -24,9 +24,8 @@
 //      kRunsBelow groups were made, each is cut into runs of its targets
 //      (sim/common/group_runs.h, as cpu::cutIntoRuns): one block copies the groups aside and
 //      scans their runs' counts (planRunsKernel), then a warp a group writes its runs in place
-//      (writeRunsKernel). The number of groups stays on the device. The plan runs in every
-//      compacted launch (it writes the walk's flag, DeviceGroups::cutFlag, 0 where nothing is
-//      cut); the writes only where the caller asks for the cut.
+//      (writeRunsKernel). The number of groups stays on the device, and so does whether any was
+//      cut (DeviceGroups::cutFlag, which the walk reads where the cut was asked).
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -119,14 +118,27 @@ struct ActiveRunStart {
   }
 };
 
-__device__ inline float warpMin(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+// Reductions over aligned segments of `width` lanes (a power of two; 32: the warp). Every lane of
+// the warp calls them; xor offsets below `width` never leave a segment.
+__device__ inline float warpMin(float v, unsigned width = 32) {
+  for (unsigned o = width / 2; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
-__device__ inline float warpMax(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+__device__ inline float warpMax(float v, unsigned width = 32) {
+  for (unsigned o = width / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
+}
+
+__device__ inline unsigned long long warpSum(unsigned long long v, unsigned width = 32) {
+  for (unsigned o = width / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ inline Box warpBox(Box b, unsigned width = 32) {
+  b.lo = {warpMin(b.lo.x, width), warpMin(b.lo.y, width), warpMin(b.lo.z, width)};
+  b.hi = {warpMax(b.hi.x, width), warpMax(b.hi.y, width), warpMax(b.hi.z, width)};
+  return b;
 }
 
 struct GroupArrays {
@@ -168,10 +180,9 @@ __global__ void groupBoxKernel(GroupArrays g, const std::uint32_t* __restrict__ 
       amin = fminf(amin, accMagnitude(accPot[i]));
       work += g.lastWork != nullptr ? max(g.lastWork[i], 1u) : 1u;
     }
-    b.lo = {warpMin(b.lo.x), warpMin(b.lo.y), warpMin(b.lo.z)};
-    b.hi = {warpMax(b.hi.x), warpMax(b.hi.y), warpMax(b.hi.z)};
+    b = warpBox(b);
     amin = warpMin(amin);
-    for (int o = 16; o > 0; o >>= 1) work += __shfl_xor_sync(0xffffffffu, work, o);
+    work = warpSum(work);
     if (lane == 0) {
       g.count[w] = len;
       g.box[w] = b;
@@ -195,17 +206,16 @@ constexpr int kPlanThreads = 1024;
 constexpr int kPlanItems = int(kRunsBelow) / kPlanThreads;
 static_assert(kPlanItems * kPlanThreads == int(kRunsBelow), "one block plans every cut");
 
-/// One block: where `cut` and fewer than kRunsBelow groups were made, copies them aside, writes
-/// where each one's runs start (an exclusive scan of their counts) and the number of runs as the
-/// groups' size; runStart[kRunsBelow] is the number of groups cut, 0 where none is (which the
-/// walk reads: launched for every compacted set of groups, cut or not).
-__global__ void __launch_bounds__(kPlanThreads)
-    planRunsKernel(GroupArrays g, UncutArrays u, bool cut) {
+/// One block: where fewer than kRunsBelow groups were made, copies them aside, writes where each
+/// one's runs start (an exclusive scan of their counts) and the number of runs as the groups'
+/// size; runStart[kRunsBelow] is the number of groups cut, 0 where none is (the walk's flag,
+/// DeviceGroups::cutFlag).
+__global__ void __launch_bounds__(kPlanThreads) planRunsKernel(GroupArrays g, UncutArrays u) {
   using Scan = cub::BlockScan<std::uint32_t, kPlanThreads>;
   __shared__ typename Scan::TempStorage temp;
   __shared__ std::uint32_t runs[kRunsBelow];  // per group: its runs, then where they start
   const std::uint32_t groups = *g.size;
-  const std::uint32_t perGroup = cut ? runsPerGroup(groups) : 1;
+  const std::uint32_t perGroup = runsPerGroup(groups);
   if (perGroup <= 1) {  // the same in every thread
     if (threadIdx.x == 0) u.runStart[kRunsBelow] = 0;
     return;
@@ -261,21 +271,13 @@ __device__ void writeRuns(const GroupArrays& g, const UncutArrays& u,
     grow(b, xyz(posMass[i]));
     work += g.lastWork != nullptr ? max(g.lastWork[i], 1u) : 1u;
   }
-  for (unsigned o = width / 2; o > 0; o >>= 1) {
-    b.lo.x = fminf(b.lo.x, __shfl_xor_sync(0xffffffffu, b.lo.x, o));
-    b.lo.y = fminf(b.lo.y, __shfl_xor_sync(0xffffffffu, b.lo.y, o));
-    b.lo.z = fminf(b.lo.z, __shfl_xor_sync(0xffffffffu, b.lo.z, o));
-    b.hi.x = fmaxf(b.hi.x, __shfl_xor_sync(0xffffffffu, b.hi.x, o));
-    b.hi.y = fmaxf(b.hi.y, __shfl_xor_sync(0xffffffffu, b.hi.y, o));
-    b.hi.z = fmaxf(b.hi.z, __shfl_xor_sync(0xffffffffu, b.hi.z, o));
-    work += __shfl_xor_sync(0xffffffffu, work, o);
-  }
+  b = warpBox(b, width);
+  work = warpSum(work, width);
   if (!mine || j != 0) return;
   const std::uint32_t first = u.first[w], at = u.runStart[w] + r;
-  const std::uint32_t runFirst = r == 0 ? first : targets[tf + lo];
-  const std::uint32_t runEnd = r + 1 == q ? first + u.count[w] : targets[tf + hi];
-  g.first[at] = runFirst;
-  g.count[at] = runEnd - runFirst;
+  const RunParticles span = runParticles(r, q, m, first, first + u.count[w], targets + tf);
+  g.first[at] = span.first;
+  g.count[at] = span.end - span.first;
   g.box[at] = b;
   g.accMin[at] = u.accMin[w];
   g.expected[at] = static_cast<std::uint32_t>(min(work, 0xffffffffull));
@@ -286,9 +288,8 @@ __device__ void writeRuns(const GroupArrays& g, const UncutArrays& u,
 
 /// A warp per group cut (planRunsKernel's): writes its runs over the groups' arrays, run k of q
 /// holding its targets [runBegin(k), runBegin(k + 1)) (compact: `targets` names them), with their
-/// own box and expected work and the group's accMin and expansion targets; the particles of the run
-/// reach from its first target (the group's first particle for run 0) to the next run's first
-/// target (the group's end for the last), as cpu::cutIntoRuns.
+/// own box and expected work and the group's accMin and expansion targets, and its particles by
+/// runParticles, as cpu::cutIntoRuns.
 __global__ void writeRunsKernel(GroupArrays g, UncutArrays u,
                                 const std::uint32_t* __restrict__ targets,
                                 const Vec4* __restrict__ posMass) {
@@ -323,12 +324,7 @@ void DeviceGroups::reserve(std::size_t n) {
   expected.reserve(m);
   size.reserve(1);
   runLength.reserve(m);
-  for (DeviceBuffer<std::uint32_t>* b :
-       {&uncut.first, &uncut.count, &uncut.targetFirst, &uncut.targetCount}) {
-    b->reserve(kRunsBelow);
-  }
-  uncut.accMin.reserve(kRunsBelow);
-  uncut.runStart.reserve(kRunsBelow + 1);
+  uncut.reserve();
   capacity = std::min({first.capacity(), count.capacity(), box.capacity(), accMin.capacity(),
                        expandAs.capacity(), targetFirst.capacity(), targetCount.capacity(),
                        expected.capacity()});
@@ -347,12 +343,22 @@ void DeviceGroups::poison() {
   expected.poison();
   size.poison();
   runLength.poison();
-  uncut.first.poison();
-  uncut.count.poison();
-  uncut.targetFirst.poison();
-  uncut.targetCount.poison();
-  uncut.runStart.poison();
-  uncut.accMin.poison();
+  uncut.poison();
+}
+
+void DeviceGroups::Uncut::reserve() {
+  for (DeviceBuffer<std::uint32_t>* b : {&first, &count, &targetFirst, &targetCount}) {
+    b->reserve(kRunsBelow);
+  }
+  accMin.reserve(kRunsBelow);
+  runStart.reserve(kRunsBelow + 1);
+}
+
+void DeviceGroups::Uncut::poison() {
+  for (DeviceBuffer<std::uint32_t>* b : {&first, &count, &targetFirst, &targetCount, &runStart}) {
+    b->poison();
+  }
+  accMin.poison();
 }
 
 void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildWorkspace&,
@@ -373,6 +379,7 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   // into runs, fewer than kRunsBelow × kMaxRuns, each with a target.
   g.bound = std::min(n, tree.cells + n / std::size_t(nGroup));
   const bool cut = runs == GroupRuns::Cut && !rule.all;
+  g.cutAsked = false;  // until the plan below has written the flag
   if (cut) g.bound = std::max(g.bound, std::min<std::size_t>(n, kRunsBelow * kMaxRuns));
   if (n == 0 || tree.cells == 0) {
     BHVIZ_CUDA_CHECK(cudaMemsetAsync(g.size.data(), 0, sizeof(std::uint32_t), stream));
@@ -430,13 +437,13 @@ void launchGroups(const DeviceTree& tree, const DeviceParticles& p, const BuildW
   groupBoxKernel<<<residentBlocks(g.bound * 32, kBlock, device), kBlock, 0, stream>>>(
       arrays, g.runLength.data(), p.posMass.data(), p.accPot.data(), p.bin.data(), rule);
   BHVIZ_CUDA_CHECK_LAUNCH();
-  if (!g.compact) return;
+  if (!cut) return;
   const UncutArrays uncut{g.uncut.first.data(),       g.uncut.count.data(),
                           g.uncut.targetFirst.data(), g.uncut.targetCount.data(),
                           g.uncut.runStart.data(),    g.uncut.accMin.data()};
-  planRunsKernel<<<1, kPlanThreads, 0, stream>>>(arrays, uncut, cut);
+  planRunsKernel<<<1, kPlanThreads, 0, stream>>>(arrays, uncut);
   BHVIZ_CUDA_CHECK_LAUNCH();
-  if (!cut) return;
+  g.cutAsked = true;
   writeRunsKernel<<<residentBlocks(std::size_t(kRunsBelow) * 32, kBlock, device), kBlock, 0,
                     stream>>>(arrays, uncut, g.targets.data(), p.posMass.data());
   BHVIZ_CUDA_CHECK_LAUNCH();

@@ -95,14 +95,17 @@ struct DeviceGroups {
   mutable DeviceBuffer<GroupRegion> region;       ///< groupRegion's result
   /// The groups before they were cut into runs (group_runs.h), kRunsBelow entries each, and
   /// one more in `runStart` (its last: how many groups there were, 0 where none was cut; the
-  /// walk reads it where `compact`, and does not split runs again).
+  /// walk reads it where `cutAsked`, and does not split runs again).
   struct Uncut {
     DeviceBuffer<std::uint32_t> first, count, targetFirst, targetCount, runStart;
     DeviceBuffer<float> accMin;
+    void reserve();
+    void poison();
   } uncut;
+  bool cutAsked = false;  ///< host: the last launchGroups may have cut (its flag written)
 
   /// The walk's flag (device memory): nonzero where the last launchGroups cut groups into runs;
-  /// written by every launchGroups that compacts its targets (`compact`).
+  /// written only where `cutAsked`.
   const std::uint32_t* cutFlag() const { return uncut.runStart.data() + kRunsBelow; }
 
   void reserve(std::size_t n);  ///< sizes everything but the CUB storage for n particles

@@ -544,7 +544,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    g.accMin.data(),
                    g.expandAs.data(),
                    g.size.data(),
-                   g.compact ? g.cutFlag() : nullptr,
+                   g.cutAsked ? g.cutFlag() : nullptr,
                    scheduleGroups(g, stream),
                    p.posMass.data(),
                    tree.posMass,
