@@ -91,6 +91,11 @@ struct Result {
   /// The wall time outside every timed stage [ms]: the device idle while the host waits for it
   /// and launches the next stage, and the untimed work (the non-finite check, the host's own).
   double untimedMs = 0.0;
+  /// Of untimedMs, the time the device had nothing queued (the wall time outside the device's
+  /// spans from each substep's first stage to its last: the host between two substeps, its
+  /// launches, its wait); the rest is the device's between stages. Negative: not measured (the
+  /// CPU backend times its stages on the host).
+  double idleMs = -1.0;
   Particles finalById;  ///< the state at endTime, index = id
 };
 
@@ -104,6 +109,7 @@ struct TraceLine {
   TreeChoice tree = TreeChoice::Rebuild;
   RebuildTunerState tuner;
   int groupSize = 0;
+  double wallMs = 0.0;  ///< the host's time for the substep, sim.substep() (its wait included)
 };
 
 TraceLine traceOf(const Simulation& sim) {
@@ -124,13 +130,14 @@ void writeTrace(std::ostream& out, const std::string& label, const TraceLine& l)
       << l.profile.rebuildMs() << ',' << l.profile[Stage::Moments] << ','
       << l.profile[Stage::Groups] << ',' << l.profile[Stage::Integrate] << ','
       << (l.tree == TreeChoice::AroundTargets ? 1 : 0) << ',' << l.profile[Stage::Sort] << ','
-      << l.profile[Stage::Tree] << '\n';
+      << l.profile[Stage::Tree] << ',' << l.profile.spanMs << ',' << l.wallMs << '\n';
 }
 
 const char* const kTraceHeader =
     "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
     "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size,groups,"
-    "predict_ms,build_ms,moments_ms,groups_ms,integrate_ms,around_targets,sort_ms,tree_ms\n";
+    "predict_ms,build_ms,moments_ms,groups_ms,integrate_ms,around_targets,sort_ms,tree_ms,span_ms,"
+    "wall_ms\n";
 
 /// `trace`: where each substep's line goes (writeTrace), or null.
 Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,
@@ -145,8 +152,14 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
   const auto t0 = std::chrono::steady_clock::now();
   for (int step = 0; step < steps; ++step) {  // Simulation::advance(steps), substep by substep
     do {
+      const auto begun = std::chrono::steady_clock::now();
       sim.substep();
-      if (trace != nullptr) lines.push_back(traceOf(sim));
+      if (trace != nullptr) {
+        lines.push_back(traceOf(sim));
+        lines.back().wallMs =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun)
+                .count();
+      }
     } while (!sim.synchronized());
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -166,6 +179,7 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
   r.momentsGroupsMs = s[Stage::Moments] + s[Stage::Groups];
   r.walkMs = s[Stage::Walk];
   r.untimedMs = 1e3 * wall - s.total();
+  if (s.spanMs > 0.0) r.idleMs = 1e3 * wall - s.spanMs;
   r.finalById = sortedById(sim.particles());
   return r;
 }
@@ -182,23 +196,30 @@ struct Row {
 const char* const kTableHeader =
     "| mode | dt or η | rebuild | substeps | force evaluations / N | rebuilds (+ around targets) | "
     "wall s | "
-    "build ms | moments+groups ms | walk ms | untimed ms | |ΔE/E| | Δx median / r_h | "
+    "build ms | moments+groups ms | walk ms | untimed ms (device idle) | |ΔE/E| | Δx median / r_h "
+    "| "
     "Δx p99 / r_h |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 // New columns go last, so that the CSVs of earlier runs still read alike.
 const char* const kCsvHeader =
     "scenario,n,mode,dt_or_eta,rebuild,substeps,force_evaluations_per_n,rebuilds,wall_s,build_ms,"
-    "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99,untimed_ms,around_targets\n";
+    "moments_groups_ms,walk_ms,energy_error,dx_median,dx_p99,untimed_ms,around_targets,idle_ms\n";
 
 void printRow(const Row& row, std::size_t n) {
   const Result& r = row.result;
+  char untimed[64];
+  if (r.idleMs >= 0.0) {
+    std::snprintf(untimed, sizeof untimed, "%.1f (%.1f)", r.untimedMs, r.idleMs);
+  } else {
+    std::snprintf(untimed, sizeof untimed, "%.1f", r.untimedMs);
+  }
   std::printf(
-      "| %s | %.4g | %s | %llu | %.1f | %llu (+ %llu) | %.3f | %.1f | %.1f | %.1f | %.1f | %.2e | "
+      "| %s | %.4g | %s | %llu | %.1f | %llu (+ %llu) | %.3f | %.1f | %.1f | %.1f | %s | %.2e | "
       "%.2e | %.2e |\n",
       row.mode.c_str(), row.dtOrEta, row.rebuild.c_str(),
       static_cast<unsigned long long>(r.substeps), double(r.targets) / double(n),
       static_cast<unsigned long long>(r.rebuilds), static_cast<unsigned long long>(r.around),
-      r.wallSeconds, r.buildMs, r.momentsGroupsMs, r.walkMs, r.untimedMs, r.energyError,
+      r.wallSeconds, r.buildMs, r.momentsGroupsMs, r.walkMs, untimed, r.energyError,
       row.error.median, row.error.p99);
   std::fflush(stdout);
 }
@@ -209,8 +230,9 @@ void writeCsvRow(std::ostream& csv, const Row& row, const std::string& scenario,
       << r.substeps << ',' << double(r.targets) / double(n) << ',' << r.rebuilds << ','
       << r.wallSeconds << ',' << r.buildMs << ',' << r.momentsGroupsMs << ',' << r.walkMs << ','
       << r.energyError << ',' << row.error.median << ',' << row.error.p99 << ',' << r.untimedMs
-      << ',' << r.around << '\n'
-      << std::flush;  // a long sweep that dies still leaves its finished rows
+      << ',' << r.around << ',';
+  if (r.idleMs >= 0.0) csv << r.idleMs;
+  csv << '\n' << std::flush;  // a long sweep that dies still leaves its finished rows
 }
 
 struct Options {

@@ -61,6 +61,11 @@ struct InteractionCounts {
 struct StepProfile {
   std::array<double, static_cast<int>(Stage::Count)> ms{};  ///< milliseconds per stage
   InteractionCounts interactions;
+  /// The device's time from the first timed stage's start to the last one's end [ms], summed over
+  /// the times the stages were read (a single-GPU substep's once): with the stages' sum it shows
+  /// what the device did between stages, and with the host's wall time how long it had nothing
+  /// queued. 0 where the stages are timed on the host (the CPU backend).
+  double spanMs = 0.0;
 
   double& operator[](Stage s) { return ms[static_cast<int>(s)]; }
   double operator[](Stage s) const { return ms[static_cast<int>(s)]; }
@@ -68,6 +73,7 @@ struct StepProfile {
   StepProfile& operator+=(const StepProfile& o) {
     for (std::size_t s = 0; s < ms.size(); ++s) ms[s] += o.ms[s];
     interactions += o.interactions;
+    spanMs += o.spanMs;
     return *this;
   }
   /// What a rebuild costs beyond a refit: bbox, keys, sort and topology [ms].
@@ -75,6 +81,7 @@ struct StepProfile {
     return (*this)[Stage::BoundingBox] + (*this)[Stage::Keys] + (*this)[Stage::Sort] +
            (*this)[Stage::Tree];
   }
+  /// The stages' sum [ms] (spanMs not included).
   double total() const {
     double t = 0.0;
     for (double v : ms) t += v;

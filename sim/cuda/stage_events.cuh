@@ -62,6 +62,11 @@ class StageEvents {
       BHVIZ_CUDA_CHECK(cudaEventElapsedTime(&ms, span.start, span.stop));
       profile[span.stage] += ms;
     }
+    if (used == 0) return;
+    // One stream: the spans follow one another, the first began earliest and the last ended last.
+    float span = 0.0f;
+    BHVIZ_CUDA_CHECK(cudaEventElapsedTime(&span, m_spans[0].start, m_spans[used - 1].stop));
+    profile.spanMs += span;
   }
 
  private:

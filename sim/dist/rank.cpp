@@ -275,6 +275,7 @@ StepProfile RankShare::profile() {
   StepProfile slowest;
   for (const StepProfile& p : all) {
     for (std::size_t s = 0; s < p.ms.size(); ++s) slowest.ms[s] = std::max(slowest.ms[s], p.ms[s]);
+    slowest.spanMs = std::max(slowest.spanMs, p.spanMs);
     slowest.interactions += p.interactions;
   }
   return slowest;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -531,7 +532,8 @@ TEST(CudaBackend, DiagnosticsOnTheDeviceEqualTheHostSumsMidStep) {
 // A substep launches its stages without waiting for them (but for the deepest bin of block
 // steps and a rebuild's level table) and reads their times and the walk's counts once, at its
 // end. Each substep's profile must still be its own: every stage it ran, the sort only where it
-// rebuilt, and as targets exactly the particles active at its tick.
+// rebuilt, and as targets exactly the particles active at its tick; and the device's span from its
+// first stage to its last holds every stage and lies within the host's time for the substep.
 TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
   REQUIRE_GPU();
   for (const bool blockSteps : {false, true}) {
@@ -542,7 +544,11 @@ TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
     std::uint64_t targets = 0;
     int partial = 0;
     for (int k = 0; k < 16; ++k) {
+      const auto begun = std::chrono::steady_clock::now();
       sim.substep();
+      const double wallMs =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun)
+              .count();
       const StepProfile& prof = sim.lastProfile();
       const std::uint64_t active = bhviz::test::activeAt(sim.particles(), sim.clock());
       const std::string at =
@@ -555,6 +561,9 @@ TEST(CudaBackend, EachSubstepsProfileIsItsOwnThoughReadAtItsEnd) {
         EXPECT_GT(prof[s], 0.0) << at << " " << stageName(s);
       }
       EXPECT_EQ(prof[Stage::Sort] > 0.0, sim.lastRebuilt()) << at;
+      // Each event pair is read to ~0.5 µs; the stages follow one another on one stream.
+      EXPECT_GE(prof.spanMs, prof.total() - 0.01) << at;
+      EXPECT_LE(prof.spanMs, wallMs) << at;
       targets += active;
       partial += active < sim.backend().size() ? 1 : 0;
     }
