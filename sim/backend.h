@@ -364,6 +364,19 @@ class Backend {
                                     bool oldAccValid) {
     return refitForces(clock, p, targets, oldAccValid);
   }
+  /// What a refit would walk, without the walk: the last tree refitted to the particles'
+  /// current positions, and every `sampleEvery`-th of the groups this evaluation makes on it (by
+  /// their index, so every backend samples the same ones) walked into scratch memory: the
+  /// particles' state is untouched, the refit and the groups count in the profile's moments and
+  /// groups, the walk nowhere (the tuners read the walk's time). Returns the sample's interactions
+  /// a target (cells and particles), or a negative number where the backend cannot (no tree of
+  /// these particles with p's N_leaf and curve; the default). The rebuild tuner's probe of the
+  /// aging (RebuildTuner::recordProbe): the caller evaluates the forces next, rebuilding.
+  virtual double probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
+                            bool oldAccValid, std::uint32_t sampleEvery) {
+    (void)clock, (void)p, (void)targets, (void)oldAccValid, (void)sampleEvery;
+    return -1.0;
+  }
   /// For each particle active at clock.tick: v += a·dt/2 of its bin.
   virtual void closeKicks(const Clock& clock) = 0;
   /// Whether the evaluations at which every step ends compute the potentials (true until told

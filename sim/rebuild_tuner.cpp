@@ -276,7 +276,7 @@ TreeChoice RebuildTuner::choose(double age, int kind, Outlook ahead) const {
   for (double& t : targets) t = t > 0.0 ? t : mean;
   // No fit, or an old one: refit once to measure the aging, where it costs least (among the
   // kinds of evaluation lately, one with the fewest targets).
-  if (s.fit.model == AgingModel::None || m_samplesAge >= kProbeAfter) {
+  if (s.fit.model == AgingModel::None || m_samplesAge >= m_probeAfter) {
     return targets[0] > 1.5 * fewest ? TreeChoice::Rebuild : TreeChoice::Refit;
   }
   std::vector<double>& around = ahead.aroundMs;
@@ -296,6 +296,18 @@ void RebuildTuner::rewind(double time) {
   while (!m_recent.empty() && m_recent.back().first > time) m_recent.pop_back();
 }
 
+void RebuildTuner::recordProbe(double age, double targets, double extraMs) {
+  RebuildTunerState& s = m_state;
+  m_samples.push_back({age, targets, extraMs});
+  if (m_samples.size() > kWindow) m_samples.pop_front();
+  m_samplesAge = 0;
+  m_probeAfter = kProbeAfter;
+  s.fit = fitBestAging(std::vector<AgingSample>(m_samples.begin(), m_samples.end()));
+  s.samples = static_cast<int>(m_samples.size());
+  s.probeAfter = m_probeAfter;
+  ++s.probes;
+}
+
 void RebuildTuner::record(TreeChoice made, int kind, double time, double age, double targets,
                           double walkMs, double rebuildMs) {
   RebuildTunerState& s = m_state;
@@ -308,36 +320,50 @@ void RebuildTuner::record(TreeChoice made, int kind, double time, double age, do
   const bool known = fresh.msPerTarget >= 0.0 && targets > 0.0;
   if (rebuilt) age = 0.0;
   if (made == TreeChoice::Refit) {
+    const bool probe = s.fit.model == AgingModel::None || m_samplesAge >= m_probeAfter;
     s.predictedWalkMs =
         known ? targets * (fresh.msPerTarget +
                            (s.fit.model != AgingModel::None ? s.fit.growth(age) : 0.0))
               : walkMs;
     if (known) {
-      m_samples.push_back({age, targets, walkMs - targets * fresh.msPerTarget});
+      const double extraMs = walkMs - targets * fresh.msPerTarget;
+      m_samples.push_back({age, targets, extraMs});
       if (m_samples.size() > kWindow) m_samples.pop_front();
       m_samplesAge = 0;
+      if (probe) {
+        // The next probe waits until the rebuilds since cost kProbeShare⁻¹ times this one's loss.
+        const double rebuilds = m_rebuildMs > 0.0 ? extraMs / (kProbeShare * m_rebuildMs) : 0.0;
+        m_probeAfter = static_cast<int>(
+            std::clamp(std::ceil(rebuilds), double(kProbeAfter), double(kMaxProbeAfter)));
+      }
       s.fit = fitBestAging(std::vector<AgingSample>(m_samples.begin(), m_samples.end()));
       s.samples = static_cast<int>(m_samples.size());
     }
   } else {
-    // A rebuild around the targets walks as a rebuilt tree does (M31 at 2^23 on an H200: 1.13 ms
-    // around the centre's targets, 1.16 rebuilt): the kind's fresh walk too. A kind rebuilt
-    // around its targets every time would otherwise keep the fresh walk of its first rebuild,
-    // often a cold one (1.85 ms there), and take its aging for less than it is.
-    s.predictedWalkMs = known ? targets * fresh.msPerTarget : walkMs;
-    if (targets > 0.0) {
-      const double now = walkMs / targets;
-      fresh.msPerTarget = fresh.msPerTarget < 0.0 ? now : 0.5 * (fresh.msPerTarget + now);
+    // A rebuild around the targets walks as a rebuilt tree does where the cover holds what the
+    // targets' walk opens (M31 at 2^23 on an H200: 1.13 ms around the centre's targets, 1.16
+    // rebuilt): the kind's fresh walk too. A kind rebuilt around its targets every time would
+    // otherwise keep the fresh walk of its first rebuild, often a cold one (1.85 ms there), and
+    // take its aging for less than it is. A walk slower than that by more than noise is not a
+    // fresh one (the tree outside the cover aged): its excess is the rebuild around the targets'
+    // own cost.
+    const double freshBefore = fresh.msPerTarget;
+    s.predictedWalkMs = known ? targets * freshBefore : walkMs;
+    const double now = targets > 0.0 ? walkMs / targets : -1.0;
+    const bool likeFresh = !known || now <= kAroundLikeFresh * freshBefore;
+    if (now >= 0.0 && (rebuilt || likeFresh)) {
+      fresh.msPerTarget = freshBefore < 0.0 ? now : 0.5 * (freshBefore + now);
     }
     if (rebuilt) {
       // Smoothed: one measurement carries its noise.
       m_rebuildMs = m_rebuildMs <= 0.0 ? rebuildMs : 0.5 * (m_rebuildMs + rebuildMs);
       ++m_samplesAge;
     } else {
-      s.aroundMs = rebuildMs;
+      s.aroundMs = rebuildMs + (likeFresh ? 0.0 : targets * (now - freshBefore));
     }
   }
   s.measuredWalkMs = walkMs;
+  s.probeAfter = m_probeAfter;
   s.age = age;
   s.rebuildMs = m_rebuildMs;
   // W over the last evaluations.

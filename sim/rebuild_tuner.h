@@ -33,7 +33,10 @@
 // evaluations) the plan costs nothing: where the best interval is longer, the plan rebuilds a
 // little late (on a tree that ages slowly, where that costs little). Without a fit the tuner
 // refits once to measure (a probe), and probes again when its last measurement is kProbeAfter
-// rebuilds old. GOTHIC's interval of the mean rate is still reported (bestInterval).
+// rebuilds old, or later where the last probe cost more: a probe's extra walk is held to an
+// eighth of the rebuilds' time since the one before (kProbeShare; an NFW sphere of 2²³ stepped by
+// 1/8 refitted once at 24 times a rebuild's cost, and every 33 evaluations that was 6 % of the
+// run). GOTHIC's interval of the mean rate is still reported (bestInterval).
 //
 // A third choice, where the backend has it (Outlook::aroundMs): a rebuild around the targets
 // (Backend::rebuildAroundTargets), which makes the tree fresh where the evaluation's targets
@@ -42,8 +45,12 @@
 // on through it (outside the cover the tree is the last rebuild's); or as a reset for the
 // evaluations after it with no more targets (under block steps the deeper substeps, whose
 // targets lie in its cover: Simulation::treeAge gives them their age since it), so long as the
-// next one with more targets is a reset itself. Such an evaluation gives no aging sample; its
-// walk is taken as the kind's fresh one (measured as fast as a rebuilt tree's).
+// next one with more targets is a reset itself. Such an evaluation gives no aging sample. Its
+// walk is taken as the kind's fresh one where it is within kAroundLikeFresh of it (M31's centre:
+// as fast as a rebuilt tree's, or faster than a cold first rebuild's); beyond that the
+// difference is its own cost, charged to the rebuild around the targets (RebuildTunerState::
+// aroundMs) and not to the fresh walk that every aging sample is measured from (an NFW sphere of
+// 2²³: 32 % more interactions a target than rebuilt, the tree outside the cover aged).
 
 #include <array>
 #include <cstdint>
@@ -109,7 +116,11 @@ struct RebuildTunerState {
   std::uint64_t rebuilds = 0;       ///< force evaluations that rebuilt, since the start [1]
   std::uint64_t refits = 0;         ///< and that refitted [1]
   std::uint64_t aroundTargets = 0;  ///< and that rebuilt around their targets [1]
-  double aroundMs = 0.0;  ///< what the last rebuild around the targets cost beyond a refit [ms]
+  /// What the last rebuild around the targets cost beyond a refit [ms]: its stages, and its walk
+  /// beyond the kind's fresh one where that was more than kAroundLikeFresh of it.
+  double aroundMs = 0.0;
+  int probeAfter = 0;  ///< rebuilds after the newest aging sample that bring a probe (0: none yet)
+  std::uint64_t probes = 0;  ///< aging samples taken without a refit's walk (recordProbe) [1]
   TreeChoice last = TreeChoice::Rebuild;  ///< the last evaluation's choice
   /// Force evaluations recorded, whatever they did with the tree [1].
   std::uint64_t recorded() const { return rebuilds + refits + aroundTargets; }
@@ -121,8 +132,14 @@ class RebuildTuner {
   static constexpr int kMaxRefits = 128;
   /// Aging samples fitted: those of the last kWindow refits.
   static constexpr std::size_t kWindow = 48;
-  /// A fit whose newest sample is this many rebuilds old is refreshed by a probe.
+  /// A fit whose newest sample is this many rebuilds old is refreshed by a probe, or more: the
+  /// rebuilds between two probes cost at least 1 / kProbeShare times the last probe's extra walk.
   static constexpr int kProbeAfter = 32;
+  static constexpr double kProbeShare = 0.125;
+  static constexpr int kMaxProbeAfter = 1024;  ///< a system that changes is measured again
+  /// A rebuild around the targets whose walk takes up to this many times the kind's fresh walk a
+  /// target walks as a fresh tree does (timing noise); beyond it the rest is the rebuild's cost.
+  static constexpr double kAroundLikeFresh = 1.1;
   /// Kinds of evaluation told apart (the caller's numbering, e.g. the shallowest active bin
   /// and the group size; more are folded into the last).
   static constexpr int kKinds = 128;
@@ -160,6 +177,15 @@ class RebuildTuner {
   /// only.
   void record(TreeChoice made, int kind, double time, double age, double targets, double walkMs,
               double rebuildMs);
+  /// Whether a refit that choose() returns now is a probe (no fit yet, or an old one).
+  bool probing() const {
+    return m_state.fit.model == AgingModel::None || m_samplesAge >= m_probeAfter;
+  }
+  /// A probe made without a refit's walk (Backend::probeRefit): the tree at `age` would have
+  /// walked `extraMs` longer for these `targets` than the fresh one this evaluation walked (which
+  /// record() took as a rebuild). An aging sample as a refit's is, and since it cost little the
+  /// next probe comes after kProbeAfter rebuilds.
+  void recordProbe(double age, double targets, double extraMs);
   const RebuildTunerState& state() const { return m_state; }
   /// Back to simulated time `time` (a restored state): the evaluations measured after it are
   /// forgotten from the targets-per-time window (what was learnt of the aging stays).
@@ -178,6 +204,7 @@ class RebuildTuner {
   std::array<Fresh, kKinds> m_fresh{};
   std::deque<AgingSample> m_samples;               // of the last kWindow refits
   int m_samplesAge = kProbeAfter;                  // rebuilds since the newest sample
+  int m_probeAfter = kProbeAfter;                  // m_samplesAge that brings a probe
   double m_rebuildMs = 0.0;                        // smoothed over rebuilds
   std::deque<std::pair<double, double>> m_recent;  // (time, targets) of the last evaluations
   RebuildTunerState m_state;

@@ -263,6 +263,8 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
     if (m_backend->rebuildAroundTargets(m_clock, p, targets, oldAccValid)) {
       made = TreeChoice::AroundTargets;
     }
+  } else if (probesBySample(p, targets, oldAccValid)) {
+    m_backend->computeForces(m_clock, p, targets, oldAccValid);
   } else if (m_backend->refitForces(m_clock, p, targets, oldAccValid)) {
     made = TreeChoice::Refit;
   }
@@ -287,6 +289,30 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
   return made;
 }
 
+bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid) {
+  m_sampledProbe.reset();
+  // (Not in a replay, which follows the log: its refits refit.)
+  if (m_params.rebuildInterval != kRebuildAuto || m_substeps < m_replayUntil ||
+      !m_tuner.probing()) {
+    return false;
+  }
+  // A refit the tuner asks for to measure the aging costs its walk's growth, which on a tree that
+  // ages badly is many rebuilds (an NFW sphere of 2²³ stepped by 1/8: 25 ms against 1.3). Where
+  // the groups are many, a sample of them walked on the refitted tree tells it for much less.
+  const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
+  const double known = m_targetsByBin[kind];
+  const double expected =
+      targets == ForceTargets::All || kind == 0 ? double(m_backend->size()) : known;
+  const double every = std::floor(expected / (double(p.nGroup) * kProbeGroups));
+  if (!(every >= double(kProbeMinEvery))) return false;
+  const double age = treeAge(kind);
+  const double perTarget =
+      m_backend->probeRefit(m_clock, p, targets, oldAccValid, static_cast<std::uint32_t>(every));
+  if (perTarget < 0.0) return false;
+  m_sampledProbe = SampledProbe{age, perTarget};
+  return true;
+}
+
 void Simulation::recordEvaluation(Evaluation e, TreeChoice made, bool timed) {
   const StepProfile& prof = m_backend->profile();
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
@@ -304,10 +330,21 @@ void Simulation::recordEvaluation(Evaluation e, TreeChoice made, bool timed) {
     const double aging = fresh ? 0.0 : m_tuner.agingMs(age, given);
     m_groupTuner.record(kind, e.groups, (walkMs - aging) / given, m_params.nGroup);
   }
+  // A probe by sample: the refitted tree's interactions a target against the fresh one's just
+  // walked, in the fresh walk's time per interaction.
+  if (const std::optional<SampledProbe> probe = std::exchange(m_sampledProbe, std::nullopt);
+      probe && timed && given > 0.0) {
+    const double fresh = double(prof.interactions.cell + prof.interactions.particle) / given;
+    if (fresh > 0.0) {
+      m_tuner.recordProbe(probe->age, given, walkMs * (probe->interactionsPerTarget / fresh - 1.0));
+    }
+  }
   m_targetsByBin[kind] = given;
   if (timed && made == TreeChoice::AroundTargets && std::exchange(m_aroundWarm, true)) {
+    // Its stages, and its walk beyond the kind's fresh one where that was more than noise.
+    const double cost = m_tuner.state().aroundMs;
     double& a = m_aroundMsByBin[kind];
-    a = a < 0.0 ? prof.rebuildMs() : 0.5 * (a + prof.rebuildMs());  // smoothed, as R is
+    a = a < 0.0 ? cost : 0.5 * (a + cost);  // smoothed, as R is
     m_aroundRebuildsByBin[kind] = 0;
   }
 }

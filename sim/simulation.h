@@ -158,6 +158,10 @@ class Simulation {
   };
   /// The choices of the evaluation at the current tick, substeps `period` ticks apart.
   Evaluation chooseEvaluation(std::uint64_t period) const;
+  /// Where the tuner asks for a refit to measure the aging and the evaluation's groups are many:
+  /// a sample of them walked on the refitted tree instead (Backend::probeRefit, m_sampledProbe),
+  /// and true: the caller rebuilds. False where it did nothing.
+  bool probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid);
   /// The evaluations ahead for the rebuild tuner: `period` ticks apart from the current one.
   RebuildTuner::Outlook outlook(std::uint64_t period) const;
   /// The age of the tree where an evaluation of kind `bin` (its shallowest active bin) walks it
@@ -212,6 +216,17 @@ class Simulation {
   // The first rebuild around the targets runs cold (a GPU loads its kernels at their first
   // launch: 1.7 ms against 0.9 after, M31 at 2^23 on an H200): its cost is not kept.
   bool m_aroundWarm = false;
+  // A probe of the aging made without a refit's walk (Backend::probeRefit) and its evaluation
+  // rebuilt: the tree's age then and the sample's interactions a target, for recordEvaluation to
+  // set against the fresh walk's. Made where the evaluation's groups are many (a sample of about
+  // kProbeGroups of them, one in kProbeMinEvery at least); fewer are probed by refitting.
+  struct SampledProbe {
+    double age = 0.0;
+    double interactionsPerTarget = 0.0;
+  };
+  std::optional<SampledProbe> m_sampledProbe;
+  static constexpr double kProbeGroups = 256.0;
+  static constexpr std::uint32_t kProbeMinEvery = 4;
   GroupTuner m_groupTuner;
   int m_lastGroupSize = 0;
   std::vector<Evaluation> m_choices;  // per substep (for replays)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <random>
 #include <vector>
@@ -86,9 +87,9 @@ namespace {
 /// A synthetic machine: evaluations come in kinds (their targets and fresh walk time per
 /// target), in a fixed cycle; the tree's aging adds targets·b·age^p ms to a walk; a rebuild
 /// costs `rebuildMs` more than a refit. With `around`, a kind's rebuild around its targets costs
-/// aroundMs[kind] more than a refit and walks fresh; afterwards an evaluation with no more
-/// targets walks a tree aged since then (its targets lie in the cover), a larger one a tree aged
-/// since the rebuild (as Simulation::treeAge tells the tuner).
+/// aroundMs[kind] more than a refit and walks aroundWalkMs[kind] longer than fresh; afterwards an
+/// evaluation with no more targets walks a tree aged since then (its targets lie in the cover), a
+/// larger one a tree aged since the rebuild (as Simulation::treeAge tells the tuner).
 struct Machine {
   double rebuildMs = 0.6, b = 4e-7, p = 1.0, dt = 0.01;
   bool around = false;
@@ -97,7 +98,8 @@ struct Machine {
     double targets, msPerTarget;
   };
   std::vector<Kind> cycle{{0, 1e6, 5e-6}};
-  std::array<double, 8> aroundMs{};  ///< by kind
+  std::array<double, 8> aroundMs{};      ///< by kind
+  std::array<double, 8> aroundWalkMs{};  ///< by kind
   double extraMs(const Kind& k, double age) const { return k.targets * b * std::pow(age, p); }
 };
 
@@ -105,6 +107,7 @@ struct Outcome {
   double costPerTime = 0.0;   // rebuilds and the aging's extra walk [ms / time]
   double meanInterval = 0.0;  // [evaluations]
   double aroundShare = 0.0;   // of the evaluations, those rebuilt around their targets
+  std::uint64_t refits = 0;
 };
 
 /// `policy`: 0 the tuner, K ≥ 1 rebuild at the first evaluation and at each i with i mod K =
@@ -119,7 +122,7 @@ Outcome runMachine(const Machine& m, int evaluations, int policy = 0, int phase 
   ahead.targets.resize(RebuildTuner::kHorizon);
   if (m.around) ahead.aroundMs.resize(RebuildTuner::kHorizon);
   std::vector<double> aroundKnown(8, -1.0);  // by kind, as Simulation::m_aroundMsByBin
-  std::uint64_t arounds = 0;
+  std::uint64_t arounds = 0, refits = 0;
   double sinceAround = 1e300, aroundTargets = 0.0;
   for (int i = 0; i < evaluations; ++i) {
     const Machine::Kind& k = m.cycle[i % m.cycle.size()];
@@ -151,7 +154,9 @@ Outcome runMachine(const Machine& m, int evaluations, int policy = 0, int phase 
       sinceAround = 0.0;
       aroundTargets = k.targets;
     }
-    const double extra = made == TreeChoice::Refit ? m.extraMs(k, treeAge) : 0.0;
+    const double extra = made == TreeChoice::Refit           ? m.extraMs(k, treeAge)
+                         : made == TreeChoice::AroundTargets ? m.aroundWalkMs[k.kind]
+                                                             : 0.0;
     const double beyondRefit = made == TreeChoice::Rebuild         ? m.rebuildMs
                                : made == TreeChoice::AroundTargets ? m.aroundMs[k.kind]
                                                                    : 0.0;
@@ -160,14 +165,16 @@ Outcome runMachine(const Machine& m, int evaluations, int policy = 0, int phase 
       tuner.record(made, k.kind, i * m.dt, made == TreeChoice::Refit ? treeAge : 0.0, k.targets,
                    k.targets * k.msPerTarget + extra, beyondRefit);
     }
-    if (made == TreeChoice::AroundTargets) aroundKnown[k.kind] = m.aroundMs[k.kind];
+    // What the tuner charges it (Simulation::recordEvaluation): its stages and its walk's excess.
+    if (made == TreeChoice::AroundTargets) aroundKnown[k.kind] = tuner.state().aroundMs;
     rebuilds += made == TreeChoice::Rebuild;
+    refits += made == TreeChoice::Refit;
     arounds += made == TreeChoice::AroundTargets;
     age += m.dt;
     sinceAround += m.dt;
   }
   return {cost / (evaluations * m.dt), double(evaluations) / double(rebuilds),
-          double(arounds) / double(evaluations)};
+          double(arounds) / double(evaluations), refits};
 }
 
 /// The best fixed interval by brute force: its cost per unit of time.
@@ -304,6 +311,85 @@ TEST(RebuildTuner, BlockStepsRebuildAroundTheSmallSubstepsTargetsWhereThatCostsL
   const Outcome dear = runMachine(m, 4096);
   EXPECT_LE(dear.aroundShare, 5.0 / 4096.0) << "five kinds";
   EXPECT_LE(dear.costPerTime, 1.01 * without.costPerTime);
+}
+
+TEST(RebuildTuner, ATreeThatAgesBadlyIsProbedSeldom) {
+  // One step of aging costs 20 rebuilds (an NFW sphere of 2²³ stepped by 1/8 on an H200: +31 ms
+  // against 1.3). Every refit is a probe, and each costs what 20 rebuilds do: at the fixed
+  // interval of kProbeAfter rebuilds they would take 60 % on top of rebuilding every time; held
+  // to kProbeShare of the rebuilds between them, an eighth at most.
+  Machine m;
+  m.rebuildMs = 1.3;
+  m.b = 20.0 * m.rebuildMs / (1e6 * m.dt);
+  const int n = 8192;
+  const Outcome tuned = runMachine(m, n), every = runMachine(m, n, 1);
+  EXPECT_LE(tuned.costPerTime, (1.0 + RebuildTuner::kProbeShare) * every.costPerTime);
+  EXPECT_GE(tuned.refits, 2u) << "probed again";
+  EXPECT_LE(tuned.refits, std::uint64_t(n) / 150u);
+}
+
+TEST(RebuildTuner, ARebuildAroundTheTargetsIsChargedTheWalkItTakesBeyondAFreshOne) {
+  // The centre's rebuild around its targets is cheap (0.45 ms against 1.97), but its walk takes
+  // 1.2 ms more than a fresh one (outside the cover the tree aged): 1.65 ms in all, more than a
+  // centre refit's aging (0.7). Charged only its stages it would be taken at every centre
+  // substep; charged its walk too, it is not, and the plan is the one without it.
+  Machine m = blockSteps8M();
+  m.aroundMs = {1.1 * m.rebuildMs, 1.1 * m.rebuildMs, 1.1 * m.rebuildMs, 1.1 * m.rebuildMs, 0.45};
+  m.aroundWalkMs = {0.0, 0.0, 0.0, 2.0, 1.2};
+  const Outcome without = runMachine(m, 4096);
+  m.around = true;
+  const Outcome with = runMachine(m, 4096);
+  EXPECT_LE(with.aroundShare, 5.0 / 4096.0) << "each kind tried once";
+  EXPECT_LE(with.costPerTime, 1.01 * without.costPerTime);
+
+  // Within kAroundLikeFresh of a fresh walk (5 % over it here) it walks as a fresh tree (noise,
+  // or a first rebuild walked cold): nothing is charged beyond its stages, and it is taken as
+  // where it walks exactly fresh.
+  m.aroundWalkMs = {};
+  const Outcome fresh = runMachine(m, 4096);
+  m.aroundWalkMs = {0.0, 0.0, 0.0, 0.0, 0.05 * 2.17e5 * 6.4e-6};
+  const Outcome near = runMachine(m, 4096);
+  EXPECT_GT(fresh.aroundShare, 0.4);
+  EXPECT_NEAR(near.aroundShare, fresh.aroundShare, 0.02);
+}
+
+TEST(RebuildTuner, AFirstRebuildWalkedColdIsCorrectedByFasterWalksAroundTheTargets) {
+  RebuildTuner tuner;
+  const double targets = 1e5, fresh = 1e-5, rebuildMs = 1.0;
+  tuner.record(TreeChoice::Rebuild, 3, 0.0, 0.0, targets, 1.6 * targets * fresh, rebuildMs);
+  // Faster than the cold estimate: a fresh walk, nothing charged beyond the stages.
+  tuner.record(TreeChoice::AroundTargets, 3, 0.01, 0.0, targets, targets * fresh, 0.3);
+  EXPECT_DOUBLE_EQ(tuner.state().aroundMs, 0.3);
+  EXPECT_NEAR(tuner.state().predictedWalkMs, 1.6 * targets * fresh, 1e-12);
+  tuner.record(TreeChoice::AroundTargets, 3, 0.02, 0.0, targets, targets * fresh, 0.3);
+  EXPECT_NEAR(tuner.state().predictedWalkMs, 1.3 * targets * fresh, 1e-12) << "halfway there";
+  // Slower than the (now 1.15) estimate by more than kAroundLikeFresh: the rest is its cost, and
+  // the fresh estimate keeps.
+  tuner.record(TreeChoice::AroundTargets, 3, 0.03, 0.0, targets, 1.5 * targets * fresh, 0.3);
+  EXPECT_NEAR(tuner.state().aroundMs, 0.3 + (1.5 - 1.15) * targets * fresh, 1e-12);
+  tuner.record(TreeChoice::AroundTargets, 3, 0.04, 0.0, targets, 1.5 * targets * fresh, 0.3);
+  EXPECT_NEAR(tuner.state().predictedWalkMs, 1.15 * targets * fresh, 1e-12);
+}
+
+TEST(RebuildTuner, AProbeBySampleFitsTheAgingAndComesBackAfterTheUsualRebuilds) {
+  RebuildTuner tuner;
+  tuner.record(TreeChoice::Rebuild, 0, 0.0, 0.0, 1e6, 5.0, 1.3);
+  EXPECT_TRUE(tuner.probing()) << "no fit yet";
+  tuner.recordProbe(0.125, 1e6, 25.0);  // 25 ms more at age 1/8 for 10^6 targets
+  const RebuildTunerState& s = tuner.state();
+  EXPECT_FALSE(tuner.probing());
+  EXPECT_EQ(s.probes, 1u);
+  EXPECT_EQ(s.samples, 1);
+  EXPECT_EQ(s.refits, 0u);
+  EXPECT_EQ(s.fit.model, AgingModel::Linear);
+  EXPECT_NEAR(s.fit.growth(0.125) * 1e6, 25.0, 1e-9);
+  // A cheap probe does not wait longer, however badly the tree aged.
+  EXPECT_EQ(s.probeAfter, RebuildTuner::kProbeAfter);
+  for (int k = 1; k <= RebuildTuner::kProbeAfter; ++k) {
+    EXPECT_FALSE(tuner.probing()) << k;
+    tuner.record(TreeChoice::Rebuild, 0, 0.125 * k, 0.0, 1e6, 5.0, 1.3);
+  }
+  EXPECT_TRUE(tuner.probing());
 }
 
 TEST(RebuildTuner, ATreeThatDoesNotAgeIsRebuiltOnlyAfterTheLongestRun) {

@@ -234,6 +234,68 @@ TEST(TreeRefit, TheTunedIntervalRefitsAndRecordsItsChoice) {
   EXPECT_GT(r.measuredWalkMs, 0.0);
 }
 
+TEST(TreeRefit, AProbeWalksASampleOfTheRefittedTreesGroupsAndChangesNoParticle) {
+  SimParams p = plummerParams();
+  p.nGroup = 16;
+  const float dt = 4.0f * p.dtMax;
+  const Clock clock{0.0, 0, 0, p.dtMax};
+  CpuBackend none;
+  none.upload(test::plummer20k());
+  EXPECT_LT(none.probeRefit(clock, p, ForceTargets::All, false, 4), 0.0) << "no tree to refit";
+  CpuBackend full;
+  ASSERT_TRUE(driftAndRefit(full, p, dt));
+  const double refit = perTarget(full.profile().interactions);
+  // The same state, probed: with every group, the refit's own lists; with every 4th, near them.
+  const auto drifted = [&](CpuBackend& b) {
+    b.upload(test::plummer20k());
+    b.computeForces(clock, p, ForceTargets::All, false);
+    b.drift(dt);
+  };
+  CpuBackend probed, plain;
+  drifted(probed);
+  drifted(plain);
+  const Particles before = probed.particles();
+  EXPECT_DOUBLE_EQ(probed.probeRefit(clock, p, ForceTargets::All, true, 1), refit);
+  const double sampled = probed.probeRefit(clock, p, ForceTargets::All, true, 4);
+  EXPECT_NEAR(sampled, refit, 0.05 * refit);
+  const Particles& after = probed.particles();
+  ASSERT_EQ(after.size(), before.size());
+  EXPECT_EQ(std::memcmp(after.posMass.data(), before.posMass.data(), before.size() * sizeof(Vec4)),
+            0);
+  EXPECT_EQ(std::memcmp(after.accPot.data(), before.accPot.data(), before.size() * sizeof(Vec4)), 0)
+      << "the sample's forces go to scratch";
+  // The evaluation after it rebuilds as if nothing had been probed, bit for bit.
+  probed.computeForces(clock, p, ForceTargets::All, true);
+  plain.computeForces(clock, p, ForceTargets::All, true);
+  EXPECT_EQ(std::memcmp(probed.particles().accPot.data(), plain.particles().accPot.data(),
+                        before.size() * sizeof(Vec4)),
+            0);
+  EXPECT_GT(refit, 1.05 * perTarget(plain.profile().interactions))
+      << "four steps of drift must age the tree, or the probe measures nothing";
+}
+
+TEST(TreeRefit, WhereTheGroupsAreManyTheTunerProbesTheAgingBySampleNotByRefitting) {
+  SimParams p = plummerParams();
+  p.rebuildInterval = kRebuildAuto;
+  p.nGroup = 16;  // 20,000 particles in ~1,250 groups: a sample of every 4th
+  Simulation many(makeCpuBackend(), makePlummer(20000, 3), p);
+  many.substep();  // rebuilt: the fresh walk measured
+  many.substep();  // the tuner asks for a probe: a sample walked, the evaluation rebuilt
+  EXPECT_EQ(many.rebuildState().refits, 0u);
+  EXPECT_EQ(many.rebuildState().probes, 1u);
+  EXPECT_EQ(many.rebuildState().samples, 1);
+  EXPECT_TRUE(many.lastRebuilt());
+  many.advance(24);
+  EXPECT_GT(many.rebuildState().refits, 0u) << "the sample's fit lets the plan refit at this N";
+  // Few groups (~310 of 64): a sample would be most of them, so the probe refits.
+  p.nGroup = 64;
+  Simulation few(makeCpuBackend(), makePlummer(20000, 3), p);
+  few.substep();
+  few.substep();
+  EXPECT_EQ(few.rebuildState().refits, 1u);
+  EXPECT_EQ(few.rebuildState().probes, 0u);
+}
+
 TEST(TreeRefit, TheIntervalIsNamedAsTheCommandLineSpellsIt) {
   EXPECT_EQ(parseRebuildInterval("auto"), kRebuildAuto);
   EXPECT_EQ(parseRebuildInterval("every"), 1);

@@ -153,6 +153,7 @@ Json rebuildJson(const sim::SimParams& p, const sim::RebuildTunerState& r) {
       {"rebuild_ms", r.rebuildMs},
       {"targets_per_time", r.targetsPerTime},
       {"best_interval", finite(r.bestInterval)},
+      {"probe_after", r.probeAfter},
       {"fit", Json{{"model", std::string(sim::toString(r.fit.model))},
                    {"samples", r.samples},
                    {"b", r.fit.b},

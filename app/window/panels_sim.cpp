@@ -182,6 +182,11 @@ bool rebuildControls(sim::SimParams& p, const UiInfo& info) {
   }
   ImGui::Text("fit: %s; a rebuild costs %.3f ms more than a refit",
               std::string(sim::toString(t.fit.model)).c_str(), t.rebuildMs);
+  if (t.probeAfter > 0) {
+    // The tuner refits to measure the aging again after this many rebuilds (more where the last
+    // such probe cost more).
+    ImGui::Text("next probe of the aging after %d rebuilds", t.probeAfter);
+  }
   if (std::isfinite(t.bestInterval)) {
     // The tuner plans over the substeps ahead; GOTHIC's interval for the mean rate is a yardstick.
     ImGui::Text("mean-rate interval %.3g time units (tree age %.3g, %d evaluations)",

@@ -93,6 +93,36 @@ bool CpuBackend::evaluateOnLastTree(const Clock& clock, const SimParams& p, Forc
   return true;
 }
 
+double CpuBackend::probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
+                              bool oldAccValid, std::uint32_t sampleEvery) {
+  // (The mutual near field counts its interactions otherwise: no sample to set against it.)
+  if (!m_treeShape.fits(p, m_particles.size()) || sampleEvery == 0 || p.p2p == P2pMode::Mutual) {
+    return -1.0;
+  }
+  prepare(clock, p, targets, oldAccValid);
+  {
+    StageTimer timer(m_profile, Stage::Moments);
+    cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
+  }
+  buildGroups(clock, p, targets);
+  Groups sample;
+  for (std::size_t g = 0; g < m_groups.size(); g += sampleEvery) {
+    sample.first.push_back(m_groups.first[g]);
+    sample.count.push_back(m_groups.count[g]);
+    sample.box.push_back(m_groups.box[g]);
+    sample.accMin.push_back(m_groups.accMin[g]);
+    if (!m_groups.expandAs.empty()) sample.expandAs.push_back(m_groups.expandAs[g]);
+  }
+  std::vector<Vec4> scratch(m_particles.size());
+  cpu::WalkSettings s = m_walk;
+  s.potential = false;
+  const InteractionCounts c =
+      cpu::walkSources(m_tree, m_particles.posMass, sample, m_particles.posMass, m_active, s,
+                       cpu::WalkMode::Write, scratch, nullptr);
+  // Untimed: the tuners read the walk's time, which is the evaluation's to come.
+  return c.targets > 0 ? double(c.cell + c.particle) / double(c.targets) : -1.0;
+}
+
 bool CpuBackend::recomputePotentials() {
   if (!m_walkCurrent || m_particles.size() == 0) return false;
   cpu::WalkSettings s = m_walk;

@@ -28,6 +28,8 @@ class CpuBackend final : public Backend, private ForceParts {
                    bool oldAccValid) override;
   bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
                             bool oldAccValid) override;
+  double probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+                    std::uint32_t sampleEvery) override;
   void closeKicks(const Clock& clock) override;
   /// The plain walk again (the mutual near field's potentials differ from it by fp32 rounding).
   bool recomputePotentials() override;

@@ -142,6 +142,34 @@ bool CudaBackend::evaluateOnLastTree(const Clock& clock, const SimParams& p, For
   return true;
 }
 
+double CudaBackend::probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
+                               bool oldAccValid, std::uint32_t sampleEvery) {
+  // (The mutual near field counts its interactions otherwise: no sample to set against it.)
+  if (!m_treeShape.fits(p, m_p.n) || sampleEvery == 0 || p.p2p == P2pMode::Mutual) return -1.0;
+  if (!prepare(clock, p, targets, oldAccValid)) return -1.0;
+  const Stream s = m_stream;
+  // momentsAndGroups' stages, with no expected work for the groups and none of the walks' work
+  // counted: what the last walks measured stays for the evaluation to come.
+  timed(m_events, Stage::Moments, s,
+        [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s, m_domains); });
+  timed(m_events, Stage::Groups, s, [&] {
+    launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s, nullptr,
+                 cutsGroupsIntoRuns(m_mac.code, m_rule.all) ? GroupRuns::Cut : GroupRuns::Whole);
+  });
+  // The forces go to the gather's scratch, free between builds (the next one overwrites it).
+  m_ws.reserve(m_p.n);
+  m_probeCounters.reserve(1);
+  WalkSettings settings = m_walk;
+  settings.potential = false;
+  WalkOutput out;
+  out.accPot = m_ws.scratch.accPot.data();
+  out.sampleEvery = sampleEvery;
+  launchWalk(localSources(), m_groups, m_p, settings, out, m_probeCounters.data(), m_device, s);
+  synchronize(s);
+  const InteractionCounts c = downloadCounters(m_probeCounters.data());
+  return c.targets > 0 ? double(c.cell + c.particle) / double(c.targets) : -1.0;
+}
+
 bool CudaBackend::recomputePotentials() {
   if (!m_walkCurrent || m_p.n == 0) return false;
   WalkSettings s = m_walk;

@@ -74,6 +74,9 @@ class CudaBackend final : public Backend,
   bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
                             bool oldAccValid) override;
 
+  double probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+                    std::uint32_t sampleEvery) override;
+
   /// refitForces, and with `aroundTargets` rebuildAroundTargets: the last tree's particles (in
   /// its order, or sorted again within the cells around the targets), moments, groups and walk.
   bool evaluateOnLastTree(const Clock& clock, const SimParams& p, ForceTargets targets,
@@ -203,6 +206,7 @@ class CudaBackend final : public Backend,
   DeviceTree m_tree;
   DeviceGroups m_groups;
   DeviceBuffer<WalkCounters> m_counters;
+  DeviceBuffer<WalkCounters> m_probeCounters;  // probeRefit's, read at once
   mutable CounterReadback m_readback;          // the walks' counters on their way to the host
   mutable std::uint32_t m_groupCount = 0;      // groups of the last walk (from the counters)
   DeviceBuffer<OrbCut> m_domainCuts;           // the domains of the last build (ForceParts::build)

@@ -104,6 +104,8 @@ struct WalkArgs {
   std::uint32_t* __restrict__ stack;
   WalkCounters* counters;
   unsigned maxParts;  // WalkSettings::maxParts, or kMaxParts
+  // > 1: groups 0, k, 2k, … only, by index (WalkOutput::sampleEvery)
+  std::uint32_t sampleEvery;
 };
 
 /// Runs a group's targets are split into where warps would idle: enough for two parts per warp,
@@ -359,13 +361,16 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
   WarpTotals& total = warpTotals[threadIdx.x / 32];
   if (lane == 0) total = {0, 0, 0, 0, 0, globalTimer(), 0, 0};
   if (warp == 0 && lane == 0) a.counters->parts = parts;
+  const std::uint32_t every = a.sampleEvery;
+  const std::uint32_t walked = (groups + every - 1) / every;
   __syncwarp();
   for (;;) {
     std::uint32_t item = 0;  // a group's part: the parts of a group are consecutive
     if (lane == 0) item = atomicAdd(&a.counters->nextGroup, 1u);
     item = __shfl_sync(kFull, item, 0);
-    if (item >= groups * parts) break;
-    const std::uint32_t g = a.order[item / parts], part = item % parts;
+    if (item >= walked * parts) break;
+    const std::uint32_t g = every == 1 ? a.order[item / parts] : item / parts * every;
+    const std::uint32_t part = item % parts;
     const std::uint32_t all = a.targetCount[g];
     const std::uint32_t begin = part * all / parts, end = (part + 1) * all / parts;
     const std::uint32_t first = a.targetFirst[g] + begin, n = end - begin;
@@ -526,6 +531,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
   if (out.nearLeaves != nullptr && (s.maxParts != 1 || out.add || out.potentialOnly)) {
     throw std::invalid_argument("launchWalk: recording the leaves needs one warp a group, written");
   }
+  if (out.sampleEvery == 0) throw std::invalid_argument("launchWalk: sampleEvery 0");
   if (s.maxParts < 0 || s.maxParts > int(kMaxParts)) {
     throw std::invalid_argument("launchWalk: maxParts " + std::to_string(s.maxParts) +
                                 ", supported 0.." + std::to_string(kMaxParts));
@@ -548,7 +554,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    scheduleGroups(g, stream),
                    p.posMass.data(),
                    tree.posMass,
-                   p.accPot.data(),
+                   out.accPot != nullptr ? out.accPot : p.accPot.data(),
                    out.add,
                    out.potentialOnly,
                    s.nearField,
@@ -560,7 +566,8 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    unsigned(shared - 1),
                    nullptr,
                    d_counters,
-                   s.maxParts == 0 ? kMaxParts : unsigned(s.maxParts)};
+                   s.maxParts == 0 ? kMaxParts : unsigned(s.maxParts),
+                   out.sampleEvery};
   const int targets = (g.nGroup + 31) / 32;
   if (targets <= 1) {
     launchFor<1>(a, s, g, device, stream);

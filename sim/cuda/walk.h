@@ -114,6 +114,12 @@ struct WalkOutput {
   /// Records the opened leaves instead of their P2P (the far field alone is written); needs
   /// WalkSettings::maxParts 1, so that each group walks once.
   const NearLeaves* nearLeaves = nullptr;
+  /// Where the forces go instead of the particles' accPot (n entries; Backend::probeRefit's
+  /// scratch), or null.
+  Vec4* accPot = nullptr;
+  /// Walks only groups 0, k, 2k, … (by index, not in the walk's order) for k > 1: a sample whose
+  /// counters tell the interactions a target (Backend::probeRefit).
+  std::uint32_t sampleEvery = 1;
 };
 
 /// launchWalk with the sources and the output spelled out.

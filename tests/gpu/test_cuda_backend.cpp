@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -185,6 +186,56 @@ TEST(CudaBackend, TreeRefitMatchesTheCpuRefit) {
     SimParams other = p;
     other.nLeaf = 32;
     EXPECT_FALSE(gpu->refitForces(clock, other, ForceTargets::All, true));
+  }
+}
+
+TEST(CudaBackend, AProbeOfARefitsInteractionsMatchesTheCpusAndChangesNoParticle) {
+  // Backend::probeRefit: the refitted tree's groups sampled by index (every 4th), alike on both
+  // backends; every group gives the refit's own count; the particles stay as they were, and
+  // the rebuild after it is the rebuild without it, bit for bit.
+  REQUIRE_GPU();
+  const Particles ic = makePlummer(50000, 6);
+  const Clock clock{0.0, 0, 0, 1.0f / 128.0f};
+  const auto perTarget = [](const InteractionCounts& c) {
+    return double(c.cell + c.particle) / double(c.targets);
+  };
+  for (const MacKind mac : {MacKind::Bonsai, MacKind::Acceleration}) {
+    SCOPED_TRACE(toString(mac));
+    SimParams p = plummerParams(mac);
+    p.nGroup = 16;
+    std::unique_ptr<Backend> gpu = cuda::makeCudaBackend(ic.size());
+    std::unique_ptr<Backend> plain = cuda::makeCudaBackend(ic.size());
+    std::unique_ptr<Backend> refit = cuda::makeCudaBackend(ic.size());
+    std::unique_ptr<Backend> cpu = makeCpuBackend();
+    for (Backend* b : {gpu.get(), plain.get(), refit.get(), cpu.get()}) {
+      b->upload(ic);
+      b->computeForces(clock, p, ForceTargets::All, false);
+      b->drift(0.05f);
+      b->resetProfile();
+    }
+    Particles before, after;
+    gpu->download(before);
+    ASSERT_TRUE(refit->refitForces(clock, p, ForceTargets::All, true));
+    const double r = perTarget(refit->profile().interactions);
+    EXPECT_NEAR(gpu->probeRefit(clock, p, ForceTargets::All, true, 1), r, 1e-12 * r);
+    const double g = gpu->probeRefit(clock, p, ForceTargets::All, true, 4);
+    const double c = cpu->probeRefit(clock, p, ForceTargets::All, true, 4);
+    std::printf("probe: gpu %.1f, cpu %.1f, whole refit %.1f interactions a target\n", g, c, r);
+    EXPECT_NEAR(g / c, 1.0, 5e-3);  // fp32 MAC flips and the drift's rounding, as above
+    EXPECT_NEAR(g, r, 0.05 * r);
+    gpu->download(after);
+    ASSERT_EQ(after.size(), before.size());
+    EXPECT_EQ(std::memcmp(after.posMass.data(), before.posMass.data(), ic.size() * sizeof(Vec4)),
+              0);
+    EXPECT_EQ(std::memcmp(after.accPot.data(), before.accPot.data(), ic.size() * sizeof(Vec4)), 0)
+        << "the sample's forces go to scratch";
+    gpu->computeForces(clock, p, ForceTargets::All, true);
+    plain->computeForces(clock, p, ForceTargets::All, true);
+    Particles a, b;
+    gpu->download(a);
+    plain->download(b);
+    EXPECT_EQ(std::memcmp(a.accPot.data(), b.accPot.data(), ic.size() * sizeof(Vec4)), 0);
+    EXPECT_EQ(std::memcmp(a.posMass.data(), b.posMass.data(), ic.size() * sizeof(Vec4)), 0);
   }
 }
 
