@@ -36,7 +36,9 @@
 // rebuilds old, or later where the last probe cost more: a probe's extra walk is held to an
 // eighth of the rebuilds' time since the one before (kProbeShare; an NFW sphere of 2²³ stepped by
 // 1/8 refitted once at 24 times a rebuild's cost, and every 33 evaluations that was 6 % of the
-// run). GOTHIC's interval of the mean rate is still reported (bestInterval).
+// run). Where the evaluation's groups are many and its walk dear, the caller probes by a sample
+// of them walked on the refitted tree instead, and rebuilds (Backend::probeRefit, recordProbe:
+// 3.8 ms there against 25). GOTHIC's interval of the mean rate is still reported (bestInterval).
 //
 // A third choice, where the backend has it (Outlook::aroundMs): a rebuild around the targets
 // (Backend::rebuildAroundTargets), which makes the tree fresh where the evaluation's targets
@@ -186,6 +188,12 @@ class RebuildTuner {
   /// record() took as a rebuild). An aging sample as a refit's is, and since it cost little the
   /// next probe comes after kProbeAfter rebuilds.
   void recordProbe(double age, double targets, double extraMs);
+  /// A fresh walk of `targets` in an evaluation of `kind`, as the kind's last rebuilds walked [ms];
+  /// negative where none was measured.
+  double freshWalkMs(int kind, double targets) const {
+    const double perTarget = m_fresh[kindIndex(kind)].msPerTarget;
+    return perTarget < 0.0 ? -1.0 : perTarget * targets;
+  }
   const RebuildTunerState& state() const { return m_state; }
   /// Back to simulated time `time` (a restored state): the evaluations measured after it are
   /// forgotten from the targets-per-time window (what was learnt of the aging stays).

@@ -263,7 +263,7 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
     if (m_backend->rebuildAroundTargets(m_clock, p, targets, oldAccValid)) {
       made = TreeChoice::AroundTargets;
     }
-  } else if (probesBySample(p, targets, oldAccValid)) {
+  } else if (probesBySample(p, targets, oldAccValid, e.groups)) {
     m_backend->computeForces(m_clock, p, targets, oldAccValid);
   } else if (m_backend->refitForces(m_clock, p, targets, oldAccValid)) {
     made = TreeChoice::Refit;
@@ -289,7 +289,8 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
   return made;
 }
 
-bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid) {
+bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid,
+                                int groups) {
   m_sampledProbe.reset();
   // (Not in a replay, which follows the log: its refits refit.)
   if (m_params.rebuildInterval != kRebuildAuto || m_substeps < m_replayUntil ||
@@ -305,6 +306,11 @@ bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool o
       targets == ForceTargets::All || kind == 0 ? double(m_backend->size()) : known;
   const double every = std::floor(expected / (double(p.nGroup) * kProbeGroups));
   if (!(every >= double(kProbeMinEvery))) return false;
+  // The sample costs about one group's walk on the refitted tree and the rebuild after it; a
+  // refit's walk where that would be little is no dearer, and it walks the evaluation (M31's
+  // centre at 2²³: 1.0 ms against a rebuild's 1.9, and refits pay there).
+  const double fresh = m_tuner.freshWalkMs(tunerKind(kind, groups), expected);
+  if (!(fresh > kProbeSampleAbove * m_tuner.state().rebuildMs)) return false;
   const double age = treeAge(kind);
   const double perTarget =
       m_backend->probeRefit(m_clock, p, targets, oldAccValid, static_cast<std::uint32_t>(every));

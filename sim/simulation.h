@@ -161,7 +161,7 @@ class Simulation {
   /// Where the tuner asks for a refit to measure the aging and the evaluation's groups are many:
   /// a sample of them walked on the refitted tree instead (Backend::probeRefit, m_sampledProbe),
   /// and true: the caller rebuilds. False where it did nothing.
-  bool probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid);
+  bool probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid, int groups);
   /// The evaluations ahead for the rebuild tuner: `period` ticks apart from the current one.
   RebuildTuner::Outlook outlook(std::uint64_t period) const;
   /// The age of the tree where an evaluation of kind `bin` (its shallowest active bin) walks it
@@ -219,7 +219,8 @@ class Simulation {
   // A probe of the aging made without a refit's walk (Backend::probeRefit) and its evaluation
   // rebuilt: the tree's age then and the sample's interactions a target, for recordEvaluation to
   // set against the fresh walk's. Made where the evaluation's groups are many (a sample of about
-  // kProbeGroups of them, one in kProbeMinEvery at least); fewer are probed by refitting.
+  // kProbeGroups of them, one in kProbeMinEvery at least) and its fresh walk costs more than
+  // kProbeSampleAbove rebuilds; elsewhere the probe refits.
   struct SampledProbe {
     double age = 0.0;
     double interactionsPerTarget = 0.0;
@@ -227,6 +228,7 @@ class Simulation {
   std::optional<SampledProbe> m_sampledProbe;
   static constexpr double kProbeGroups = 256.0;
   static constexpr std::uint32_t kProbeMinEvery = 4;
+  static constexpr double kProbeSampleAbove = 2.0;
   GroupTuner m_groupTuner;
   int m_lastGroupSize = 0;
   std::vector<Evaluation> m_choices;  // per substep (for replays)

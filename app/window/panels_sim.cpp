@@ -185,7 +185,8 @@ bool rebuildControls(sim::SimParams& p, const UiInfo& info) {
   if (t.probeAfter > 0) {
     // The tuner refits to measure the aging again after this many rebuilds (more where the last
     // such probe cost more).
-    ImGui::Text("next probe of the aging after %d rebuilds", t.probeAfter);
+    ImGui::Text("next probe of the aging after %d rebuilds (%llu probed by sample)", t.probeAfter,
+                static_cast<unsigned long long>(t.probes));
   }
   if (std::isfinite(t.bestInterval)) {
     // The tuner plans over the substeps ahead; GOTHIC's interval for the mean rate is a yardstick.

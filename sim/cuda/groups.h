@@ -53,6 +53,7 @@ struct WalkSchedule {
   DeviceBuffer<std::uint8_t> key[2];     ///< 63 − half-octave class (unused slots 255)
   DeviceBuffer<std::uint32_t> order[2];  ///< group indices, then in walk order
   DeviceBuffer<unsigned char> temp;      ///< CUB temporary storage
+  DeviceBuffer<std::uint32_t> sampled;   ///< a sample's number of groups (sampleGroups)
 };
 
 /// The union of the groups' boxes and their smallest |a_old| (groupRegion).
@@ -121,6 +122,15 @@ GroupRegion groupRegion(const DeviceGroups& g, Stream stream);
 /// of groups stays on the device).
 /// Returns the group indices in walk order, in `g.schedule`.
 const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream);
+
+/// A walk's groups on the device: their indices in walk order and their number.
+struct GroupOrder {
+  const std::uint32_t* order;
+  const std::uint32_t* count;
+};
+/// Groups 0, every, 2·every, … of the last launchGroups, in that order (a sample whose walk's
+/// counters tell the interactions a target: Backend::probeRefit), in `g.schedule`.
+GroupOrder sampleGroups(const DeviceGroups& g, std::uint32_t every, Stream stream);
 
 /// Each particle's last measured work, carried from walk to walk for the schedule
 /// (walk_schedule.cu): `last[i] = work[i]` where the walks since the last build measured

@@ -104,8 +104,6 @@ struct WalkArgs {
   std::uint32_t* __restrict__ stack;
   WalkCounters* counters;
   unsigned maxParts;  // WalkSettings::maxParts, or kMaxParts
-  // > 1: groups 0, k, 2k, … only, by index (WalkOutput::sampleEvery)
-  std::uint32_t sampleEvery;
 };
 
 /// Runs a group's targets are split into where warps would idle: enough for two parts per warp,
@@ -361,16 +359,13 @@ __global__ void __launch_bounds__(kWalkBlock, kMinBlocks<kTargets>) walkKernel(W
   WarpTotals& total = warpTotals[threadIdx.x / 32];
   if (lane == 0) total = {0, 0, 0, 0, 0, globalTimer(), 0, 0};
   if (warp == 0 && lane == 0) a.counters->parts = parts;
-  const std::uint32_t every = a.sampleEvery;
-  const std::uint32_t walked = (groups + every - 1) / every;
   __syncwarp();
   for (;;) {
     std::uint32_t item = 0;  // a group's part: the parts of a group are consecutive
     if (lane == 0) item = atomicAdd(&a.counters->nextGroup, 1u);
     item = __shfl_sync(kFull, item, 0);
-    if (item >= walked * parts) break;
-    const std::uint32_t g = every == 1 ? a.order[item / parts] : item / parts * every;
-    const std::uint32_t part = item % parts;
+    if (item >= groups * parts) break;
+    const std::uint32_t g = a.order[item / parts], part = item % parts;
     const std::uint32_t all = a.targetCount[g];
     const std::uint32_t begin = part * all / parts, end = (part + 1) * all / parts;
     const std::uint32_t first = a.targetFirst[g] + begin, n = end - begin;
@@ -541,6 +536,9 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                                 ", supported 0 or a power of two in 256.." +
                                 std::to_string(kSharedStack));
   }
+  const GroupOrder walked = out.sampleEvery > 1
+                                ? sampleGroups(g, out.sampleEvery, stream)
+                                : GroupOrder{scheduleGroups(g, stream), g.size.data()};
   const WalkArgs a{tree.cells,
                    tree.box,
                    g.targetFirst.data(),
@@ -549,9 +547,9 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    g.box.data(),
                    g.accMin.data(),
                    g.expandAs.data(),
-                   g.size.data(),
+                   walked.count,
                    g.cutAsked ? g.cutFlag() : nullptr,
-                   scheduleGroups(g, stream),
+                   walked.order,
                    p.posMass.data(),
                    tree.posMass,
                    out.accPot != nullptr ? out.accPot : p.accPot.data(),
@@ -566,8 +564,7 @@ void launchWalk(const WalkSources& tree, const DeviceGroups& g, DeviceParticles&
                    unsigned(shared - 1),
                    nullptr,
                    d_counters,
-                   s.maxParts == 0 ? kMaxParts : unsigned(s.maxParts),
-                   out.sampleEvery};
+                   s.maxParts == 0 ? kMaxParts : unsigned(s.maxParts)};
   const int targets = (g.nGroup + 31) / 32;
   if (targets <= 1) {
     launchFor<1>(a, s, g, device, stream);

@@ -117,8 +117,8 @@ struct WalkOutput {
   /// Where the forces go instead of the particles' accPot (n entries; Backend::probeRefit's
   /// scratch), or null.
   Vec4* accPot = nullptr;
-  /// Walks only groups 0, k, 2k, … (by index, not in the walk's order) for k > 1: a sample whose
-  /// counters tell the interactions a target (Backend::probeRefit).
+  /// Walks only groups 0, k, 2k, … for k > 1 (by index, in that order: sampleGroups), a sample
+  /// whose counters tell the interactions a target (Backend::probeRefit).
   std::uint32_t sampleEvery = 1;
 };
 

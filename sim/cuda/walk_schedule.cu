@@ -41,6 +41,18 @@ __global__ void orderKeysKernel(const std::uint32_t* __restrict__ expected,
   }
 }
 
+/// A sample's walk order: groups 0, every, 2·every, … of the `groups` made, and their number.
+__global__ void sampleOrderKernel(const std::uint32_t* __restrict__ groups, std::uint32_t every,
+                                  std::uint32_t items, std::uint32_t* __restrict__ order,
+                                  std::uint32_t* __restrict__ count) {
+  const std::uint32_t walked = min((*groups + every - 1) / every, items);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *count = walked;
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < walked;
+       i += gridDim.x * blockDim.x) {
+    order[i] = i * every;
+  }
+}
+
 __global__ void rememberWorkKernel(const std::uint32_t* __restrict__ work,
                                    std::uint32_t* __restrict__ last, std::uint32_t n) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -76,6 +88,18 @@ const std::uint32_t* scheduleGroups(const DeviceGroups& g, Stream stream) {
                                                    w.key[1].data(), w.order[0].data(),
                                                    w.order[1].data(), int(items), 0, 8, stream));
   return w.order[1].data();
+}
+
+GroupOrder sampleGroups(const DeviceGroups& g, std::uint32_t every, Stream stream) {
+  WalkSchedule& w = g.schedule;
+  const std::size_t slots = std::max<std::size_t>(1, std::min(g.bound, g.capacity));
+  const std::size_t items = (slots + every - 1) / every;
+  w.order[1].reserve(items);
+  w.sampled.reserve(1);
+  sampleOrderKernel<<<std::min(blocksFor(items), 264u), kBlock, 0, stream>>>(
+      g.size.data(), every, std::uint32_t(items), w.order[1].data(), w.sampled.data());
+  BHVIZ_CUDA_CHECK_LAUNCH();
+  return {w.order[1].data(), w.sampled.data()};
 }
 
 void rememberWork(const std::uint32_t* work, std::uint32_t* last, std::size_t n, Stream stream) {
