@@ -130,14 +130,15 @@ void writeTrace(std::ostream& out, const std::string& label, const TraceLine& l)
       << l.profile.rebuildMs() << ',' << l.profile[Stage::Moments] << ','
       << l.profile[Stage::Groups] << ',' << l.profile[Stage::Integrate] << ','
       << (l.tree == TreeChoice::AroundTargets ? 1 : 0) << ',' << l.profile[Stage::Sort] << ','
-      << l.profile[Stage::Tree] << ',' << l.profile.spanMs << ',' << l.wallMs << '\n';
+      << l.profile[Stage::Tree] << ',' << l.profile.spanMs << ',' << l.wallMs << ','
+      << t.sampledProbes << '\n';
 }
 
 const char* const kTraceHeader =
     "run,substep,time,targets,interactions_per_target,walk_ms,rebuilt,age,evaluations,model,"
     "samples,b,c,rebuild_ms,targets_per_time,best_interval,predicted_walk_ms,group_size,groups,"
     "predict_ms,build_ms,moments_ms,groups_ms,integrate_ms,around_targets,sort_ms,tree_ms,span_ms,"
-    "wall_ms\n";
+    "wall_ms,sampled_probes\n";
 
 /// `trace`: where each substep's line goes (writeTrace), or null.
 Result run(const std::string& backend, const Particles& ic, const SimParams& p, double endTime,
@@ -154,11 +155,12 @@ Result run(const std::string& backend, const Particles& ic, const SimParams& p, 
     do {
       const auto begun = std::chrono::steady_clock::now();
       sim.substep();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun)
+              .count();
       if (trace != nullptr) {
         lines.push_back(traceOf(sim));
-        lines.back().wallMs =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun)
-                .count();
+        lines.back().wallMs = ms;
       }
     } while (!sim.synchronized());
   }

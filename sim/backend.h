@@ -366,17 +366,25 @@ class Backend {
   }
   /// What a refit would walk, without the walk: the last tree refitted to the particles'
   /// current positions, and every `sampleEvery`-th of the groups this evaluation makes on it (by
-  /// their index, so every backend samples the same ones) walked into scratch memory: the
-  /// particles' state is untouched, the refit and the groups count in the profile's moments and
-  /// groups, the walk nowhere (the tuners read the walk's time). Returns the sample's interactions
-  /// a target (cells and particles), or a negative number where the backend cannot (no tree of
-  /// these particles with p's N_leaf and curve; the default). The rebuild tuner's probe of the
-  /// aging (RebuildTuner::recordProbe): the caller evaluates the forces next, rebuilding.
-  virtual double probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
-                            bool oldAccValid, std::uint32_t sampleEvery) {
+  /// their index, so every backend samples the same ones) walked into scratch memory, the
+  /// particles' state untouched and none of it in the profile. Returns whether it probed (false
+  /// where the backend cannot: no tree of these particles with p's N_leaf and curve, the mutual
+  /// near field, or the default); refitProbe() tells the result once the evaluation's wait has
+  /// passed, so that no probe waits for the device. The rebuild tuner's probe of the aging
+  /// (RebuildTuner::recordProbe): the caller evaluates the forces next, rebuilding.
+  virtual bool probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
+                          bool oldAccValid, std::uint32_t sampleEvery) {
     (void)clock, (void)p, (void)targets, (void)oldAccValid, (void)sampleEvery;
-    return -1.0;
+    return false;
   }
+  /// The last probeRefit's sample: its interactions a target (cells and particles) and what the
+  /// probe took [ms]; negative where nothing was probed. Read once, after the backend's wait
+  /// (Simulation::recordEvaluation).
+  struct RefitProbe {
+    double interactionsPerTarget = -1.0;
+    double ms = -1.0;
+  };
+  virtual RefitProbe refitProbe() { return {}; }
   /// For each particle active at clock.tick: v += a·dt/2 of its bin.
   virtual void closeKicks(const Clock& clock) = 0;
   /// Whether the evaluations at which every step ends compute the potentials (true until told

@@ -64,7 +64,9 @@ struct StepProfile {
   /// The device's time from the first timed stage's start to the last one's end [ms], summed over
   /// the times the stages were read (a single-GPU substep's once): with the stages' sum it shows
   /// what the device did between stages, and with the host's wall time how long it had nothing
-  /// queued. 0 where the stages are timed on the host (the CPU backend).
+  /// queued. 0 where the stages are timed on the host (the CPU backend); a distributed run's is
+  /// the slowest rank's, its stages each rank's slowest and partly timed on the host, so there
+  /// the two need not compare.
   double spanMs = 0.0;
 
   double& operator[](Stage s) { return ms[static_cast<int>(s)]; }

@@ -276,7 +276,7 @@ TreeChoice RebuildTuner::choose(double age, int kind, Outlook ahead) const {
   for (double& t : targets) t = t > 0.0 ? t : mean;
   // No fit, or an old one: refit once to measure the aging, where it costs least (among the
   // kinds of evaluation lately, one with the fewest targets).
-  if (s.fit.model == AgingModel::None || m_samplesAge >= m_probeAfter) {
+  if (probing()) {
     return targets[0] > 1.5 * fewest ? TreeChoice::Rebuild : TreeChoice::Refit;
   }
   std::vector<double>& around = ahead.aroundMs;
@@ -292,20 +292,35 @@ TreeChoice RebuildTuner::choose(double age, int kind, Outlook ahead) const {
   return cheapestPlan(s.fit, m_rebuildMs, ages, ahead.spacing, targets, around);
 }
 
+void RebuildTuner::resetProbeWait() {
+  m_probeAfter = kProbeAfter;
+  m_state.probeAfter = m_probeAfter;
+}
+
 void RebuildTuner::rewind(double time) {
   while (!m_recent.empty() && m_recent.back().first > time) m_recent.pop_back();
 }
 
-void RebuildTuner::recordProbe(double age, double targets, double extraMs) {
-  RebuildTunerState& s = m_state;
-  m_samples.push_back({age, targets, extraMs});
+void RebuildTuner::addSample(const AgingSample& sample) {
+  m_samples.push_back(sample);
   if (m_samples.size() > kWindow) m_samples.pop_front();
   m_samplesAge = 0;
-  m_probeAfter = kProbeAfter;
-  s.fit = fitBestAging(std::vector<AgingSample>(m_samples.begin(), m_samples.end()));
-  s.samples = static_cast<int>(m_samples.size());
-  s.probeAfter = m_probeAfter;
-  ++s.probes;
+  m_state.fit = fitBestAging(std::vector<AgingSample>(m_samples.begin(), m_samples.end()));
+  m_state.samples = static_cast<int>(m_samples.size());
+}
+
+void RebuildTuner::waitAfterProbe(double costMs) {
+  // The next probe waits until the rebuilds since cost kProbeShare⁻¹ times this one.
+  const double rebuilds = m_rebuildMs > 0.0 ? costMs / (kProbeShare * m_rebuildMs) : 0.0;
+  m_probeAfter = static_cast<int>(
+      std::clamp(std::ceil(rebuilds), double(kProbeAfter), double(kMaxProbeAfter)));
+  m_state.probeAfter = m_probeAfter;
+}
+
+void RebuildTuner::recordProbe(double age, double targets, double extraMs, double costMs) {
+  addSample({age, targets, extraMs});
+  waitAfterProbe(costMs);
+  ++m_state.sampledProbes;
 }
 
 void RebuildTuner::record(TreeChoice made, int kind, double time, double age, double targets,
@@ -320,24 +335,15 @@ void RebuildTuner::record(TreeChoice made, int kind, double time, double age, do
   const bool known = fresh.msPerTarget >= 0.0 && targets > 0.0;
   if (rebuilt) age = 0.0;
   if (made == TreeChoice::Refit) {
-    const bool probe = s.fit.model == AgingModel::None || m_samplesAge >= m_probeAfter;
+    const bool probe = probing();
     s.predictedWalkMs =
         known ? targets * (fresh.msPerTarget +
                            (s.fit.model != AgingModel::None ? s.fit.growth(age) : 0.0))
               : walkMs;
     if (known) {
       const double extraMs = walkMs - targets * fresh.msPerTarget;
-      m_samples.push_back({age, targets, extraMs});
-      if (m_samples.size() > kWindow) m_samples.pop_front();
-      m_samplesAge = 0;
-      if (probe) {
-        // The next probe waits until the rebuilds since cost kProbeShare⁻¹ times this one's loss.
-        const double rebuilds = m_rebuildMs > 0.0 ? extraMs / (kProbeShare * m_rebuildMs) : 0.0;
-        m_probeAfter = static_cast<int>(
-            std::clamp(std::ceil(rebuilds), double(kProbeAfter), double(kMaxProbeAfter)));
-      }
-      s.fit = fitBestAging(std::vector<AgingSample>(m_samples.begin(), m_samples.end()));
-      s.samples = static_cast<int>(m_samples.size());
+      addSample({age, targets, extraMs});
+      if (probe) waitAfterProbe(extraMs);  // a refit probe costs its walk's growth
     }
   } else {
     // A rebuild around the targets walks as a rebuilt tree does where the cover holds what the
@@ -363,7 +369,6 @@ void RebuildTuner::record(TreeChoice made, int kind, double time, double age, do
     }
   }
   s.measuredWalkMs = walkMs;
-  s.probeAfter = m_probeAfter;
   s.age = age;
   s.rebuildMs = m_rebuildMs;
   // W over the last evaluations.

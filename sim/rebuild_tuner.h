@@ -121,8 +121,10 @@ struct RebuildTunerState {
   /// What the last rebuild around the targets cost beyond a refit [ms]: its stages, and its walk
   /// beyond the kind's fresh one where that was more than kAroundLikeFresh of it.
   double aroundMs = 0.0;
-  int probeAfter = 0;  ///< rebuilds after the newest aging sample that bring a probe (0: none yet)
-  std::uint64_t probes = 0;  ///< aging samples taken without a refit's walk (recordProbe) [1]
+  /// Rebuilds after the newest aging sample at which the tuner probes the aging again [1] (0:
+  /// kProbeAfter, none measured yet).
+  int probeAfter = 0;
+  std::uint64_t sampledProbes = 0;  ///< probes made by a sample, without a refit (recordProbe) [1]
   TreeChoice last = TreeChoice::Rebuild;  ///< the last evaluation's choice
   /// Force evaluations recorded, whatever they did with the tree [1].
   std::uint64_t recorded() const { return rebuilds + refits + aroundTargets; }
@@ -139,8 +141,8 @@ class RebuildTuner {
   static constexpr int kProbeAfter = 32;
   static constexpr double kProbeShare = 0.125;
   static constexpr int kMaxProbeAfter = 1024;  ///< a system that changes is measured again
-  /// A rebuild around the targets whose walk takes up to this many times the kind's fresh walk a
-  /// target walks as a fresh tree does (timing noise); beyond it the rest is the rebuild's cost.
+  /// A rebuild around the targets whose walk takes at most this many times the kind's fresh walk
+  /// is taken to walk fresh (the rest is timing noise); beyond it the excess is its own cost.
   static constexpr double kAroundLikeFresh = 1.1;
   /// Kinds of evaluation told apart (the caller's numbering, e.g. the shallowest active bin
   /// and the group size; more are folded into the last).
@@ -185,9 +187,12 @@ class RebuildTuner {
   }
   /// A probe made without a refit's walk (Backend::probeRefit): the tree at `age` would have
   /// walked `extraMs` longer for these `targets` than the fresh one this evaluation walked (which
-  /// record() took as a rebuild). An aging sample as a refit's is, and since it cost little the
-  /// next probe comes after kProbeAfter rebuilds.
-  void recordProbe(double age, double targets, double extraMs);
+  /// record() took as a rebuild), and the probe took `costMs`. An aging sample as a refit's is;
+  /// the next probe waits as after a refit that cost `costMs` more than its fresh walk.
+  void recordProbe(double age, double targets, double extraMs, double costMs);
+  /// The next probe after kProbeAfter rebuilds, however long the last one asked to wait (the
+  /// parameters changed, and the aging with them).
+  void resetProbeWait();
   /// A fresh walk of `targets` in an evaluation of `kind`, as the kind's last rebuilds walked [ms];
   /// negative where none was measured.
   double freshWalkMs(int kind, double targets) const {
@@ -208,6 +213,11 @@ class RebuildTuner {
     double msPerTarget = -1.0;  ///< of the kind's last rebuilt evaluation; < 0: none yet
   };
   static int kindIndex(int kind) { return kind < 0 ? 0 : kind >= kKinds ? kKinds - 1 : kind; }
+
+  /// An aging sample into the window, and the fit of the window.
+  void addSample(const AgingSample& sample);
+  /// The wait before the next probe after one that cost `costMs` beyond the evaluation's own.
+  void waitAfterProbe(double costMs);
 
   std::array<Fresh, kKinds> m_fresh{};
   std::deque<AgingSample> m_samples;               // of the last kWindow refits

@@ -42,6 +42,7 @@ Simulation::Simulation(std::unique_ptr<Backend> backend, const Particles& initia
   initial.validate();
   m_clock = Clock{startTime, 0, clockDepth(params), params.dtMax};
   m_targetsByBin.fill(-1.0);
+  m_groupsByBin.fill(-1.0);
   m_aroundMsByBin.fill(-1.0);
   checkTimeResolvesTick("the start time", startTime, m_clock);
   Particles start = initial;
@@ -66,6 +67,7 @@ void Simulation::setParams(const SimParams& params) {
     // measured costs of rebuilds around the targets (N_leaf, the curve and the MAC set them).
     m_replayUntil = 0;
     m_aroundMsByBin.fill(-1.0);
+    m_tuner.resetProbeWait();  // the aging may differ under them
     m_generation = ++m_generations;
     // Its candidates are fractions of N_group, timed under one MAC: measured sizes of another
     // N_group or MAC mean nothing.
@@ -85,6 +87,7 @@ void Simulation::applyClockSettings() {
   m_clock.dtMax = m_params.dtMax;
   if (m_clock.depth != before.depth || m_clock.dtMax != before.dtMax) {
     m_targetsByBin.fill(-1.0);  // the bins mean other steps now
+    m_groupsByBin.fill(-1.0);
     m_aroundMsByBin.fill(-1.0);
   }
 }
@@ -292,8 +295,10 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
 bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid,
                                 int groups) {
   m_sampledProbe.reset();
-  // (Not in a replay, which follows the log: its refits refit.)
-  if (m_params.rebuildInterval != kRebuildAuto || m_substeps < m_replayUntil ||
+  // Not in a replay, which follows the log (its refits refit), nor where the walk goes untimed
+  // (a step end that computes the potentials asked for: recordEvaluation).
+  const bool untimed = m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;
+  if (m_params.rebuildInterval != kRebuildAuto || m_substeps < m_replayUntil || untimed ||
       !m_tuner.probing()) {
     return false;
   }
@@ -301,10 +306,11 @@ bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool o
   // ages badly is many rebuilds (an NFW sphere of 2²³ stepped by 1/8: 25 ms against 1.3). Where
   // the groups are many, a sample of them walked on the refitted tree tells it for much less.
   const int kind = shallowestAlignedBin(m_clock.tick, m_clock.depth);
-  const double known = m_targetsByBin[kind];
-  const double expected =
-      targets == ForceTargets::All || kind == 0 ? double(m_backend->size()) : known;
-  const double every = std::floor(expected / (double(p.nGroup) * kProbeGroups));
+  const double all = double(m_backend->size());
+  const double expected = targets == ForceTargets::All || kind == 0 ? all : m_targetsByBin[kind];
+  // The groups as the kind's last evaluation made them (partly filled under block steps).
+  const double made = m_groupsByBin[kind] > 0.0 ? m_groupsByBin[kind] : expected / p.nGroup;
+  const double every = std::floor(made / double(kProbeGroups));
   if (!(every >= double(kProbeMinEvery))) return false;
   // The sample costs about one group's walk on the refitted tree and the rebuild after it; a
   // refit's walk where that would be little is no dearer, and it walks the evaluation (M31's
@@ -312,10 +318,10 @@ bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool o
   const double fresh = m_tuner.freshWalkMs(tunerKind(kind, groups), expected);
   if (!(fresh > kProbeSampleAbove * m_tuner.state().rebuildMs)) return false;
   const double age = treeAge(kind);
-  const double perTarget =
-      m_backend->probeRefit(m_clock, p, targets, oldAccValid, static_cast<std::uint32_t>(every));
-  if (perTarget < 0.0) return false;
-  m_sampledProbe = SampledProbe{age, perTarget};
+  if (!m_backend->probeRefit(m_clock, p, targets, oldAccValid, static_cast<std::uint32_t>(every))) {
+    return false;
+  }
+  m_sampledProbe = age;
   return true;
 }
 
@@ -338,14 +344,17 @@ void Simulation::recordEvaluation(Evaluation e, TreeChoice made, bool timed) {
   }
   // A probe by sample: the refitted tree's interactions a target against the fresh one's just
   // walked, in the fresh walk's time per interaction.
-  if (const std::optional<SampledProbe> probe = std::exchange(m_sampledProbe, std::nullopt);
-      probe && timed && given > 0.0) {
-    const double fresh = double(prof.interactions.cell + prof.interactions.particle) / given;
-    if (fresh > 0.0) {
-      m_tuner.recordProbe(probe->age, given, walkMs * (probe->interactionsPerTarget / fresh - 1.0));
+  if (const std::optional<double> probeAge = std::exchange(m_sampledProbe, std::nullopt)) {
+    const Backend::RefitProbe probe = m_backend->refitProbe();
+    const double fresh =
+        given > 0.0 ? double(prof.interactions.cell + prof.interactions.particle) / given : 0.0;
+    if (timed && probe.interactionsPerTarget >= 0.0 && fresh > 0.0) {
+      m_tuner.recordProbe(*probeAge, given, walkMs * (probe.interactionsPerTarget / fresh - 1.0),
+                          probe.ms);
     }
   }
   m_targetsByBin[kind] = given;
+  m_groupsByBin[kind] = double(prof.interactions.groups);
   if (timed && made == TreeChoice::AroundTargets && std::exchange(m_aroundWarm, true)) {
     // Its stages, and its walk beyond the kind's fresh one where that was more than noise.
     const double cost = m_tuner.state().aroundMs;

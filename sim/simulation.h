@@ -207,6 +207,8 @@ class Simulation {
   // Targets of the last evaluation at a tick whose shallowest active bin is b (-1: none yet):
   // the next one at such a tick has about as many, which the tuner weighs against a rebuild.
   std::array<double, kMaxBinDepthLimit + 1> m_targetsByBin;
+  // And the groups it walked (-1: none yet): a probe's sample is a share of them.
+  std::array<double, kMaxBinDepthLimit + 1> m_groupsByBin;
   // And what its rebuild around the targets cost beyond a refit, smoothed [ms] (-1: none yet),
   // and the rebuilds since it was measured: one measured kAroundRemeasure rebuilds ago is
   // forgotten, so that the tuner tries it again (a cover changes as the particles move).
@@ -217,16 +219,12 @@ class Simulation {
   // launch: 1.7 ms against 0.9 after, M31 at 2^23 on an H200): its cost is not kept.
   bool m_aroundWarm = false;
   // A probe of the aging made without a refit's walk (Backend::probeRefit) and its evaluation
-  // rebuilt: the tree's age then and the sample's interactions a target, for recordEvaluation to
-  // set against the fresh walk's. Made where the evaluation's groups are many (a sample of about
-  // kProbeGroups of them, one in kProbeMinEvery at least) and its fresh walk costs more than
-  // kProbeSampleAbove rebuilds; elsewhere the probe refits.
-  struct SampledProbe {
-    double age = 0.0;
-    double interactionsPerTarget = 0.0;
-  };
-  std::optional<SampledProbe> m_sampledProbe;
-  static constexpr double kProbeGroups = 256.0;
+  // rebuilt: the tree's age then, for recordEvaluation to set the sample's interactions a target
+  // (Backend::refitProbe) against the fresh walk's. Made where the evaluation's groups are many
+  // (a sample of about kProbeGroups of them, one in kProbeMinEvery at least) and its fresh walk
+  // costs more than kProbeSampleAbove rebuilds; elsewhere the probe refits.
+  std::optional<double> m_sampledProbe;
+  static constexpr std::uint32_t kProbeGroups = 256;
   static constexpr std::uint32_t kProbeMinEvery = 4;
   static constexpr double kProbeSampleAbove = 2.0;
   GroupTuner m_groupTuner;

@@ -60,6 +60,18 @@ struct Groups {
   std::vector<std::uint32_t> expandAs;
 
   std::size_t size() const { return first.size(); }
+  /// Groups 0, k, 2k, … (a sample: Backend::probeRefit).
+  Groups every(std::size_t k) const {
+    Groups out;
+    for (std::size_t g = 0; g < size(); g += k) {
+      out.first.push_back(first[g]);
+      out.count.push_back(count[g]);
+      out.box.push_back(box[g]);
+      out.accMin.push_back(accMin[g]);
+      if (!expandAs.empty()) out.expandAs.push_back(expandAs[g]);
+    }
+    return out;
+  }
   /// The number expansionCentre reads for group g of `own` active particles.
   unsigned expansionTargets(std::size_t g, unsigned own) const {
     return expandAs.empty() ? own : expandAs[g];

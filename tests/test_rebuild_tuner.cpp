@@ -371,25 +371,35 @@ TEST(RebuildTuner, AFirstRebuildWalkedColdIsCorrectedByFasterWalksAroundTheTarge
   EXPECT_NEAR(tuner.state().predictedWalkMs, 1.15 * targets * fresh, 1e-12);
 }
 
-TEST(RebuildTuner, AProbeBySampleFitsTheAgingAndComesBackAfterTheUsualRebuilds) {
+TEST(RebuildTuner, AProbeBySampleFitsTheAgingAndWaitsByItsOwnCost) {
   RebuildTuner tuner;
-  tuner.record(TreeChoice::Rebuild, 0, 0.0, 0.0, 1e6, 5.0, 1.3);
+  const double fresh = 5.0, rebuild = 1.3;
+  tuner.record(TreeChoice::Rebuild, 0, 0.0, 0.0, 1e6, fresh, rebuild);
   EXPECT_TRUE(tuner.probing()) << "no fit yet";
-  tuner.recordProbe(0.125, 1e6, 25.0);  // 25 ms more at age 1/8 for 10^6 targets
-  const RebuildTunerState& s = tuner.state();
-  EXPECT_FALSE(tuner.probing());
-  EXPECT_EQ(s.probes, 1u);
-  EXPECT_EQ(s.samples, 1);
-  EXPECT_EQ(s.refits, 0u);
-  EXPECT_EQ(s.fit.model, AgingModel::Linear);
-  EXPECT_NEAR(s.fit.growth(0.125) * 1e6, 25.0, 1e-9);
-  // A cheap probe does not wait longer, however badly the tree aged.
-  EXPECT_EQ(s.probeAfter, RebuildTuner::kProbeAfter);
-  for (int k = 1; k <= RebuildTuner::kProbeAfter; ++k) {
+  // A refit probe that walks 20 rebuilds longer: the next probe waits 160 rebuilds.
+  tuner.record(TreeChoice::Refit, 0, 0.125, 0.125, 1e6, fresh + 20.0 * rebuild, -1.0);
+  EXPECT_EQ(tuner.state().probeAfter, 160);
+  for (int k = 1; k <= 160; ++k) {
     EXPECT_FALSE(tuner.probing()) << k;
-    tuner.record(TreeChoice::Rebuild, 0, 0.125 * k, 0.0, 1e6, 5.0, 1.3);
+    tuner.record(TreeChoice::Rebuild, 0, 0.125 * (k + 1), 0.0, 1e6, fresh, rebuild);
   }
   EXPECT_TRUE(tuner.probing());
+  // The probe by sample: 25 ms more at age 1/8, and the probe itself took 3.9 ms, three
+  // rebuilds: the next one after kProbeAfter rebuilds again.
+  tuner.recordProbe(0.125, 1e6, 25.0, 3.0 * rebuild);
+  const RebuildTunerState& s = tuner.state();
+  EXPECT_FALSE(tuner.probing());
+  EXPECT_EQ(s.sampledProbes, 1u);
+  EXPECT_EQ(s.samples, 2);
+  EXPECT_EQ(s.refits, 1u);
+  EXPECT_NE(s.fit.model, AgingModel::None);
+  EXPECT_NEAR(s.fit.growth(0.125) * 1e6, 0.5 * (25.0 + 20.0 * rebuild), 1.0) << "both samples";
+  EXPECT_EQ(s.probeAfter, RebuildTuner::kProbeAfter);
+  // A dear one waits by its cost, as a refit's does.
+  tuner.recordProbe(0.125, 1e6, 25.0, 40.0 * rebuild);
+  EXPECT_EQ(tuner.state().probeAfter, 320);
+  tuner.resetProbeWait();
+  EXPECT_EQ(tuner.state().probeAfter, RebuildTuner::kProbeAfter);
 }
 
 TEST(RebuildTuner, ATreeThatDoesNotAgeIsRebuiltOnlyAfterTheLongestRun) {

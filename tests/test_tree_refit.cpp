@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/simulation.h"
@@ -234,44 +235,81 @@ TEST(TreeRefit, TheTunedIntervalRefitsAndRecordsItsChoice) {
   EXPECT_GT(r.measuredWalkMs, 0.0);
 }
 
+namespace {
+
+/// probeRefit's interactions a target, read as the simulation reads them.
+double probed(Backend& b, const Clock& clock, const SimParams& p, ForceTargets targets,
+              std::uint32_t every) {
+  if (!b.probeRefit(clock, p, targets, true, every)) return -1.0;
+  const Backend::RefitProbe r = b.refitProbe();
+  EXPECT_GE(r.ms, 0.0);
+  EXPECT_LT(b.refitProbe().interactionsPerTarget, 0.0) << "read once";
+  return r.interactionsPerTarget;
+}
+
+}  // namespace
+
 TEST(TreeRefit, AProbeWalksASampleOfTheRefittedTreesGroupsAndChangesNoParticle) {
-  SimParams p = plummerParams();
-  p.nGroup = 16;
-  const float dt = 4.0f * p.dtMax;
-  const Clock clock{0.0, 0, 0, p.dtMax};
-  CpuBackend none;
-  none.upload(test::plummer20k());
-  EXPECT_LT(none.probeRefit(clock, p, ForceTargets::All, false, 4), 0.0) << "no tree to refit";
-  CpuBackend full;
-  ASSERT_TRUE(driftAndRefit(full, p, dt));
-  const double refit = perTarget(full.profile().interactions);
-  // The same state, probed: with every group, the refit's own lists; with every 4th, near them.
-  const auto drifted = [&](CpuBackend& b) {
-    b.upload(test::plummer20k());
-    b.computeForces(clock, p, ForceTargets::All, false);
-    b.drift(dt);
-  };
-  CpuBackend probed, plain;
-  drifted(probed);
-  drifted(plain);
-  const Particles before = probed.particles();
-  EXPECT_DOUBLE_EQ(probed.probeRefit(clock, p, ForceTargets::All, true, 1), refit);
-  const double sampled = probed.probeRefit(clock, p, ForceTargets::All, true, 4);
-  EXPECT_NEAR(sampled, refit, 0.05 * refit);
-  const Particles& after = probed.particles();
-  ASSERT_EQ(after.size(), before.size());
-  EXPECT_EQ(std::memcmp(after.posMass.data(), before.posMass.data(), before.size() * sizeof(Vec4)),
-            0);
-  EXPECT_EQ(std::memcmp(after.accPot.data(), before.accPot.data(), before.size() * sizeof(Vec4)), 0)
-      << "the sample's forces go to scratch";
-  // The evaluation after it rebuilds as if nothing had been probed, bit for bit.
-  probed.computeForces(clock, p, ForceTargets::All, true);
-  plain.computeForces(clock, p, ForceTargets::All, true);
-  EXPECT_EQ(std::memcmp(probed.particles().accPot.data(), plain.particles().accPot.data(),
-                        before.size() * sizeof(Vec4)),
-            0);
-  EXPECT_GT(refit, 1.05 * perTarget(plain.profile().interactions))
-      << "four steps of drift must age the tree, or the probe measures nothing";
+  // Every particle a target, and a block substep's centre (its groups compacted, and under the
+  // acceleration MAC cut into runs).
+  Particles ic = test::plummer20k();
+  for (std::size_t i = 0; i < ic.size(); ++i) {
+    const Vec4 x = ic.posMass[i];
+    ic.bin[i] = std::sqrt(x.x * x.x + x.y * x.y + x.z * x.z) < 0.3f ? 4 : 1;
+  }
+  const float dt = 1.0f / 16.0f;
+  const Clock all{0.0, 0, 4, 1.0f / 4.0f}, centre{0.0, 1, 4, 1.0f / 4.0f};
+  for (const MacKind mac : {MacKind::Bonsai, MacKind::Acceleration}) {
+    for (const bool sparse : {false, true}) {
+      SCOPED_TRACE(std::string(sparse ? "centre" : "all") + ", " + std::string(toString(mac)));
+      SimParams p = plummerParams();
+      p.mac = mac;
+      p.nGroup = 16;
+      const Clock& clock = sparse ? centre : all;
+      const ForceTargets targets = sparse ? ForceTargets::Active : ForceTargets::All;
+      CpuBackend none;
+      none.upload(ic);
+      EXPECT_LT(probed(none, clock, p, targets, 4), 0.0) << "no tree to refit";
+      const auto drifted = [&](CpuBackend& b) {
+        b.upload(ic);
+        b.computeForces(all, p, ForceTargets::All, false);
+        b.drift(dt);
+        b.resetProfile();
+      };
+      CpuBackend full, probedOne, plain;
+      drifted(full);
+      drifted(probedOne);
+      drifted(plain);
+      ASSERT_TRUE(full.refitForces(clock, p, targets, true));
+      const double refit = perTarget(full.profile().interactions);
+      const Particles before = probedOne.particles();
+      // With every group, the refit's own lists; with every 4th, near them; with more than
+      // there are groups, the first alone.
+      EXPECT_DOUBLE_EQ(probed(probedOne, clock, p, targets, 1), refit);
+      EXPECT_NEAR(probed(probedOne, clock, p, targets, 4), refit, 0.05 * refit);
+      EXPECT_GT(probed(probedOne, clock, p, targets, 1u << 30), 0.0);
+      const Particles& after = probedOne.particles();
+      ASSERT_EQ(after.size(), before.size());
+      EXPECT_EQ(
+          std::memcmp(after.posMass.data(), before.posMass.data(), before.size() * sizeof(Vec4)),
+          0);
+      EXPECT_EQ(
+          std::memcmp(after.accPot.data(), before.accPot.data(), before.size() * sizeof(Vec4)), 0)
+          << "the sample's forces go to scratch";
+      // The evaluation after it rebuilds as if nothing had been probed, bit for bit.
+      probedOne.computeForces(clock, p, targets, true);
+      plain.computeForces(clock, p, targets, true);
+      EXPECT_EQ(std::memcmp(probedOne.particles().accPot.data(), plain.particles().accPot.data(),
+                            before.size() * sizeof(Vec4)),
+                0);
+      EXPECT_GT(refit, 1.05 * perTarget(plain.profile().interactions))
+          << "the drift must age the tree, or the probe measures nothing";
+      // The mutual near field counts otherwise: not probed.
+      SimParams mutual = p;
+      mutual.p2p = P2pMode::Mutual;
+      EXPECT_LT(probed(probedOne, clock, mutual, targets, 4), 0.0);
+    }
+  }
 }
 
 TEST(TreeRefit, WhereTheGroupsAreManyTheTunerProbesTheAgingBySampleNotByRefitting) {
@@ -282,7 +320,7 @@ TEST(TreeRefit, WhereTheGroupsAreManyTheTunerProbesTheAgingBySampleNotByRefittin
   many.substep();  // rebuilt: the fresh walk measured
   many.substep();  // the tuner asks for a probe: a sample walked, the evaluation rebuilt
   EXPECT_EQ(many.rebuildState().refits, 0u);
-  EXPECT_EQ(many.rebuildState().probes, 1u);
+  EXPECT_EQ(many.rebuildState().sampledProbes, 1u);
   EXPECT_EQ(many.rebuildState().samples, 1);
   EXPECT_TRUE(many.lastRebuilt());
   EXPECT_NE(many.rebuildState().fit.model, AgingModel::None) << "the plan has its fit";
@@ -294,7 +332,7 @@ TEST(TreeRefit, WhereTheGroupsAreManyTheTunerProbesTheAgingBySampleNotByRefittin
   few.substep();
   few.substep();
   EXPECT_EQ(few.rebuildState().refits, 1u);
-  EXPECT_EQ(few.rebuildState().probes, 0u);
+  EXPECT_EQ(few.rebuildState().sampledProbes, 0u);
 }
 
 TEST(TreeRefit, TheIntervalIsNamedAsTheCommandLineSpellsIt) {

@@ -154,7 +154,7 @@ Json rebuildJson(const sim::SimParams& p, const sim::RebuildTunerState& r) {
       {"targets_per_time", r.targetsPerTime},
       {"best_interval", finite(r.bestInterval)},
       {"probe_after", r.probeAfter},
-      {"probes_by_sample", r.probes},
+      {"probes_by_sample", r.sampledProbes},
       {"fit", Json{{"model", std::string(sim::toString(r.fit.model))},
                    {"samples", r.samples},
                    {"b", r.fit.b},

@@ -200,6 +200,7 @@ SimSession::Advance SimSession::advanceInterval() {
   a.profile = m_sim->totalProfile();
   for (std::size_t s = 0; s < a.profile.ms.size(); ++s) a.profile.ms[s] -= totalBefore.ms[s];
   a.profile.interactions -= totalBefore.interactions;
+  a.profile.spanMs -= totalBefore.spanMs;
   a.wallMs = msSince(t0);
   m_targetTime = m_sim->time();
   return a;

@@ -183,10 +183,11 @@ bool rebuildControls(sim::SimParams& p, const UiInfo& info) {
   ImGui::Text("fit: %s; a rebuild costs %.3f ms more than a refit",
               std::string(sim::toString(t.fit.model)).c_str(), t.rebuildMs);
   if (t.probeAfter > 0) {
-    // The tuner refits to measure the aging again after this many rebuilds (more where the last
-    // such probe cost more).
-    ImGui::Text("next probe of the aging after %d rebuilds (%llu probed by sample)", t.probeAfter,
-                static_cast<unsigned long long>(t.probes));
+    // The aging is measured again (by a refit, or a sample of the groups on the refitted tree)
+    // once this many rebuilds have passed since its newest sample; more where the last probe
+    // cost more.
+    ImGui::Text("aging probed again %d rebuilds after its last sample (%llu probes by sample)",
+                t.probeAfter, static_cast<unsigned long long>(t.sampledProbes));
   }
   if (std::isfinite(t.bestInterval)) {
     // The tuner plans over the substeps ahead; GOTHIC's interval for the mean rate is a yardstick.

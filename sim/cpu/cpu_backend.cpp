@@ -93,34 +93,28 @@ bool CpuBackend::evaluateOnLastTree(const Clock& clock, const SimParams& p, Forc
   return true;
 }
 
-double CpuBackend::probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
-                              bool oldAccValid, std::uint32_t sampleEvery) {
+bool CpuBackend::probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
+                            bool oldAccValid, std::uint32_t sampleEvery) {
+  m_probe = {};
   // (The mutual near field counts its interactions otherwise: no sample to set against it.)
   if (!m_treeShape.fits(p, m_particles.size()) || sampleEvery == 0 || p.p2p == P2pMode::Mutual) {
-    return -1.0;
+    return false;
   }
-  prepare(clock, p, targets, oldAccValid);
-  {
-    StageTimer timer(m_profile, Stage::Moments);
-    cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
-  }
-  buildGroups(clock, p, targets);
-  Groups sample;
-  for (std::size_t g = 0; g < m_groups.size(); g += sampleEvery) {
-    sample.first.push_back(m_groups.first[g]);
-    sample.count.push_back(m_groups.count[g]);
-    sample.box.push_back(m_groups.box[g]);
-    sample.accMin.push_back(m_groups.accMin[g]);
-    if (!m_groups.expandAs.empty()) sample.expandAs.push_back(m_groups.expandAs[g]);
-  }
-  std::vector<Vec4> scratch(m_particles.size());
+  const auto start = std::chrono::steady_clock::now();
+  if (!prepare(clock, p, targets, oldAccValid)) return false;
+  cpu::computeMoments(m_tree, m_particles.posMass, m_mac);
+  makeGroups(clock, p, targets);
+  m_probeForces.resize(m_particles.size());
   cpu::WalkSettings s = m_walk;
   s.potential = false;
-  const InteractionCounts c =
-      cpu::walkSources(m_tree, m_particles.posMass, sample, m_particles.posMass, m_active, s,
-                       cpu::WalkMode::Write, scratch, nullptr);
-  // Untimed: the tuners read the walk's time, which is the evaluation's to come.
-  return c.targets > 0 ? double(c.cell + c.particle) / double(c.targets) : -1.0;
+  const InteractionCounts c = cpu::walkSources(
+      m_tree, m_particles.posMass, m_groups.every(sampleEvery), m_particles.posMass, m_active, s,
+      cpu::WalkMode::Write, m_probeForces, nullptr);
+  if (c.targets == 0) return false;
+  m_probe = {
+      double(c.cell + c.particle) / double(c.targets),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()};
+  return true;
 }
 
 bool CpuBackend::recomputePotentials() {
@@ -159,8 +153,12 @@ void CpuBackend::markTargets(const Clock& clock, ForceTargets targets) {
 }
 
 void CpuBackend::buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets) {
-  const Particles& s = m_particles;
   StageTimer timer(m_profile, Stage::Groups);
+  makeGroups(clock, p, targets);
+}
+
+void CpuBackend::makeGroups(const Clock& clock, const SimParams& p, ForceTargets targets) {
+  const Particles& s = m_particles;
   markTargets(clock, targets);
   m_groups = cpu::buildGroups(m_tree, s.posMass, s.accPot, m_active, p.nGroup);
   // A block substep's few groups are walked in runs (as the CUDA backend's: group_runs.h).

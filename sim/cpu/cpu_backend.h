@@ -2,6 +2,7 @@
 // The CPU reference backend: clear C++17 + OpenMP, the oracle for the GPU and the path for
 // machines without an NVIDIA GPU.
 
+#include <utility>
 #include <vector>
 
 #include "sim/backend.h"
@@ -28,8 +29,9 @@ class CpuBackend final : public Backend, private ForceParts {
                    bool oldAccValid) override;
   bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
                             bool oldAccValid) override;
-  double probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-                    std::uint32_t sampleEvery) override;
+  bool probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+                  std::uint32_t sampleEvery) override;
+  RefitProbe refitProbe() override { return std::exchange(m_probe, RefitProbe{}); }
   void closeKicks(const Clock& clock) override;
   /// The plain walk again (the mutual near field's potentials differ from it by fp32 rounding).
   bool recomputePotentials() override;
@@ -90,6 +92,8 @@ class CpuBackend final : public Backend, private ForceParts {
   /// build()'s settings of the evaluation; false when there are no particles.
   bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid);
   void buildGroups(const Clock& clock, const SimParams& p, ForceTargets targets);
+  /// buildGroups untimed (probeRefit's).
+  void makeGroups(const Clock& clock, const SimParams& p, ForceTargets targets);
   /// refitForces, and with `aroundTargets` rebuildAroundTargets: the last tree's particles (in
   /// its order, or sorted again within the cells around the targets), moments, groups and walk.
   bool evaluateOnLastTree(const Clock& clock, const SimParams& p, ForceTargets targets,
@@ -106,6 +110,8 @@ class CpuBackend final : public Backend, private ForceParts {
   MacSetup m_mac;  ///< the MAC of the last evaluation (after the acceleration MAC's fallback)
   cpu::WalkSettings m_walk;           ///< the walk of the last build
   std::vector<std::uint32_t> m_work;  ///< interactions per particle since the last build
+  RefitProbe m_probe;                 ///< the last probeRefit's, until refitProbe reads it
+  std::vector<Vec4> m_probeForces;    ///< probeRefit's scratch
   int m_leafSize = 0;                 ///< N_leaf of the last build
   TreeShape m_treeShape;              ///< what m_tree was rebuilt with (none after upload)
   /// The last evaluation was one process's, at the particles' current positions: its tree,

@@ -136,26 +136,19 @@ bool CudaBackend::evaluateOnLastTree(const Clock& clock, const SimParams& p, For
     });
     timed(m_events, Stage::Tree, s, [&] { launchTree(m_ws, m_p.n, p.nLeaf, m_tree, s); });
   }
-  momentsAndGroups(p);
+  momentsAndGroups(p, m_events, true);
   walkLocal();
   m_walkCurrent = true;
   return true;
 }
 
-double CudaBackend::probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
-                               bool oldAccValid, std::uint32_t sampleEvery) {
+bool CudaBackend::probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets,
+                             bool oldAccValid, std::uint32_t sampleEvery) {
   // (The mutual near field counts its interactions otherwise: no sample to set against it.)
-  if (!m_treeShape.fits(p, m_p.n) || sampleEvery == 0 || p.p2p == P2pMode::Mutual) return -1.0;
-  if (!prepare(clock, p, targets, oldAccValid)) return -1.0;
+  if (!m_treeShape.fits(p, m_p.n) || sampleEvery == 0 || p.p2p == P2pMode::Mutual) return false;
+  if (m_probeReadback.pending()) (void)refitProbe();  // one never read (its evaluation threw)
+  if (!prepare(clock, p, targets, oldAccValid)) return false;
   const Stream s = m_stream;
-  // momentsAndGroups' stages, with no expected work for the groups and none of the walks' work
-  // counted: what the last walks measured stays for the evaluation to come.
-  timed(m_events, Stage::Moments, s,
-        [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s, m_domains); });
-  timed(m_events, Stage::Groups, s, [&] {
-    launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s, nullptr,
-                 cutsGroupsIntoRuns(m_mac.code, m_rule.all) ? GroupRuns::Cut : GroupRuns::Whole);
-  });
   // The forces go to the gather's scratch, free between builds (the next one overwrites it).
   m_ws.reserve(m_p.n);
   m_probeCounters.reserve(1);
@@ -164,10 +157,23 @@ double CudaBackend::probeRefit(const Clock& clock, const SimParams& p, ForceTarg
   WalkOutput out;
   out.accPot = m_ws.scratch.accPot.data();
   out.sampleEvery = sampleEvery;
-  launchWalk(localSources(), m_groups, m_p, settings, out, m_probeCounters.data(), m_device, s);
-  synchronize(s);
-  const InteractionCounts c = downloadCounters(m_probeCounters.data());
-  return c.targets > 0 ? double(c.cell + c.particle) / double(c.targets) : -1.0;
+  momentsAndGroups(p, m_probeEvents, false);
+  timed(m_probeEvents, Stage::Walk, s, [&] {
+    launchWalk(localSources(), m_groups, m_p, settings, out, m_probeCounters.data(), m_device, s);
+  });
+  m_probeReadback.queue(m_probeCounters.data(), false, s);
+  return true;
+}
+
+Backend::RefitProbe CudaBackend::refitProbe() {
+  if (!m_probeReadback.pending()) return {};
+  synchronize(m_stream);  // passed already where the evaluation's check waited
+  StepProfile times;
+  m_probeEvents.collect(times);
+  InteractionCounts c;
+  m_probeReadback.collect(c, nullptr);
+  if (c.targets == 0) return {};
+  return {double(c.cell + c.particle) / double(c.targets), times.total()};
 }
 
 bool CudaBackend::recomputePotentials() {
@@ -283,7 +289,7 @@ void CudaBackend::buildStages(const Clock& clock, const SimParams& p, ForceTarge
   }
   // A tree in a given frame is one rank's part of a distributed run's: not refitted alone.
   m_treeShape = {frame == nullptr, p.nLeaf, p.curve, m_p.n};
-  momentsAndGroups(p);
+  momentsAndGroups(p, m_events, true);
 }
 
 bool CudaBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets targets,
@@ -311,15 +317,15 @@ bool CudaBackend::prepare(const Clock& clock, const SimParams& p, ForceTargets t
   return false;
 }
 
-void CudaBackend::momentsAndGroups(const SimParams& p) {
+void CudaBackend::momentsAndGroups(const SimParams& p, StageEvents& events, bool countWork) {
   const Stream s = m_stream;
-  timed(m_events, Stage::Moments, s,
-        [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s, m_domains); });
-  timed(m_events, Stage::Groups, s, [&] {
+  timed(events, Stage::Moments, s, [&] { launchMoments(m_tree, m_p, m_ws, m_mac, s, m_domains); });
+  timed(events, Stage::Groups, s, [&] {
     launchGroups(m_tree, m_p, m_ws, m_rule, p.nGroup, m_groups, m_device, s,
                  m_lastWorkValid ? m_lastWork.data() : nullptr,
                  cutsGroupsIntoRuns(m_mac.code, m_rule.all) ? GroupRuns::Cut : GroupRuns::Whole);
   });
+  if (!countWork) return;
   // Every walk counts each target's work (one add per target): the tree statistics show it,
   // a rank's next decomposition weighs by it, and the next walk's schedule expects it.
   m_work.reserve(m_p.n);

@@ -74,8 +74,9 @@ class CudaBackend final : public Backend,
   bool rebuildAroundTargets(const Clock& clock, const SimParams& p, ForceTargets targets,
                             bool oldAccValid) override;
 
-  double probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
-                    std::uint32_t sampleEvery) override;
+  bool probeRefit(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid,
+                  std::uint32_t sampleEvery) override;
+  RefitProbe refitProbe() override;
 
   /// refitForces, and with `aroundTargets` rebuildAroundTargets: the last tree's particles (in
   /// its order, or sorted again within the cells around the targets), moments, groups and walk.
@@ -123,8 +124,10 @@ class CudaBackend final : public Backend,
   /// The settings of a force evaluation; false when there are no particles.
   bool prepare(const Clock& clock, const SimParams& p, ForceTargets targets, bool oldAccValid);
 
-  /// The stages a rebuild and a refit share: moments of the tree as it is, the targets' groups.
-  void momentsAndGroups(const SimParams& p);
+  /// The stages a rebuild and a refit share: moments of the tree as it is, the targets' groups
+  /// (ordered by what the last walks measured), timed in `events`; with `countWork` the walk to
+  /// come counts its work afresh (a probe's walk does not count it).
+  void momentsAndGroups(const SimParams& p, StageEvents& events, bool countWork);
 
   /// Keeps what the walks since the last build measured (m_work, in the current order) as each
   /// particle's last known work, which orders the next walk's groups (walk_schedule.cu).
@@ -206,7 +209,10 @@ class CudaBackend final : public Backend,
   DeviceTree m_tree;
   DeviceGroups m_groups;
   DeviceBuffer<WalkCounters> m_counters;
-  DeviceBuffer<WalkCounters> m_probeCounters;  // probeRefit's, read at once
+  // probeRefit's counters, their way to the host and its time, read by refitProbe.
+  DeviceBuffer<WalkCounters> m_probeCounters;
+  CounterReadback m_probeReadback;
+  StageEvents m_probeEvents;
   mutable CounterReadback m_readback;          // the walks' counters on their way to the host
   mutable std::uint32_t m_groupCount = 0;      // groups of the last walk (from the counters)
   DeviceBuffer<OrbCut> m_domainCuts;           // the domains of the last build (ForceParts::build)

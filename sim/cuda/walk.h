@@ -146,9 +146,9 @@ class CounterReadback {
   /// tree for targets already counted. False when every slot is taken (collect first).
   bool queue(const WalkCounters* d_counters, bool add, Stream stream);
   bool pending() const { return m_used > 0; }
-  /// Adds the queued walks' counts to `counts` and frees the slots; *groups: the groups of the
-  /// last walk. The stream must have passed the copies. Throws std::runtime_error if a walk
-  /// reported a stack overflow.
+  /// Adds the queued walks' counts to `counts` and frees the slots; *groups (where not null): the
+  /// groups of the last walk. The stream must have passed the copies. Throws std::runtime_error if
+  /// a walk reported a stack overflow.
   void collect(InteractionCounts& counts, std::uint32_t* groups);
 
  private:

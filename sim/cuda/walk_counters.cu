@@ -50,7 +50,7 @@ void CounterReadback::collect(InteractionCounts& counts, std::uint32_t* groups) 
     InteractionCounts c = countsOf(slots[k]);
     if (m_add[k]) c.targets = c.groups = 0;  // a target of several trees is one
     counts += c;
-    *groups = slots[k].groups;
+    if (groups != nullptr) *groups = slots[k].groups;
   }
 }
 
