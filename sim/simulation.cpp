@@ -247,6 +247,7 @@ int Simulation::tunerKind(int kind, int groups) {
 }
 
 TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool oldAccValid) {
+  m_sampledProbe.reset();  // (one left by an evaluation that threw is not this one's)
   SimParams p = m_params;
   p.nGroup = GroupTuner::groupSize(m_params.nGroup, e.groups);
   // Every step ends here (or every particle is a target): the potentials are computed, or,
@@ -294,7 +295,6 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
 
 bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid,
                                 int groups) {
-  m_sampledProbe.reset();
   // Not in a replay, which follows the log (its refits refit), nor where the walk goes untimed
   // (a step end that computes the potentials asked for: recordEvaluation).
   const bool untimed = m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;

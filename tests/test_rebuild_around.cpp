@@ -73,12 +73,7 @@ TEST(RebuildAround, TheTargetsWalkATreeAsFreshAsARebuiltOne) {
   // tree outside the cover too: a twelfth of the aging is left at 1/32, a quarter at 1/8, half
   // at 1/2.)
   constexpr float kDrift = 1.0f / 8.0f;
-  const auto drifted = [&](CpuBackend& b) {
-    b.upload(start);
-    b.computeForces(all, p, ForceTargets::All, false);
-    b.drift(kDrift);
-    b.resetProfile();
-  };
+  const auto drifted = [&](CpuBackend& b) { test::builtAndDrifted(b, start, all, p, kDrift); };
   CpuBackend refit, around, rebuilt;
   drifted(refit);
   ASSERT_TRUE(refit.refitForces(centre, p, ForceTargets::Active, true));

@@ -35,6 +35,17 @@ inline sim::SimParams tunedBlockParams(sim::MacKind mac) {
   return p;
 }
 
+/// `b` holds `ic`, its forces evaluated at `clock` (every particle a target, no old
+/// accelerations) and drifted by `dt`, with a fresh profile: a tree that a later evaluation may
+/// refit, rebuild around the targets or rebuild.
+inline void builtAndDrifted(sim::CpuBackend& b, const sim::Particles& ic, const sim::Clock& clock,
+                            const sim::SimParams& p, float dt) {
+  b.upload(ic);
+  b.computeForces(clock, p, sim::ForceTargets::All, false);
+  b.drift(dt);
+  b.resetProfile();
+}
+
 /// Tree forces of every particle (one evaluation, no old accelerations unless `twice`).
 inline sim::Particles treeForces(const sim::Particles& in, const sim::SimParams& p,
                                  bool twice = false, sim::InteractionCounts* counts = nullptr) {

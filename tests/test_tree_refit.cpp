@@ -270,16 +270,8 @@ TEST(TreeRefit, AProbeWalksASampleOfTheRefittedTreesGroupsAndChangesNoParticle) 
       CpuBackend none;
       none.upload(ic);
       EXPECT_LT(probed(none, clock, p, targets, 4), 0.0) << "no tree to refit";
-      const auto drifted = [&](CpuBackend& b) {
-        b.upload(ic);
-        b.computeForces(all, p, ForceTargets::All, false);
-        b.drift(dt);
-        b.resetProfile();
-      };
       CpuBackend full, probedOne, plain;
-      drifted(full);
-      drifted(probedOne);
-      drifted(plain);
+      for (CpuBackend* b : {&full, &probedOne, &plain}) test::builtAndDrifted(*b, ic, all, p, dt);
       ASSERT_TRUE(full.refitForces(clock, p, targets, true));
       const double refit = perTarget(full.profile().interactions);
       const Particles before = probedOne.particles();
