@@ -112,8 +112,7 @@ void Simulation::beginSubstep() {
   m_backend->closeKicks(m_clock);
   // On demand a step end with the potentials is the exception: its walk (5-11 % longer) would
   // mislead the tuners, which compare the walks of one kind of evaluation.
-  const bool askedPotential = m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;
-  m_pending = PendingSubstep{e, made, !askedPotential};
+  m_pending = PendingSubstep{e, made, !walkUntimed()};
 }
 
 void Simulation::endSubstep() {
@@ -293,12 +292,15 @@ TreeChoice Simulation::computeForces(Evaluation e, ForceTargets targets, bool ol
   return made;
 }
 
+bool Simulation::walkUntimed() const {
+  return m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;
+}
+
 bool Simulation::probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid,
                                 int groups) {
   // Not in a replay, which follows the log (its refits refit), nor where the walk goes untimed
   // (a step end that computes the potentials asked for: recordEvaluation).
-  const bool untimed = m_potentialOnDemand && m_clock.synchronized() && m_potentialsCurrent;
-  if (m_params.rebuildInterval != kRebuildAuto || m_substeps < m_replayUntil || untimed ||
+  if (m_params.rebuildInterval != kRebuildAuto || m_substeps < m_replayUntil || walkUntimed() ||
       !m_tuner.probing()) {
     return false;
   }

@@ -162,6 +162,9 @@ class Simulation {
   /// a sample of them walked on the refitted tree instead (Backend::probeRefit, m_sampledProbe),
   /// and true: the caller rebuilds. False where it did nothing.
   bool probesBySample(const SimParams& p, ForceTargets targets, bool oldAccValid, int groups);
+  /// Whether this evaluation's walk stays out of the tuners: a step end that computes the
+  /// potentials asked for on demand (its walk 5-11 % longer would mislead them).
+  bool walkUntimed() const;
   /// The evaluations ahead for the rebuild tuner: `period` ticks apart from the current one.
   RebuildTuner::Outlook outlook(std::uint64_t period) const;
   /// The age of the tree where an evaluation of kind `bin` (its shallowest active bin) walks it
