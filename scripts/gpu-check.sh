@@ -103,6 +103,12 @@ sanitize_filter() {  # binary, tool
   # an H200 at c949f6a, and TheLastWalkAgain more: past a call with the rest. Their kernels (the
   # walk, the moments' refit) are racechecked through test_cuda_walk and test_cuda_stages; memcheck
   # still runs them.
+  # The trees used again (test_cuda_tree_reuse) run the same kernels on 50,000 particles: memcheck
+  # only.
+  if [ "$1/$2" = test_cuda_tree_reuse/racecheck ]; then
+    echo ""
+    return
+  fi
   if [ "$1/$2" = test_cuda_backend/racecheck ]; then
     echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.TheCheckAfterASubstep*:CudaBackend.BlockStepsWithOneBin*:CudaBackend.DiagnosticsOnTheDeviceEqualTheHostSumsMidStep"
     return
@@ -119,7 +125,8 @@ sanitize_filter() {  # binary, tool
     test_cuda_stages) echo "${BHVIZ_SANITIZE_FILTER:-*n1000_leaf16_*:*n2_*:CudaStages.MomentsUpTheTree*}" ;;
     test_cuda_sort_and_tree) echo "CudaSortAndTree.TreeBuildOfEveryLevelAtOnce*:CudaSortAndTree.TreeBuildRetries*:CudaSortAndTree.TreeBuildReads*:CudaSortAndTree.TreeBuildLevelsAtTheEdges*:CudaSortAndTree.SortOnTheTrees*:CudaSortAndTree.ATreeDeeper*" ;;
     test_cuda_walk) echo "*n1000_leaf16_group64_*:*n2_leaf1_*:*n1000_*acceleration*:CudaWalk.Schedule*:CudaWalk.LastWork*" ;;
-    test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.TheCheckAfterASubstep*:CudaBackend.BlockStepsWithOneBin*:CudaBackend.TreeRefit*:CudaBackend.DiagnosticsOnTheDeviceEqualTheHostSumsMidStep:CudaBackend.Potentials*:CudaBackend.TheLastWalkAgain*" ;;
+    test_cuda_backend) echo "CudaDirectSum.*:CudaBackend.NonFinite*:CudaBackend.TheCheckAfterASubstep*:CudaBackend.BlockStepsWithOneBin*:CudaBackend.DiagnosticsOnTheDeviceEqualTheHostSumsMidStep:CudaBackend.Potentials*:CudaBackend.TheLastWalkAgain*" ;;
+    test_cuda_tree_reuse) echo "CudaBackend.TreeRefit*:CudaBackend.AProbe*" ;;
     test_cuda_domains) echo "CudaDomains.OrbCountsAndDecompositionsAreTheCpuTwins:CudaDomains.PackedExchangeIsTheHostExchange:CudaDomains.GatherRemoveAndAppendAreTheCpuBackends:CudaDomains.ImportedLetWalkIsTheCpuWalk:CudaDomains.LetCutOnTheDeviceIsTheCpuCut:CudaDomains.LetBytesWalkedOnTheDeviceAreTheLetTree:CudaDomains.MomentsGiveCubesCrossedByDomainFacesTheirParts:CudaSample.*" ;;
     test_cuda_tree_statistics) echo "*plummer_n20000_*:*merger_n50000_leaf8_*:CudaTreeStatisticsEmpty.*" ;;
     # Not run under the sanitizers: the same kernels as test_cuda_backend run longer (racecheck
