@@ -78,6 +78,13 @@ struct StepProfile {
     spanMs += o.spanMs;
     return *this;
   }
+  /// What was added since `before` (a running total's interval).
+  StepProfile& operator-=(const StepProfile& before) {
+    for (std::size_t s = 0; s < ms.size(); ++s) ms[s] -= before.ms[s];
+    interactions -= before.interactions;
+    spanMs -= before.spanMs;
+    return *this;
+  }
   /// What a rebuild costs beyond a refit: bbox, keys, sort and topology [ms].
   double rebuildMs() const {
     return (*this)[Stage::BoundingBox] + (*this)[Stage::Keys] + (*this)[Stage::Sort] +

@@ -198,9 +198,7 @@ SimSession::Advance SimSession::advanceInterval() {
   m_sim->advance(1);
   a.substeps = static_cast<int>(m_sim->substeps() - before);
   a.profile = m_sim->totalProfile();
-  for (std::size_t s = 0; s < a.profile.ms.size(); ++s) a.profile.ms[s] -= totalBefore.ms[s];
-  a.profile.interactions -= totalBefore.interactions;
-  a.profile.spanMs -= totalBefore.spanMs;
+  a.profile -= totalBefore;
   a.wallMs = msSince(t0);
   m_targetTime = m_sim->time();
   return a;
